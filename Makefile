@@ -1,0 +1,23 @@
+# Two entry points for a new user: `make demo` and `make test`.
+# Each creates .venv and installs the project (with its test extra) when missing.
+PYTHON ?= python3.11
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint
+
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/python examples/demo.py
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest tests
+	$(VENV)/bin/lit -v lit-tests
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .

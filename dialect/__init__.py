@@ -1,0 +1,10 @@
+"""The mlax dialect: op table, IRDL definition, builders, inference and reference semantics."""
+
+from mlax.dialect import ops  # noqa: F401  (registers every op family)
+from mlax.dialect.builder import build, infer, read_attributes
+from mlax.dialect.context import get_context, make_context
+from mlax.dialect.registry import OPS, OpDef, get_op
+from mlax.dialect.tensor_spec import TensorSpec
+
+__all__ = ["OPS", "OpDef", "TensorSpec", "build", "get_context", "get_op", "infer",
+           "make_context", "read_attributes"]

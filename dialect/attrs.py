@@ -1,0 +1,111 @@
+"""Op attributes: Python values <-> MLIR attributes, by the attribute kind an OpDef declares.
+
+Builders take plain Python values (ints, tuples, strings, NumPy arrays, dtypes); the
+interpreter and the passes read attributes back into the same Python values, so every
+rule table sees one representation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from mlax.dialect import dtypes
+
+# IRDL base constraint for each kind (used by irdl_gen).
+IRDL_BASE = {
+    "i64": "#builtin.integer",
+    "i64s": "#builtin.dense_array",
+    "bools": "#builtin.dense_array",
+    "f64": "#builtin.float",
+    "str": "#builtin.string",
+    "dense": "#builtin.dense_int_or_fp_elements",
+    "symbol": "#builtin.symbol_ref",
+    "type": "#builtin.type",
+    "dict": "#builtin.dictionary",
+}
+
+
+def dense_elements(value: np.ndarray) -> ir.DenseElementsAttr:
+    """A dense elements attribute holding ``value`` with its exact dtype."""
+    value = np.ascontiguousarray(value)
+    tensor = ir.RankedTensorType.get(list(value.shape), dtypes.to_mlir(value.dtype))
+    if value.dtype == np.bool_:
+        return ir.DenseElementsAttr.get(value)
+    if value.dtype == dtypes.bfloat16:
+        return ir.DenseElementsAttr.get(value.view(np.uint16), type=tensor)
+    if dtypes.is_unsigned_int(value.dtype):
+        signed = value.view(np.dtype(f"i{value.dtype.itemsize}"))
+        return ir.DenseElementsAttr.get(signed, type=tensor)
+    return ir.DenseElementsAttr.get(value, type=tensor)
+
+
+def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
+    """The NumPy array held by a dense elements attribute (splat or not)."""
+    tensor = ir.RankedTensorType(attr.type)
+    dtype = dtypes.from_mlir(tensor.element_type)
+    shape = tuple(tensor.shape)
+    dense = ir.DenseElementsAttr(attr)
+    if dense.is_splat:
+        splat = dense.get_splat_value()
+        scalar = ir.FloatAttr(splat).value if dtypes.is_float(dtype) else ir.IntegerAttr(splat).value
+        if dtype == np.bool_:
+            scalar = bool(scalar)
+        elif dtypes.is_unsigned_int(dtype):
+            scalar = scalar % (1 << (8 * dtype.itemsize))
+        return np.full(shape, scalar, dtype=dtype)
+    if dtype == dtypes.bfloat16:
+        fp = ir.DenseFPElementsAttr(attr)
+        return np.array([fp[i] for i in range(len(fp))], np.float32).astype(dtype).reshape(shape)
+    raw = np.array(dense, copy=True)
+    if dtypes.is_unsigned_int(dtype) and raw.dtype != dtype:
+        raw = raw.view(dtype) if raw.dtype.itemsize == dtype.itemsize else raw.astype(dtype)
+    return raw.astype(dtype, copy=False).reshape(shape)
+
+
+def to_attribute(kind: str, value: Any) -> ir.Attribute:
+    """Store a Python value as an MLIR attribute of the given kind."""
+    if kind == "i64":
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+    if kind == "i64s":
+        return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+    if kind == "bools":
+        return ir.DenseBoolArrayAttr.get([bool(v) for v in value])
+    if kind == "f64":
+        return ir.FloatAttr.get(ir.F64Type.get(), float(value))
+    if kind == "str":
+        return ir.StringAttr.get(str(value))
+    if kind == "dense":
+        return dense_elements(np.asarray(value))
+    if kind == "symbol":
+        return ir.FlatSymbolRefAttr.get(str(value))
+    if kind == "type":
+        return ir.TypeAttr.get(dtypes.to_mlir(value))
+    if kind == "dict":
+        return ir.DictAttr.get(dict(value))
+    raise ValueError(f"unknown attribute kind {kind!r}")
+
+
+def from_attribute(kind: str, attr: ir.Attribute) -> Any:
+    """Read an attribute of the given kind back into its Python value."""
+    if kind == "i64":
+        return ir.IntegerAttr(attr).value
+    if kind == "i64s":
+        return tuple(ir.DenseI64ArrayAttr(attr))
+    if kind == "bools":
+        return tuple(bool(v) for v in ir.DenseBoolArrayAttr(attr))
+    if kind == "f64":
+        return ir.FloatAttr(attr).value
+    if kind == "str":
+        return ir.StringAttr(attr).value
+    if kind == "dense":
+        return dense_to_numpy(attr)
+    if kind == "symbol":
+        return ir.FlatSymbolRefAttr(attr).value
+    if kind == "type":
+        return dtypes.from_mlir(ir.TypeAttr(attr).value)
+    if kind == "dict":
+        return ir.DictAttr(attr)
+    raise ValueError(f"unknown attribute kind {kind!r}")

@@ -1,0 +1,97 @@
+"""Dtype rules of the front end: JAX's promotion lattice, weak types, the 32-bit default.
+
+The lattice itself is JAX's (jax is a declared dependency and the test oracle); this
+module adapts it to mlax values and owns canonicalization under ``config.x64``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from jax._src import dtypes as jax_dtypes
+
+from mlax.config import config
+from mlax.dialect import dtypes as ir_dtypes
+
+bfloat16 = ir_dtypes.bfloat16
+
+_NARROW = {
+    np.dtype(np.int64): np.dtype(np.int32),
+    np.dtype(np.uint64): np.dtype(np.uint32),
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.complex128): np.dtype(np.complex64),
+}
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def canonicalize(dtype: Any) -> np.dtype:
+    """The dtype mlax uses for ``dtype``: 64-bit types narrow to 32 bits unless x64 is on."""
+    dt = np.dtype(dtype)
+    if not config.x64_enabled:
+        dt = _NARROW.get(dt, dt)
+    if not ir_dtypes.is_supported(dt):
+        raise TypeError(f"mlax does not support dtype {dt}")
+    return dt
+
+
+def default_float() -> np.dtype:
+    return canonicalize(np.float64)
+
+
+def default_int() -> np.dtype:
+    return canonicalize(np.int64)
+
+
+def python_scalar_dtype(value: Any) -> np.dtype:
+    """The (weak) dtype JAX gives a Python scalar."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        return default_int()
+    if isinstance(value, float):
+        return default_float()
+    raise TypeError(f"mlax does not support Python values of type {type(value).__name__}")
+
+
+class _Typed:
+    """What JAX's lattice needs to see of a value: a dtype and whether it is weak."""
+
+    __slots__ = ("dtype", "aval", "weak_type")
+
+    def __init__(self, dtype: np.dtype, weak: bool) -> None:
+        self.dtype = np.dtype(dtype)
+        self.aval = self
+        self.weak_type = weak
+
+
+def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
+    """(dtype, weak_type) of an mlax value, NumPy value, Python scalar or dtype-like."""
+    if isinstance(x, PYTHON_SCALARS):
+        return python_scalar_dtype(x), not isinstance(x, bool)
+    aval = getattr(x, "aval", None)
+    if aval is not None and hasattr(aval, "weak_type"):
+        return np.dtype(aval.dtype), bool(aval.weak_type)
+    if hasattr(x, "dtype"):
+        return canonicalize(x.dtype), False
+    if isinstance(x, type) and issubclass(x, PYTHON_SCALARS):
+        return python_scalar_dtype(x(0)), x is not bool
+    return canonicalize(np.dtype(x)), False
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """JAX's ``result_type``: promotion of arrays, dtypes and weakly typed Python scalars."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    typed = [_Typed(*dtype_and_weak(a)) for a in args]
+    dtype, weak = jax_dtypes.lattice_result_type(*typed)
+    dtype = canonicalize(dtype)
+    return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    return canonicalize(jax_dtypes.promote_types(np.dtype(a), np.dtype(b)))
+
+
+def issubdtype(a: Any, b: Any) -> bool:
+    return jax_dtypes.issubdtype(a, b)

@@ -1,0 +1,229 @@
+"""mlax.jit: trace once per signature, compile with a backend, cache, call.
+
+The cache key is (static arguments, pytree structure, avals of the leaves, backend), as
+in JAX: a new shape, dtype, weak type or static value retraces; anything else hits.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jax import tree_util
+
+from mlax.array import Array
+from mlax.config import config
+from mlax.core import Aval, current_trace
+from mlax.runtime.backend import Executable, get_backend
+from mlax.tracing import (
+    TracedFunction,
+    avals_of,
+    flatten_arguments,
+    function_name,
+    numpy_leaves,
+    trace_function,
+)
+
+
+def _as_tuple(x: int | str | Sequence[Any] | None) -> tuple[Any, ...]:
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+@dataclass
+class _CacheEntry:
+    traced: TracedFunction
+    executable: Executable | None = None
+
+
+class Lowered:
+    """A traced program for one signature; ``.as_text(stage)`` shows its IR."""
+
+    STAGES = ("mlax",)
+
+    def __init__(self, traced: TracedFunction, backend: str, entry: _CacheEntry) -> None:
+        self._traced = traced
+        self._backend = backend
+        self._entry = entry
+
+    def as_text(self, stage: str = "mlax", debug_info: bool = True) -> str:
+        """The IR at ``stage``; ``debug_info`` prints the source locations of every op."""
+        if stage not in self.STAGES:
+            raise ValueError(f"unknown stage {stage!r}; available stages: {list(self.STAGES)}")
+        return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
+
+    @property
+    def in_avals(self) -> tuple[Aval, ...]:
+        return self._traced.in_avals
+
+    @property
+    def out_avals(self) -> tuple[Aval, ...]:
+        return self._traced.out_avals
+
+    def compile(self) -> Compiled:
+        return Compiled(self._traced, _executable(self._entry, self._backend))
+
+
+class Compiled:
+    """A compiled program for one signature, callable on arguments of that signature."""
+
+    def __init__(self, traced: TracedFunction, executable: Executable) -> None:
+        self._traced = traced
+        self._executable = executable
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, _, _ = flatten_arguments((args, kwargs), self._traced.entry, ())
+        if avals_of(leaves) != self._traced.in_avals:
+            raise TypeError(
+                f"compiled {self._traced.entry} expects arguments {list(map(str, self._traced.in_avals))}, "
+                f"got {list(map(str, avals_of(leaves)))}")
+        return _run(self._traced, self._executable, leaves)
+
+
+def _executable(entry: _CacheEntry, backend: str) -> Executable:
+    if entry.executable is None:
+        entry.executable = get_backend(backend).compile(entry.traced.module, entry.traced.entry)
+    return entry.executable
+
+
+def _run(traced: TracedFunction, executable: Executable, leaves: list[Any]) -> Any:
+    outs = executable(numpy_leaves(leaves))
+    arrays = [Array._wrap(o.astype(a.dtype, copy=False).reshape(a.shape), a.weak_type)
+              for o, a in zip(outs, traced.out_avals, strict=True)]
+    return tree_util.tree_unflatten(traced.out_tree, arrays)
+
+
+class JittedFunction:
+    """The callable `mlax.jit` returns."""
+
+    def __init__(self, fun: Callable[..., Any], static_argnums: Any = None,
+                 static_argnames: Any = None, donate_argnums: Any = None,
+                 backend: str | None = None) -> None:
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        self._fun = fun
+        self._backend = backend
+        self._donate_argnums = _as_tuple(donate_argnums)  # accepted; buffers are never reused yet
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
+        params = list(self._signature.parameters.values()) if self._signature else []
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._arg_names = positional + [f"args[{i}]" for i in range(64)]
+        nums = set(_as_tuple(static_argnums))
+        names = set(_as_tuple(static_argnames))
+        for n in list(nums):
+            if 0 <= n < len(positional):
+                names.add(positional[n])
+        for name in list(names):
+            if name in positional:
+                nums.add(positional.index(name))
+        self._static_argnums = frozenset(nums)
+        self._static_argnames = frozenset(names)
+        self._cache: dict[Any, _CacheEntry] = {}
+        functools.update_wrapper(self, fun)
+
+    @property
+    def backend(self) -> str:
+        return self._backend or config.backend
+
+    def _partition(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        n = len(args)
+        static_nums = {i if i >= 0 else i + n for i in self._static_argnums}
+        for i in static_nums:
+            if not 0 <= i < n and self._signature is not None and i < len(self._arg_names):
+                name = self._arg_names[i]
+                if name not in kwargs and name not in self._signature.parameters:
+                    raise ValueError(f"static_argnums {i} is out of range for {n} positional arguments")
+        static = tuple((i, args[i]) for i in sorted(static_nums) if 0 <= i < n)
+        static += tuple((k, kwargs[k]) for k in sorted(kwargs) if k in self._static_argnames)
+        for where, value in static:
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"Non-hashable static argument {where!r} of {function_name(self._fun)}: "
+                    f"{type(value).__name__}. Static arguments must be hashable.") from None
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        dyn_names = [self._arg_names[i] for i in range(n) if i not in static_nums]
+
+        def rebuild(dyn_leaves_args: tuple[Any, ...], dyn_leaves_kwargs: dict[str, Any]) -> Any:
+            full = list(dyn_leaves_args)
+            for i, value in static:
+                if isinstance(i, int):
+                    full.insert(i, value)
+            merged = dict(dyn_leaves_kwargs)
+            merged.update({k: v for k, v in static if isinstance(k, str)})
+            return tuple(full), merged
+
+        return static, (dyn_args, dyn_kwargs), dyn_names, rebuild
+
+    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_CacheEntry, list[Any]]:
+        static, dynamic, dyn_names, rebuild = self._partition(args, kwargs)
+        name = function_name(self._fun)
+        leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
+        in_avals = avals_of(leaves)
+        key = (static, in_tree, in_avals, self.backend)
+        entry = self._cache.get(key)
+        if entry is None:
+            def build_args(tracers: list[Any]) -> Any:
+                dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+                return rebuild(dyn_args, dyn_kwargs)
+
+            traced = trace_function(self._fun, build_args, in_avals, paths)
+            entry = self._cache[key] = _CacheEntry(traced)
+        return entry, leaves
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if current_trace() is not None:
+            # Inside another trace, jit inlines: the outer program is compiled as a whole.
+            return self._fun(*args, **kwargs)
+        entry, leaves = self._entry(args, kwargs)
+        return _run(entry.traced, _executable(entry, self.backend), leaves)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        entry, _ = self._entry(args, kwargs)
+        return Lowered(entry.traced, self.backend, entry)
+
+    def trace(self, *args: Any, **kwargs: Any) -> TracedFunction:
+        return self._entry(args, kwargs)[0].traced
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+
+def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
+        static_argnames: Any = None, donate_argnums: Any = None,
+        backend: str | None = None) -> Any:
+    """Compile ``fun``: traced once per signature into mlax IR, then run by ``backend``.
+
+    Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``.
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, backend=backend)
+    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums, backend)
+
+
+def make_mlir(fun: Callable[..., Any], static_argnums: Any = None,
+              static_argnames: Any = None, debug_info: bool = False) -> Callable[..., str]:
+    """The counterpart of ``jax.make_jaxpr``: ``make_mlir(f)(*args)`` is f's mlax IR as text."""
+    jitted = JittedFunction(fun, static_argnums, static_argnames)
+
+    def text(*args: Any, **kwargs: Any) -> str:
+        return jitted.lower(*args, **kwargs).as_text(debug_info=debug_info)
+
+    return text

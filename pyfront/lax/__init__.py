@@ -1,0 +1,4 @@
+"""mlax.lax: the primitives of the mlax dialect, one wrapper per op (as jax.lax)."""
+
+from mlax.lax.elementwise import *  # noqa: F403
+from mlax.lax.shape import *  # noqa: F403

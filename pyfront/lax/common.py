@@ -1,0 +1,34 @@
+"""Operand handling shared by the mlax.lax wrappers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mlax import dtypes as front_dtypes
+from mlax.core import Tracer, abstractify, to_numpy, with_weak_type
+from mlax.array import Array
+
+Operand = Any
+
+
+def operand(x: Operand, dtype: Any = None) -> Operand:
+    """An Array or Tracer for ``x``; a Python scalar takes ``dtype`` (when given) and stays weak."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    if isinstance(x, front_dtypes.PYTHON_SCALARS):
+        weak = not isinstance(x, bool)
+        dt = np.dtype(dtype) if dtype is not None else front_dtypes.python_scalar_dtype(x)
+        return Array._wrap(np.asarray(x, dtype=dt), weak)
+    return Array._wrap(to_numpy(x))
+
+
+def operands_like(*xs: Operand) -> list[Operand]:
+    """Lax's rule for mixing Python scalars with arrays: scalars take the arrays' dtype."""
+    target = next((abstractify(x).dtype for x in xs
+                   if not isinstance(x, front_dtypes.PYTHON_SCALARS)), None)
+    return [operand(x, target) for x in xs]
+
+
+__all__ = ["operand", "operands_like", "with_weak_type"]

@@ -1,0 +1,131 @@
+"""Trace a Python function on abstract arguments into a `func.func` of mlax ops."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from jax import tree_util
+from mlir import ir
+from mlir.dialects import func
+
+from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
+from mlax.dialect import get_context
+from mlax.source_info import SourceInfo
+
+
+@dataclass
+class TracedFunction:
+    """A traced program: the module, its entry function and how to rebuild pytrees."""
+
+    module: ir.Module
+    entry: str
+    in_avals: tuple[Aval, ...]
+    out_avals: tuple[Aval, ...]
+    out_tree: Any
+
+
+def function_name(fun: Callable[..., Any]) -> str:
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    name = re.sub(r"\W", "_", name.replace("<lambda>", "lambda"))
+    return name if name and not name[0].isdigit() else f"f_{name}"
+
+
+def definition_info(fun: Callable[..., Any]) -> SourceInfo | None:
+    code = getattr(getattr(fun, "__wrapped__", fun), "__code__", None)
+    if code is None:
+        return None
+    return SourceInfo(code.co_filename, code.co_firstlineno, 1,
+                      getattr(code, "co_qualname", code.co_name))
+
+
+def _leaf_type_error(path: str, leaf: Any, fun_name: str) -> TypeError:
+    return TypeError(
+        f"Argument {path} of {fun_name} has type {type(leaf).__name__}, which is not a valid "
+        "mlax type: arguments must be arrays, scalars or pytrees of them (mark it static "
+        "with static_argnums/static_argnames if it is configuration)."
+    )
+
+
+def flatten_arguments(args: Any, fun_name: str, arg_names: Sequence[str]) -> tuple[list[Any], Any, list[str]]:
+    """Flatten (args, kwargs) into leaves, checking each leaf, with a readable path per leaf."""
+    paths_and_leaves, tree = tree_util.tree_flatten_with_path(args)
+    leaves, paths = [], []
+    for key_path, leaf in paths_and_leaves:
+        path = _describe_path(key_path, arg_names)
+        if not is_array_like(leaf):
+            raise _leaf_type_error(path, leaf, fun_name)
+        leaves.append(leaf)
+        paths.append(path)
+    return leaves, tree, paths
+
+
+def _describe_path(key_path: Any, arg_names: Sequence[str]) -> str:
+    """``((SequenceKey(0), SequenceKey(1)), DictKey('w'))`` -> ``x[1]['w']``."""
+    if len(key_path) >= 2:
+        group, position, *rest = key_path
+        index = getattr(position, "idx", getattr(position, "key", None))
+        if getattr(group, "idx", None) == 0 and isinstance(index, int) and index < len(arg_names):
+            name = arg_names[index]
+        else:
+            name = str(index)
+        return name + tree_util.keystr(tuple(rest))
+    return tree_util.keystr(tuple(key_path)) or "argument"
+
+
+def trace_function(
+    fun: Callable[..., Any],
+    build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
+    in_avals: Sequence[Aval],
+    arg_paths: Sequence[str],
+) -> TracedFunction:
+    """Trace ``fun`` on tracers of ``in_avals``; ``build_args`` rebuilds its (args, kwargs)."""
+    name = function_name(fun)
+    info = definition_info(fun)
+    context = get_context()
+    with context, ir.Location.unknown():
+        def_loc = info.to_location() if info else ir.Location.unknown()
+        module = ir.Module.create(loc=def_loc)
+        in_types = [a.spec.to_mlir() for a in in_avals]
+        with ir.InsertionPoint(module.body):
+            func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc)
+        arg_locs = [ir.Location.name(path, childLoc=def_loc) for path in arg_paths]
+        block = func_op.add_entry_block(arg_locs=arg_locs)
+        trace = Trace(info.function if info else name, block)
+        tracers = [Tracer(trace, value, aval, f"argument {path}")
+                   for value, aval, path in zip(block.arguments, in_avals, arg_paths, strict=True)]
+        with trace_scope(trace):
+            args, kwargs = build_args(tracers)
+            out = fun(*args, **kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            for i, leaf in enumerate(out_leaves):
+                if not is_array_like(leaf):
+                    raise TypeError(
+                        f"{name} returned a value of type {type(leaf).__name__} at output {i}; "
+                        "outputs must be arrays, scalars or pytrees of them.")
+            from mlax.core import abstractify
+
+            out_avals = tuple(abstractify(leaf) for leaf in out_leaves)
+            out_values = [trace.value_of(leaf) for leaf in out_leaves]
+            with ir.InsertionPoint(block):
+                func.ReturnOp(out_values, loc=def_loc)
+        func_op.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(in_types, [v.type for v in out_values]))
+        if not module.operation.verify():
+            raise RuntimeError(f"internal error: the traced module of {name} does not verify")
+    return TracedFunction(module, name, tuple(in_avals), out_avals, out_tree)
+
+
+def avals_of(leaves: Sequence[Any]) -> tuple[Aval, ...]:
+    from mlax.core import abstractify
+
+    return tuple(abstractify(leaf) for leaf in leaves)
+
+
+def numpy_leaves(leaves: Sequence[Any]) -> list[np.ndarray]:
+    from mlax.core import to_numpy
+
+    return [to_numpy(leaf) for leaf in leaves]

@@ -1,0 +1,42 @@
+"""Backends: compile an mlax module's entry function into a callable on NumPy buffers.
+
+A backend implements one small interface; jit picks one by name (``backend=``) and
+keeps the compiled callable in its cache entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+from mlir import ir
+
+Executable = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+
+
+class Backend(Protocol):
+    name: str
+
+    def compile(self, module: ir.Module, entry: str) -> Executable: ...
+
+
+class InterpreterBackend:
+    """The dialect's NumPy reference semantics: slow, exact, always available."""
+
+    name = "interpreter"
+
+    def compile(self, module: ir.Module, entry: str) -> Executable:
+        from mlax.runtime.interpreter import Interpreter
+
+        return Interpreter(module).program(entry)
+
+
+BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend()}
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; available: {sorted(BACKENDS)}") from None

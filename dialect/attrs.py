@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mlir import ir
-
 from mlax.dialect import dtypes
+from mlir import ir
 
 # IRDL base constraint for each kind (used by irdl_gen).
 IRDL_BASE = {

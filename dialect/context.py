@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import threading
 
+from mlax.dialect.irdl_gen import IRDL_PATH
 from mlir import ir
 from mlir.dialects import irdl
-
-from mlax.dialect.irdl_gen import IRDL_PATH
 
 _local = threading.local()
 

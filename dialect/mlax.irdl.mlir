@@ -12,16 +12,6 @@ irdl.dialect @mlax {
     irdl.attributes {"value" = %attr_value}
   }
 
-  // Elementwise conversion to `new_dtype` (float->int truncates toward zero and saturates, NaN -> 0; x != 0 for bool).
-  irdl.operation @convert {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %attr_new_dtype = irdl.base "#builtin.type"
-    irdl.operands(operand: %T)
-    irdl.results(result: %U)
-    irdl.attributes {"new_dtype" = %attr_new_dtype}
-  }
-
   // Negation, -x (wraps for the most negative integer).
   irdl.operation @neg {
     %T = irdl.base "!builtin.tensor"
@@ -62,6 +52,16 @@ irdl.dialect @mlax {
     %T = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %T, rhs: %T)
     irdl.results(result: %T)
+  }
+
+  // Elementwise conversion to `new_dtype` (float->int truncates toward zero and saturates, NaN -> 0; x != 0 for bool).
+  irdl.operation @convert {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_new_dtype = irdl.base "#builtin.type"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"new_dtype" = %attr_new_dtype}
   }
 
   // Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i] (size 1 or equal); other result dimensions replicate.

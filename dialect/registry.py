@@ -9,12 +9,12 @@ documentation. Op families register their defs in dialect/ops/*.py with `define_
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from mlax.dialect.tensor_spec import TensorSpec
 
 # Attribute kinds: how a Python value is stored as an MLIR attribute (see attrs.py).
@@ -50,6 +50,8 @@ class OpDef:
     # weak, as elementwise ops), "first" (as operand 0), or "never".
     weak_type: str = "all"
     description: str = field(default="", compare=False)
+    # The op family (the dialect/ops module that defines it), for the docs.
+    family: str = ""
 
     @property
     def full_name(self) -> str:
@@ -94,6 +96,7 @@ def define_op(
             raise ValueError(f"{name}: unknown kind {kind!r} for attribute {attr}")
     if name in OPS:
         raise ValueError(f"op mlax.{name} defined twice")
+    family = _defining_family()
     op = OpDef(
         name=name,
         summary=summary,
@@ -104,9 +107,23 @@ def define_op(
         reference=reference,
         weak_type=weak_type,
         description=description,
+        family=family,
     )
     OPS[name] = op
     return op
+
+
+def _defining_family() -> str:
+    """The family of the op being defined: the first line of its dialect/ops module's docstring,
+    up to the colon (``"Elementwise ops: ..."`` -> ``"Elementwise ops"``)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("mlax.dialect.ops.") and module != "mlax.dialect.ops.common":
+            doc = (frame.f_globals.get("__doc__") or module).strip()
+            return doc.splitlines()[0].split(":")[0].rstrip(".")
+        frame = frame.f_back
+    return "Other ops"
 
 
 def get_op(name: str) -> OpDef:

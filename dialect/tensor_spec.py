@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from mlir import ir
-
 from mlax.dialect import dtypes
+from mlir import ir
 
 
 @dataclass(frozen=True)

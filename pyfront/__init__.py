@@ -4,7 +4,7 @@
 ``mlax.tree_util``, ``mlax.config``. Traced programs are IR in the ``mlax`` MLIR dialect.
 """
 
-from mlax import tree_util
+from mlax import lax, nn, numpy, scipy, tree_util
 from mlax.array import Array
 from mlax.config import config
 from mlax.devices import block_until_ready, default_backend, device_count, devices, local_devices
@@ -13,5 +13,6 @@ from mlax.jit import jit, make_mlir
 
 __all__ = [
     "Array", "ConcretizationTypeError", "UnexpectedTracerError", "block_until_ready", "config",
-    "default_backend", "device_count", "devices", "jit", "local_devices", "make_mlir", "tree_util",
+    "default_backend", "device_count", "devices", "jit", "lax", "local_devices", "make_mlir", "nn",
+    "numpy", "scipy", "tree_util",
 ]

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 from jax._src import dtypes as jax_dtypes
-
 from mlax.config import config
 from mlax.dialect import dtypes as ir_dtypes
 

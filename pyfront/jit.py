@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from jax import tree_util
-
 from mlax.array import Array
 from mlax.config import config
 from mlax.core import Aval, current_trace

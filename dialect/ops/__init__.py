@@ -1,3 +1,15 @@
-"""Op families of the mlax dialect; importing this package registers every op."""
+"""Op families of the mlax dialect; importing this package registers every op.
 
-from mlax.dialect.ops import constants, conversions, elementwise, shape  # noqa: F401
+The import order is the order of ops in dialect/mlax.irdl.mlir and docs/dialect.md.
+"""
+
+from mlax.dialect.ops import (  # noqa: F401
+    constants,
+    elementwise,
+    comparison,
+    conversions,
+    shape,
+    reductions,
+    linalg,
+    transforms,
+)

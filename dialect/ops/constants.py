@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import op_type_error
 from mlax.dialect.registry import define_op

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import compute_dtype, require_dtype, require_same_types
 from mlax.dialect.registry import define_op

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from mlax.dialect.ops.common import op_value_error
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec

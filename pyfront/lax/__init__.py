@@ -1,4 +1,6 @@
 """mlax.lax: the primitives of the mlax dialect, one wrapper per op (as jax.lax)."""
 
 from mlax.lax.elementwise import *  # noqa: F403
+from mlax.lax.linalg import *  # noqa: F403
+from mlax.lax.reductions import *  # noqa: F403
 from mlax.lax.shape import *  # noqa: F403

@@ -1,5 +1,10 @@
 """mlax.numpy: the NumPy API on mlax arrays (as jax.numpy)."""
 
+from mlax.array import Array as ndarray  # noqa: F401
+from mlax.numpy.creation import *  # noqa: F403
+from mlax.numpy.dtypes import *  # noqa: F403
 from mlax.numpy.elementwise import *  # noqa: F403
-from mlax.numpy.elementwise import add, exp, multiply, negative, subtract, tanh  # noqa: F401
+from mlax.numpy.linalg import *  # noqa: F403
+from mlax.numpy.manipulation import *  # noqa: F403
+from mlax.numpy.reductions import *  # noqa: F403
 from mlax.numpy.util import array, asarray  # noqa: F401

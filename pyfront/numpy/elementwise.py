@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["add", "exp", "multiply", "negative", "subtract", "tanh"]
+
 from mlax import lax
 from mlax.numpy.util import promote_args, promote_args_inexact
 

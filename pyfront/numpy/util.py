@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array

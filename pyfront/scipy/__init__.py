@@ -1,0 +1,3 @@
+"""mlax.scipy."""
+
+from mlax.scipy import special  # noqa: F401

@@ -1,0 +1,1 @@
+"""mlax.scipy.special (as jax.scipy.special)."""

@@ -1,0 +1,1 @@
+"""comparison ops: (to be defined)."""

@@ -1,0 +1,1 @@
+"""linalg ops: (to be defined)."""

@@ -1,0 +1,1 @@
+"""reductions ops: (to be defined)."""

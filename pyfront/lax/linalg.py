@@ -1,0 +1,3 @@
+"""mlax.lax linalg primitives."""
+
+__all__: list[str] = []

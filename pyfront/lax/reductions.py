@@ -1,0 +1,3 @@
+"""mlax.lax reductions primitives."""
+
+__all__: list[str] = []

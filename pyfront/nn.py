@@ -1,0 +1,1 @@
+"""mlax.nn: neural-network functions (as jax.nn)."""

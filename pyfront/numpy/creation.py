@@ -1,0 +1,3 @@
+"""mlax.numpy: creation."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""mlax.numpy: dtypes."""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""mlax.numpy indexing: x[...] and x.at[...]."""

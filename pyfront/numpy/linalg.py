@@ -1,0 +1,3 @@
+"""mlax.numpy: linalg."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""mlax.numpy: manipulation."""
+
+__all__: list[str] = []

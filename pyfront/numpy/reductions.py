@@ -1,0 +1,3 @@
+"""mlax.numpy: reductions."""
+
+__all__: list[str] = []

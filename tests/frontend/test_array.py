@@ -1,0 +1,85 @@
+"""mlax.Array: immutability, NumPy interop, attributes, conversions, repr."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import mlax
+import mlax.numpy as mnp
+from tests.oracle import random_array
+
+
+def test_attributes(rng: np.random.Generator) -> None:
+    x = mnp.asarray(random_array(rng, (2, 3, 4), np.float32))
+    assert isinstance(x, mlax.Array)
+    assert x.shape == (2, 3, 4) and x.ndim == 3 and x.size == 24 and x.dtype == np.float32
+    assert len(x) == 2
+    assert x.block_until_ready() is x
+    assert mlax.block_until_ready({"a": x})["a"] is x
+
+
+def test_immutable(rng: np.random.Generator) -> None:
+    x = mnp.asarray(random_array(rng, (3,), np.float32))
+    with pytest.raises((ValueError, TypeError)):
+        np.asarray(x)[0] = 1.0
+    with pytest.raises(TypeError):
+        x[0] = 1.0  # type: ignore[index]
+
+
+def test_numpy_interop(rng: np.random.Generator) -> None:
+    data = random_array(rng, (2, 3), np.float32)
+    x = mnp.asarray(data)
+    np.testing.assert_array_equal(np.asarray(x), data)
+    np.testing.assert_array_equal(np.asarray(x, dtype=np.float64), data.astype(np.float64))
+    np.testing.assert_array_equal(np.from_dlpack(x), data)
+    assert x.tolist() == data.tolist()
+    assert mnp.asarray(np.float32(2.5)).item() == 2.5
+
+
+def test_scalar_conversions() -> None:
+    x = mnp.asarray(np.int32(7))
+    assert int(x) == 7 and float(x) == 7.0 and bool(x)
+    assert [10, 20, 30, 40, 50, 60, 70, 80][x] == 80  # __index__
+    assert f"{mnp.asarray(np.float32(1.5)):.2f}" == "1.50"
+
+
+def test_repr_and_str() -> None:
+    x = mnp.asarray(np.arange(3, dtype=np.int32))
+    assert repr(x) == "Array([0, 1, 2], dtype=int32)"
+    assert str(x) == "[0 1 2]"
+    assert "weak_type=True" in repr(mnp.asarray(1.0))
+
+
+def test_pickle_roundtrip(rng: np.random.Generator) -> None:
+    x = mnp.asarray(random_array(rng, (2, 2), np.float32))
+    y = pickle.loads(pickle.dumps(x))
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+    assert y.dtype == x.dtype
+
+
+def test_unhashable() -> None:
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(mnp.asarray(1.0))
+
+
+def test_devices() -> None:
+    devices = mlax.devices()
+    assert len(devices) == 1 and devices[0].platform == "cpu"
+    assert mlax.device_count() == 1
+    assert mnp.asarray(1.0).device == devices[0]
+
+
+def test_tree_util_is_jax_compatible() -> None:
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        a: object
+        b: object
+
+    leaves, tree = mlax.tree_util.tree_flatten(Pair(1, {"x": 2}))
+    assert leaves == [1, 2]
+    assert mlax.tree_util.tree_unflatten(tree, [3, 4]) == Pair(3, {"x": 4})
+    assert mlax.tree_util.tree_map(lambda v: v * 2, [1, (2,)]) == [2, (4,)]

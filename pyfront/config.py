@@ -1,7 +1,8 @@
 """mlax.config: explicit, process-wide options, read here and nowhere deeper.
 
-``x64`` mirrors JAX's ``jax_enable_x64``: mlax takes its dtype promotion rules from JAX,
-and JAX is the test oracle, so both must agree on the 64-bit mode.
+``x64`` IS JAX's ``jax_enable_x64`` (read and written through): mlax takes its dtype
+promotion rules from JAX, and JAX is the test oracle, so the two can never disagree on the
+64-bit mode. ``MLAX_ENABLE_X64=1`` turns it on at import.
 """
 
 from __future__ import annotations
@@ -20,22 +21,26 @@ class Config:
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {
-            "x64": os.environ.get("MLAX_ENABLE_X64", "0") not in ("0", "", "false"),
             "backend": os.environ.get("MLAX_BACKEND", "interpreter"),
             "dump_dir": os.environ.get("MLAX_DUMP_DIR") or None,
         }
-        jax.config.update("jax_enable_x64", self._values["x64"])
+        if os.environ.get("MLAX_ENABLE_X64", "0").lower() not in ("0", "", "false"):
+            jax.config.update("jax_enable_x64", True)
 
     def update(self, name: str, value: Any) -> None:
         key = _ALIASES.get(name, name)
-        if key not in self._values:
-            raise ValueError(f"unknown mlax config option {name!r}; known: {sorted(self._values)}")
-        self._values[key] = value
         if key == "x64":
             jax.config.update("jax_enable_x64", bool(value))
+            return
+        if key not in self._values:
+            known = sorted([*self._values, "x64"])
+            raise ValueError(f"unknown mlax config option {name!r}; known: {known}")
+        self._values[key] = value
 
     def __getattr__(self, name: str) -> Any:
         key = _ALIASES.get(name, name)
+        if key == "x64":
+            return self.x64_enabled
         try:
             return self._values[key]
         except KeyError:
@@ -43,7 +48,7 @@ class Config:
 
     @property
     def x64_enabled(self) -> bool:
-        return bool(self._values["x64"])
+        return bool(jax.config.jax_enable_x64)
 
 
 config = Config()

@@ -171,7 +171,7 @@ class JittedFunction:
         name = function_name(self._fun)
         leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
         in_avals = avals_of(leaves)
-        key = (static, in_tree, in_avals, self.backend)
+        key = (static, in_tree, in_avals, self.backend, config.x64_enabled)
         entry = self._cache.get(key)
         if entry is None:
             def build_args(tracers: list[Any]) -> Any:

@@ -10,9 +10,10 @@ from mlax.config import config
 from mlax.devices import block_until_ready, default_backend, device_count, devices, local_devices
 from mlax.errors import ConcretizationTypeError, UnexpectedTracerError
 from mlax.jit import jit, make_mlir
+from mlax.lax.transforms import stop_gradient
 
 __all__ = [
     "Array", "ConcretizationTypeError", "UnexpectedTracerError", "block_until_ready", "config",
     "default_backend", "device_count", "devices", "jit", "lax", "local_devices", "make_mlir", "nn",
-    "numpy", "scipy", "tree_util",
+    "numpy", "scipy", "stop_gradient", "tree_util",
 ]

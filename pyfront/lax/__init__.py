@@ -4,3 +4,4 @@ from mlax.lax.elementwise import *  # noqa: F403
 from mlax.lax.linalg import *  # noqa: F403
 from mlax.lax.reductions import *  # noqa: F403
 from mlax.lax.shape import *  # noqa: F403
+from mlax.lax.transforms import *  # noqa: F403

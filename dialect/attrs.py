@@ -7,6 +7,7 @@ rule table sees one representation.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ IRDL_BASE = {
 
 def dense_elements(value: np.ndarray) -> ir.DenseElementsAttr:
     """A dense elements attribute holding ``value`` with its exact dtype."""
-    value = np.ascontiguousarray(value)
+    value = np.ascontiguousarray(value).reshape(np.shape(value))  # keeps rank 0 at rank 0
     tensor = ir.RankedTensorType.get(list(value.shape), dtypes.to_mlir(value.dtype))
     if value.dtype == np.bool_:
         return ir.DenseElementsAttr.get(value)
@@ -56,12 +57,30 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
             scalar = scalar % (1 << (8 * dtype.itemsize))
         return np.full(shape, scalar, dtype=dtype)
     if dtype == dtypes.bfloat16:
-        fp = ir.DenseFPElementsAttr(attr)
-        return np.array([fp[i] for i in range(len(fp))], np.float32).astype(dtype).reshape(shape)
+        return _bf16_from_text(str(attr)).reshape(shape)
     raw = np.array(dense, copy=True)
     if dtypes.is_unsigned_int(dtype) and raw.dtype != dtype:
         raw = raw.view(dtype) if raw.dtype.itemsize == dtype.itemsize else raw.astype(dtype)
     return raw.astype(dtype, copy=False).reshape(shape)
+
+
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?)")
+
+
+def _bf16_from_text(text: str) -> np.ndarray:
+    """Read a non-splat bf16 dense attribute from its printed form.
+
+    The bindings expose no buffer for bf16 elements; MLIR prints each element exactly
+    (decimal, or the raw bits in hex for NaN/inf), so the text round-trips bit for bit.
+    """
+    body = text[text.index("<") + 1: text.rindex("> :")]
+    bits = []
+    for token in _NUMBER.findall(body):
+        if token.startswith("0x"):
+            bits.append(int(token, 16))
+        else:
+            bits.append(int(np.array(float(token), np.float32).astype(dtypes.bfloat16).view(np.uint16)))
+    return np.array(bits, np.uint16).view(dtypes.bfloat16)
 
 
 def to_attribute(kind: str, value: Any) -> ir.Attribute:

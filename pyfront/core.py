@@ -183,13 +183,15 @@ def abstractify(x: Any) -> Aval:
 
 
 def _find_trace(operands: tuple[Any, ...]) -> Trace | None:
+    """The trace an op goes into: its tracers' trace; for an op with no operands (iota), the
+    current one, so it is emitted rather than folded into a constant."""
     trace = current_trace()
     for x in operands:
         if isinstance(x, Tracer):
             if not x.trace.active or (trace is not None and x.trace is not trace):
                 raise UnexpectedTracerError(x, trace)
             return x.trace
-    return None
+    return trace if not operands else None
 
 
 def _weak_result(rule: str, avals: list[Aval]) -> bool:

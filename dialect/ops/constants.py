@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlax.dialect import dtypes
-from mlax.dialect.ops.common import op_type_error
+from mlax.dialect.ops.common import op_type_error, op_value_error
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -23,4 +23,36 @@ define_op(
     reference=lambda *, value: np.array(value, copy=True),
     weak_type="never",
     summary="A tensor literal; `value` is a dense elements attribute of the result type.",
+)
+
+
+def _infer_iota(*, shape: tuple[int, ...], dtype: np.dtype, dimension: int) -> TensorSpec:
+    if not dtypes.is_supported(dtype) or dtypes.is_bool(dtype):
+        raise op_type_error("iota", f"dtype must be an integer or floating-point type, got {np.dtype(dtype)}")
+    if any(d < 0 for d in shape):
+        raise op_value_error("iota", f"shape {tuple(shape)} must be nonnegative")
+    if not 0 <= dimension < len(shape):
+        raise op_value_error("iota", f"dimension {dimension} out of range for shape {tuple(shape)}")
+    return TensorSpec(shape, dtype)
+
+
+def _iota(*, shape: tuple[int, ...], dtype: np.dtype, dimension: int) -> np.ndarray:
+    """Count in int64 and cast, so narrow integer types wrap as XLA's iota does."""
+    counts = np.arange(shape[dimension], dtype=np.int64).astype(dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.broadcast_to(counts.reshape(expanded), shape).copy()
+
+
+define_op(
+    "iota", "() -> (result: T)",
+    attributes={"shape": "i64s", "dtype": "type", "dimension": "i64"},
+    infer=_infer_iota, reference=_iota, weak_type="never",
+    summary="Counting values 0, 1, 2, ... along `dimension`, broadcast over the other dimensions.",
+    description="""
+No operands. The result has shape `shape` and element type `dtype` (integer or float,
+not i1); `result[i_0, ..., i_{n-1}] = i_dimension` converted to `dtype` (integers wrap
+modulo 2^bits, floats round to nearest). `dimension` is in `0 .. rank-1`, so the shape has
+rank at least 1. This is `lax.broadcasted_iota`; `lax.iota(dtype, n)` is the rank-1 case.
+""",
 )

@@ -12,11 +12,58 @@ irdl.dialect @mlax {
     irdl.attributes {"value" = %attr_value}
   }
 
-  // Negation, -x (wraps for the most negative integer).
+  // Counting values 0, 1, 2, ... along `dimension`, broadcast over the other dimensions.
+  irdl.operation @iota {
+    %T = irdl.base "!builtin.tensor"
+    %attr_shape = irdl.base "#builtin.dense_array"
+    %attr_dtype = irdl.base "#builtin.type"
+    %attr_dimension = irdl.base "#builtin.integer"
+    irdl.results(result: %T)
+    irdl.attributes {"shape" = %attr_shape, "dtype" = %attr_dtype, "dimension" = %attr_dimension}
+  }
+
+  // Negation, -x (wraps for the most negative integer and for unsigned integers).
   irdl.operation @neg {
     %T = irdl.base "!builtin.tensor"
     irdl.operands(operand: %T)
     irdl.results(result: %T)
+  }
+
+  // Absolute value |x|.
+  irdl.operation @abs {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Sign: -1, 0 or 1 in the operand's type.
+  irdl.operation @sign {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Round toward -inf.
+  irdl.operation @floor {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Round toward +inf.
+  irdl.operation @ceil {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Round to an integral value; ties as `rounding_method` says.
+  irdl.operation @round {
+    %T = irdl.base "!builtin.tensor"
+    %attr_rounding_method = irdl.base "#builtin.string"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"rounding_method" = %attr_rounding_method}
   }
 
   // Natural exponential e**x.
@@ -26,8 +73,121 @@ irdl.dialect @mlax {
     irdl.results(result: %T)
   }
 
+  // Base-2 exponential 2**x.
+  irdl.operation @exp2 {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // e**x - 1, accurate near 0.
+  irdl.operation @expm1 {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Natural logarithm (log 0 = -inf, log of a negative = NaN).
+  irdl.operation @log {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // log(1 + x), accurate near 0 (log1p(-1) = -inf).
+  irdl.operation @log1p {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Square root (sqrt(-0.0) = -0.0, negative -> NaN).
+  irdl.operation @sqrt {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Reciprocal square root 1/sqrt(x).
+  irdl.operation @rsqrt {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Cube root (defined for negative x).
+  irdl.operation @cbrt {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Sine (radians).
+  irdl.operation @sin {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Cosine (radians).
+  irdl.operation @cos {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Tangent (radians).
+  irdl.operation @tan {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
   // Hyperbolic tangent.
   irdl.operation @tanh {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Logistic sigmoid 1 / (1 + e**-x).
+  irdl.operation @logistic {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Error function.
+  irdl.operation @erf {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Inverse error function.
+  irdl.operation @erf_inv {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // True where x is neither infinite nor NaN.
+  irdl.operation @is_finite {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+  }
+
+  // Bitwise not (logical not on booleans).
+  irdl.operation @not {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // Number of set bits of each element, in the operand's type.
+  irdl.operation @population_count {
     %T = irdl.base "!builtin.tensor"
     irdl.operands(operand: %T)
     irdl.results(result: %T)
@@ -54,8 +214,136 @@ irdl.dialect @mlax {
     irdl.results(result: %T)
   }
 
-  // Elementwise conversion to `new_dtype` (float->int truncates toward zero and saturates, NaN -> 0; x != 0 for bool).
+  // Division x / y; integers truncate toward zero.
+  irdl.operation @div {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Remainder with the sign of the dividend (C fmod).
+  irdl.operation @rem {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Power x ** y (float ** float or int ** int).
+  irdl.operation @pow {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Elementwise maximum (logical or on booleans).
+  irdl.operation @max {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Elementwise minimum (logical and on booleans).
+  irdl.operation @min {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Four-quadrant arctangent of lhs / rhs (y, x order).
+  irdl.operation @atan2 {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Bitwise and (logical and on booleans).
+  irdl.operation @and {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Bitwise or (logical or on booleans).
+  irdl.operation @or {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Bitwise xor (logical xor on booleans).
+  irdl.operation @xor {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Shift the bits of lhs left by rhs.
+  irdl.operation @shift_left {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Shift the bits of lhs right by rhs, filling with zeros.
+  irdl.operation @shift_right_logical {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Shift the bits of lhs right by rhs, filling with the sign bit.
+  irdl.operation @shift_right_arithmetic {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // The next representable value after lhs in the direction of rhs.
+  irdl.operation @nextafter {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %T)
+  }
+
+  // Elementwise comparison with an `i1` result; `comparison_direction` is one of EQ NE LT LE GT GE.
+  irdl.operation @compare {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_comparison_direction = irdl.base "#builtin.string"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"comparison_direction" = %attr_comparison_direction}
+  }
+
+  // on_true where pred is true, else on_false.
+  irdl.operation @select {
+    %P = irdl.base "!builtin.tensor"
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(pred: %P, on_true: %T, on_false: %T)
+    irdl.results(result: %T)
+  }
+
+  // min(max(operand, min), max) elementwise.
+  irdl.operation @clamp {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    irdl.operands(min: %T, operand: %U, max: %V)
+    irdl.results(result: %U)
+  }
+
+  // Elementwise conversion to `new_dtype`, value-preserving where it can be.
   irdl.operation @convert {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_new_dtype = irdl.base "#builtin.type"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"new_dtype" = %attr_new_dtype}
+  }
+
+  // Reinterpret the bits of each element as `new_dtype`.
+  irdl.operation @bitcast_convert {
     %T = irdl.base "!builtin.tensor"
     %U = irdl.base "!builtin.tensor"
     %attr_new_dtype = irdl.base "#builtin.type"
@@ -73,5 +361,234 @@ irdl.dialect @mlax {
     irdl.operands(operand: %T)
     irdl.results(result: %U)
     irdl.attributes {"shape" = %attr_shape, "broadcast_dimensions" = %attr_broadcast_dimensions}
+  }
+
+  // Reshape to `shape` in row-major (C) order; the element count is unchanged.
+  irdl.operation @reshape {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_shape = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"shape" = %attr_shape}
+  }
+
+  // Permute dimensions: result dimension i is operand dimension permutation[i].
+  irdl.operation @transpose {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_permutation = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"permutation" = %attr_permutation}
+  }
+
+  // Reverse the order of elements along each of `dimensions`.
+  irdl.operation @rev {
+    %T = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // Static strided slice: `operand[start:limit:stride]` in every dimension.
+  irdl.operation @slice {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_start_indices = irdl.base "#builtin.dense_array"
+    %attr_limit_indices = irdl.base "#builtin.dense_array"
+    %attr_strides = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"start_indices" = %attr_start_indices, "limit_indices" = %attr_limit_indices, "strides" = %attr_strides}
+  }
+
+  // Slice of static size `slice_sizes` at run-time start indices (clamped into bounds).
+  irdl.operation @dynamic_slice {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_slice_sizes = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T, start_indices: variadic %I)
+    irdl.results(result: %U)
+    irdl.attributes {"slice_sizes" = %attr_slice_sizes}
+  }
+
+  // Overwrite the window of `update`'s shape at run-time start indices (clamped into bounds).
+  irdl.operation @dynamic_update_slice {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T, update: %U, start_indices: variadic %I)
+    irdl.results(result: %T)
+  }
+
+  // Join two tensors along `dimension` (binary: chains express N operands).
+  irdl.operation @concatenate {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_dimension = irdl.base "#builtin.integer"
+    irdl.operands(lhs: %T, rhs: %U)
+    irdl.results(result: %V)
+    irdl.attributes {"dimension" = %attr_dimension}
+  }
+
+  // Pad with `padding_value` at both edges and between elements; negative edge padding crops.
+  irdl.operation @pad {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_edge_padding_low = irdl.base "#builtin.dense_array"
+    %attr_edge_padding_high = irdl.base "#builtin.dense_array"
+    %attr_interior_padding = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T, padding_value: %U)
+    irdl.results(result: %V)
+    irdl.attributes {"edge_padding_low" = %attr_edge_padding_low, "edge_padding_high" = %attr_edge_padding_high, "interior_padding" = %attr_interior_padding}
+  }
+
+  // The sum of the elements along `dimensions`, which the result drops.
+  irdl.operation @reduce_sum {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // The product of the elements along `dimensions`, which the result drops.
+  irdl.operation @reduce_prod {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // The maximum of the elements along `dimensions`, which the result drops.
+  irdl.operation @reduce_max {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // The minimum of the elements along `dimensions`, which the result drops.
+  irdl.operation @reduce_min {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // The bitwise and of the elements along `dimensions`, which the result drops.
+  irdl.operation @reduce_and {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // The bitwise or of the elements along `dimensions`, which the result drops.
+  irdl.operation @reduce_or {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // Index of the maximum along `axis` (the first one on ties), as `index_dtype`.
+  irdl.operation @argmax {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_axis = irdl.base "#builtin.integer"
+    %attr_index_dtype = irdl.base "#builtin.type"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"axis" = %attr_axis, "index_dtype" = %attr_index_dtype}
+  }
+
+  // Index of the minimum along `axis` (the first one on ties), as `index_dtype`.
+  irdl.operation @argmin {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_axis = irdl.base "#builtin.integer"
+    %attr_index_dtype = irdl.base "#builtin.type"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"axis" = %attr_axis, "index_dtype" = %attr_index_dtype}
+  }
+
+  // Inclusive running sum along `axis`; `reverse = 1` runs from the end.
+  irdl.operation @cumsum {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axis = irdl.base "#builtin.integer"
+    %attr_reverse = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axis" = %attr_axis, "reverse" = %attr_reverse}
+  }
+
+  // Inclusive running product along `axis`; `reverse = 1` runs from the end.
+  irdl.operation @cumprod {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axis = irdl.base "#builtin.integer"
+    %attr_reverse = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axis" = %attr_axis, "reverse" = %attr_reverse}
+  }
+
+  // Inclusive running maximum along `axis`; `reverse = 1` runs from the end.
+  irdl.operation @cummax {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axis = irdl.base "#builtin.integer"
+    %attr_reverse = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axis" = %attr_axis, "reverse" = %attr_reverse}
+  }
+
+  // Inclusive running minimum along `axis`; `reverse = 1` runs from the end.
+  irdl.operation @cummin {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axis = irdl.base "#builtin.integer"
+    %attr_reverse = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axis" = %attr_axis, "reverse" = %attr_reverse}
+  }
+
+  // Batched contraction: sum over paired contracting dimensions, per paired batch index.
+  irdl.operation @dot_general {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_lhs_contracting_dimensions = irdl.base "#builtin.dense_array"
+    %attr_rhs_contracting_dimensions = irdl.base "#builtin.dense_array"
+    %attr_lhs_batch_dimensions = irdl.base "#builtin.dense_array"
+    %attr_rhs_batch_dimensions = irdl.base "#builtin.dense_array"
+    %attr_result_dtype = irdl.base "#builtin.type"
+    irdl.operands(lhs: %T, rhs: %U)
+    irdl.results(result: %V)
+    irdl.attributes {"lhs_contracting_dimensions" = %attr_lhs_contracting_dimensions, "rhs_contracting_dimensions" = %attr_rhs_contracting_dimensions, "lhs_batch_dimensions" = %attr_lhs_batch_dimensions, "rhs_batch_dimensions" = %attr_rhs_batch_dimensions, "result_dtype" = %attr_result_dtype}
+  }
+
+  // Identity on values whose derivative is zero (JAX's `lax.stop_gradient`).
+  irdl.operation @stop_gradient {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
   }
 }

@@ -1,1 +1,34 @@
-"""transforms ops: (to be defined)."""
+"""Transformation ops: markers that the autodiff and batching passes consume.
+
+Only `stop_gradient` is a real op. jvp, vjp, vmap, custom_jvp_call, custom_vjp_call and
+checkpoint take operands of different types, which an IRDL variadic port cannot express
+(it binds one type for all its operands), so they are function declarations carrying an
+`mlax.<kind>` attribute instead; see dialect/transforms.py and docs/transforms.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlax.dialect.registry import define_op
+from mlax.dialect.tensor_spec import TensorSpec
+
+
+def _infer_stop_gradient(x: TensorSpec) -> TensorSpec:
+    return x
+
+
+define_op(
+    "stop_gradient", "(operand: T) -> (result: T)",
+    infer=_infer_stop_gradient,
+    reference=lambda x: np.array(x, copy=True),
+    weak_type="first",
+    summary="Identity on values whose derivative is zero (JAX's `lax.stop_gradient`).",
+    description="""
+Returns `operand` unchanged, for any element type. Under differentiation it is a
+constant: `mlax-autodiff` gives it a zero tangent and a zero cotangent, so nothing flows
+back through it. Batching maps it elementwise (the batch dimension passes through).
+Lowering passes treat it as the identity. `mlax-cleanup` never rewrites it to its
+operand (a derivative pass may run later and needs the marker); it only folds
+`stop_gradient` of a constant, which has no derivative anyway.
+""",
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -19,3 +20,15 @@ def pytest_configure(config: pytest.Config) -> None:
     import jax
 
     jax.config.update("jax_platforms", "cpu")
+
+
+@pytest.fixture
+def x64() -> Iterator[None]:
+    """64-bit mode for one test (mlax's switch is JAX's own jax_enable_x64)."""
+    import mlax
+
+    mlax.config.update("x64", True)
+    try:
+        yield
+    finally:
+        mlax.config.update("x64", False)

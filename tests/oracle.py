@@ -7,9 +7,8 @@ from typing import Any
 
 import jax
 import ml_dtypes
-import numpy as np
-
 import mlax
+import numpy as np
 
 FLOAT_DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
 INT_DTYPES = (np.int8, np.int16, np.int32, np.uint8, np.uint32)
@@ -30,12 +29,15 @@ def random_array(rng: np.random.Generator, shape: Sequence[int], dtype: Any,
     """Random values of ``dtype``: uniform floats in [low, high), full-range-ish integers."""
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
+        values = rng.random(shape) < 0.5
+    elif dtype.kind in "iu":
         info = np.iinfo(dtype)
         lo, hi = max(info.min, -100), min(info.max, 100)
-        return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-    return rng.uniform(low, high, size=shape).astype(dtype)
+        values = rng.integers(lo, hi + 1, size=shape)
+    else:
+        values = rng.uniform(low, high, size=shape)
+    # Always an ndarray: JAX treats NumPy scalars differently from rank-0 arrays.
+    return np.asarray(values).astype(dtype)
 
 
 def assert_same(actual: Any, expected: Any, rtol: float | None = None, atol: float = 0.0,
@@ -66,3 +68,57 @@ def check_against_jax(mlax_fn: Callable[..., Any], jax_fn: Callable[..., Any], *
     assert_same(mlax_fn(*args), expected, rtol, atol, check_weak_type)
     if jit:
         assert_same(mlax.jit(mlax_fn)(*args), expected, rtol, atol, check_weak_type)
+
+
+# Rank 0, size 0 and size 1 dimensions besides the random shapes.
+FIXED_SHAPES = ((), (0,), (3, 0, 2), (1, 1))
+
+Case = tuple[np.ndarray, ...]
+
+
+def _case_shape(case: Case) -> tuple[int, ...]:
+    return np.broadcast_shapes(*(np.shape(a) for a in case))
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    return x if isinstance(x, tuple) else (x,)
+
+
+def check_cases(mlax_fn: Callable[..., Any], jax_fn: Callable[..., Any], cases: Sequence[Case],
+                rtol: dict[np.dtype, float] | None = None, signbits: bool = False) -> None:
+    """``mlax_fn`` eagerly and under mlax.jit against ``jax_fn`` on every argument tuple of ``cases``.
+
+    ``jax_fn`` must act elementwise (results may add minor dimensions; a tuple of results is
+    fine): jax sees each dtype signature once, with the cases' elements broadcast, flattened and
+    concatenated, all inside one jax.jit, so a test costs one XLA compile instead of one per
+    shape and dtype. ``signbits`` also compares the sign of zeros.
+    """
+    groups: dict[tuple[np.dtype, ...], list[int]] = {}
+    for i, case in enumerate(cases):
+        groups.setdefault(tuple(np.asarray(a).dtype for a in case), []).append(i)
+    def flatten(members: list[int], k: int) -> np.ndarray:
+        return np.concatenate([np.broadcast_to(cases[i][k], _case_shape(cases[i])).ravel() for i in members])
+
+    flat = [tuple(flatten(members, k) for k in range(len(cases[members[0]]))) for members in groups.values()]
+    outs = jax.jit(lambda groups: [_as_tuple(jax_fn(*group)) for group in groups])(flat)
+    expected: dict[int, tuple[np.ndarray, ...]] = {}
+    for members, group_outs in zip(groups.values(), outs, strict=True):
+        group_outs, offset = [np.asarray(o) for o in group_outs], 0
+        for i in members:
+            shape = _case_shape(cases[i])
+            size = int(np.prod(shape, dtype=np.int64))
+            expected[i] = tuple(o[offset:offset + size].reshape(shape + o.shape[1:]) for o in group_outs)
+            offset += size
+    jitted = mlax.jit(mlax_fn)
+    for i, case in enumerate(cases):
+        for mode, fn in (("eager", mlax_fn), ("jit", jitted)):
+            for got, want in zip(_as_tuple(fn(*case)), expected[i], strict=True):
+                got = np.asarray(got)
+                try:
+                    assert_same(got, want, (rtol or {}).get(want.dtype))
+                    if signbits:
+                        zeros = want == 0
+                        np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+                except AssertionError as err:
+                    inputs = [np.asarray(a) for a in case]
+                    raise AssertionError(f"{mode}, case {i} {inputs}:\n{err}") from None

@@ -11,8 +11,17 @@ import pytest
 from mlax import lax
 from mlax.core import bind
 
-from tests.dialect.test_elementwise import FIXED_SHAPES, Case, check_cases
-from tests.oracle import ALL_DTYPES, FLOAT_DTYPES, assert_same, check_against_jax, random_array, random_shape
+from tests.oracle import (
+    ALL_DTYPES,
+    FIXED_SHAPES,
+    FLOAT_DTYPES,
+    Case,
+    assert_same,
+    check_against_jax,
+    check_cases,
+    random_array,
+    random_shape,
+)
 
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5], np.float32)

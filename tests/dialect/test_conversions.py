@@ -12,13 +12,14 @@ import pytest
 from mlax import lax
 from mlax.core import bind
 
-from tests.dialect.test_elementwise import FIXED_SHAPES, check_cases, x64  # noqa: F401 (fixture)
 from tests.oracle import (
     ALL_DTYPES,
+    FIXED_SHAPES,
     FLOAT_DTYPES,
     INT_DTYPES,
     assert_same,
     check_against_jax,
+    check_cases,
     random_array,
     random_shape,
 )

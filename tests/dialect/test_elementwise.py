@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
@@ -13,7 +12,17 @@ import pytest
 from mlax import lax
 from mlax.core import bind
 
-from tests.oracle import FLOAT_DTYPES, INT_DTYPES, assert_same, check_against_jax, random_array, random_shape
+from tests.oracle import (
+    FIXED_SHAPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    Case,
+    assert_same,
+    check_against_jax,
+    check_cases,
+    random_array,
+    random_shape,
+)
 
 SIGNED_INTS = (np.int8, np.int16, np.int32)
 BOOL = (np.bool_,)
@@ -46,70 +55,6 @@ OP_NAMES = {"bitwise_not": "not", "bitwise_and": "and", "bitwise_or": "or", "bit
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.0, 1e4, -1e4, 0.999]
 BINARY_SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5, -3.0]
-# Rank 0, size 0 and size 1 dimensions besides the random shapes.
-FIXED_SHAPES = ((), (0,), (3, 0, 2), (1, 1))
-
-Case = tuple[np.ndarray, ...]
-
-
-def _case_shape(case: Case) -> tuple[int, ...]:
-    return np.broadcast_shapes(*(np.shape(a) for a in case))
-
-
-@pytest.fixture
-def x64() -> Iterator[None]:
-    """64-bit mode for one test (mlax's switch is JAX's)."""
-    mlax.config.update("x64", True)
-    try:
-        yield
-    finally:
-        mlax.config.update("x64", False)
-
-
-def _as_tuple(x: Any) -> tuple[Any, ...]:
-    return x if isinstance(x, tuple) else (x,)
-
-
-def check_cases(mlax_fn: Callable[..., Any], jax_fn: Callable[..., Any], cases: Sequence[Case],
-                rtol: dict[np.dtype, float] | None = None, signbits: bool = False) -> None:
-    """``mlax_fn`` eagerly and under mlax.jit against ``jax_fn`` on every argument tuple of ``cases``.
-
-    ``jax_fn`` must act elementwise (results may add minor dimensions; a tuple of results is
-    fine): jax sees each dtype signature once, with the cases' elements broadcast, flattened and
-    concatenated, all inside one jax.jit, so a test costs one XLA compile instead of one per
-    shape and dtype. ``signbits`` also compares the sign of zeros.
-    """
-    groups: dict[tuple[np.dtype, ...], list[int]] = {}
-    for i, case in enumerate(cases):
-        groups.setdefault(tuple(np.asarray(a).dtype for a in case), []).append(i)
-    def flatten(members: list[int], k: int) -> np.ndarray:
-        return np.concatenate([np.broadcast_to(cases[i][k], _case_shape(cases[i])).ravel() for i in members])
-
-    flat = [tuple(flatten(members, k) for k in range(len(cases[members[0]]))) for members in groups.values()]
-    outs = jax.jit(lambda groups: [_as_tuple(jax_fn(*group)) for group in groups])(flat)
-    expected: dict[int, tuple[np.ndarray, ...]] = {}
-    for members, group_outs in zip(groups.values(), outs, strict=True):
-        group_outs, offset = [np.asarray(o) for o in group_outs], 0
-        for i in members:
-            shape = _case_shape(cases[i])
-            size = int(np.prod(shape, dtype=np.int64))
-            expected[i] = tuple(o[offset:offset + size].reshape(shape + o.shape[1:]) for o in group_outs)
-            offset += size
-    jitted = mlax.jit(mlax_fn)
-    for i, case in enumerate(cases):
-        for mode, fn in (("eager", mlax_fn), ("jit", jitted)):
-            for got, want in zip(_as_tuple(fn(*case)), expected[i], strict=True):
-                got = np.asarray(got)
-                try:
-                    assert_same(got, want, (rtol or {}).get(want.dtype))
-                    if signbits:
-                        zeros = want == 0
-                        np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
-                except AssertionError as err:
-                    inputs = [np.asarray(a) for a in case]
-                    raise AssertionError(f"{mode}, case {i} {inputs}:\n{err}") from None
-
-
 def _ints(dtype: Any) -> np.ndarray:
     """The edge values of an integer type: its limits, their neighbours, -1, 0, 1 and a few more."""
     info = np.iinfo(dtype)

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import jax
 import jax.numpy as jnp
-import numpy as np
-import pytest
-
 import mlax
 import mlax.numpy as mnp
-
-
-@pytest.fixture
-def x64() -> Iterator[None]:
-    mlax.config.update("x64", True)
-    try:
-        yield
-    finally:
-        mlax.config.update("x64", False)
+import numpy as np
+import pytest
 
 
 def test_default_is_32_bit() -> None:

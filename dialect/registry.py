@@ -47,7 +47,8 @@ class OpDef:
     infer: InferRule
     reference: ReferenceRule
     # How the front end propagates JAX's weak type: "all" (weak iff every operand is
-    # weak, as elementwise ops), "first" (as operand 0), or "never".
+    # weak, as elementwise ops), "first" (as operand 0), "rest" (iff every operand but the
+    # first is weak, as select's cases), or "never".
     weak_type: str = "all"
     description: str = field(default="", compare=False)
     # The op family (the dialect/ops module that defines it), for the docs.

@@ -199,6 +199,8 @@ def _weak_result(rule: str, avals: list[Aval]) -> bool:
         return bool(avals) and all(a.weak_type for a in avals)
     if rule == "first":
         return bool(avals) and avals[0].weak_type
+    if rule == "rest":
+        return len(avals) > 1 and all(a.weak_type for a in avals[1:])
     return False
 
 
@@ -213,8 +215,7 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     except (TypeError, ValueError) as err:
         raise type(err)(f"{err}{where()}") from None
     weak = _weak_result(op.weak_type, avals)
-    out_avals = [Aval(s.shape, s.dtype, weak and not np.issubdtype(s.dtype, np.bool_))
-                 for s in out_specs]
+    out_avals = [Aval(s.shape, s.dtype, weak) for s in out_specs]
     trace = _find_trace(operands)
     if trace is None:
         with np.errstate(all="ignore"):

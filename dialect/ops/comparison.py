@@ -56,11 +56,10 @@ define_op(
     "select", "(pred: P, on_true: T, on_false: T) -> (result: T)",
     infer=_infer_select,
     reference=lambda pred, on_true, on_false: np.where(pred, on_true, on_false),
-    weak_type="never",
+    weak_type="rest",
     summary="on_true where pred is true, else on_false.",
     description="`pred` is an `i1` tensor of the cases' shape, or rank 0 to pick a whole case "
-                "(as StableHLO allows). `on_true` and `on_false` have one type, the result's. "
-                "(The front end makes the result weakly typed when both cases are.)",
+                "(as StableHLO allows). `on_true` and `on_false` have one type, the result's.",
 )
 
 

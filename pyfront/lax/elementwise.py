@@ -168,8 +168,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     """``on_true`` where ``pred`` is true, else ``on_false``; ``pred`` is boolean, of the cases'
     shape or a scalar."""
     on_true, on_false = operands_like(on_true, on_false)
-    out = bind("select", operand(pred), on_true, on_false)
-    return with_weak_type(out, on_true.weak_type and on_false.weak_type)
+    return bind("select", operand(pred), on_true, on_false)
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
-from mlax.core import Tracer, abstractify, to_numpy, with_weak_type
+from mlax.core import Tracer, abstractify, is_array_like, to_numpy, with_weak_type
 from mlax.source_info import where
 
 
@@ -84,20 +85,125 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
 
 def promote_args(fname: str, *args: Any) -> list[Any]:
     """Promote dtypes and broadcast shapes as NumPy/JAX do for elementwise functions."""
+    check_arraylike(fname, *args)
     promoted = promote_dtypes(*args)
     shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
     return [broadcast_to_shape(a, shape) for a in promoted]
 
 
 def promote_args_inexact(fname: str, *args: Any) -> list[Any]:
-    """As promote_args, then to the default float type if the result is not inexact."""
+    """As promote_args, then to an inexact type if the result is not one (``to_inexact_dtype``)."""
     promoted = promote_args(fname, *args)
     if promoted and not front_dtypes.issubdtype(promoted[0].dtype, np.inexact):
         weak = all(abstractify(a).weak_type for a in promoted)
-        promoted = [lax.convert_element_type(a, front_dtypes.default_float(), weak_type=weak)
+        promoted = [lax.convert_element_type(a, to_inexact_dtype(promoted[0].dtype), weak_type=weak)
                     for a in promoted]
     return promoted
 
 
+def to_inexact_dtype(dtype: Any) -> np.dtype:
+    """JAX's inexact type for a dtype: booleans and integers up to 32 bits become float32 (even
+    with x64), 64-bit integers the default float type; inexact types stay."""
+    dtype = np.dtype(dtype)
+    if front_dtypes.issubdtype(dtype, np.inexact):
+        return dtype
+    return front_dtypes.default_float() if dtype.itemsize == 8 else np.dtype(np.float32)
+
+
 def concrete(x: Any) -> np.ndarray:
     return to_numpy(x)
+
+
+def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
+    """A static axis in ``[-ndim, ndim)`` as a non-negative int (NumPy's AxisError otherwise)."""
+    if isinstance(axis, Tracer):
+        raise TypeError(f"{fname}: axis must be a static integer, got a traced value{where()}")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fname}: axis must be an integer, got {axis!r}{where()}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for array of dimension "
+                                      f"{ndim}{where()}")
+    return axis % ndim
+
+
+def normalize_axes(fname: str, axes: Any, ndim: int) -> tuple[int, ...]:
+    """One axis or a sequence of distinct axes, each normalized by ``normalize_axis``."""
+    if not isinstance(axes, (tuple, list)):
+        axes = (axes,)
+    out = tuple(normalize_axis(fname, a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: repeated axis in {tuple(axes)}{where()}")
+    return out
+
+
+def static_int_array(fname: str, what: str, value: Any) -> np.ndarray:
+    """A concrete int or (nested) sequence of ints as an int64 NumPy array; tracers raise clearly."""
+    if _contains_tracer(value):
+        raise TypeError(f"{fname}: {what} must be static (concrete) integers, got a traced value{where()}")
+    array = np.asarray(to_numpy(value) if isinstance(value, Array) else value)
+    if array.dtype == object or (array.size and array.dtype.kind not in "iu"):
+        raise TypeError(f"{fname}: {what} must be integers, got {value!r}{where()}")
+    return array.astype(np.int64)
+
+
+def static_ints(fname: str, what: str, value: Any) -> tuple[int, ...]:
+    """A concrete int or sequence of ints, flattened to a tuple (see ``static_int_array``)."""
+    return tuple(int(v) for v in static_int_array(fname, what, value).reshape(-1))
+
+
+def _contains_tracer(x: Any) -> bool:
+    if isinstance(x, (list, tuple)):
+        return any(_contains_tracer(e) for e in x)
+    return isinstance(x, Tracer)
+
+
+def check_arraylike(fname: str, *args: Any) -> None:
+    """jnp functions take arrays and scalars only (a list is a TypeError, as in JAX)."""
+    for i, arg in enumerate(args):
+        if not is_array_like(arg):
+            raise TypeError(f"mlax.numpy.{fname} requires ndarray or scalar arguments, got "
+                            f"{type(arg).__name__} at position {i}{where()}")
+
+
+def const_like(x: Any, value: Any, weak: str | bool = "scalar") -> Any:
+    """``value`` in the dtype and shape of ``x``. Its weak type follows the jnp helper being
+    mirrored, since it decides the result's weak type: ``"scalar"`` (``lax._const``: weak iff
+    ``x`` is a weak scalar), ``"like"`` (``lax.full_like``: weak iff ``x`` is weak),
+    ``"never"`` (a NumPy constant), or an explicit bool."""
+    aval = abstractify(x)
+    rules = {"scalar": aval.weak_type and not aval.shape, "like": aval.weak_type, "never": False}
+    is_weak = weak if isinstance(weak, bool) else rules[weak]
+    constant = Array._wrap(np.array(value).astype(aval.dtype), is_weak)
+    return lax.broadcast_in_dim(constant, aval.shape, ())
+
+
+def user_dtype(fname: str, dtype: Any) -> np.dtype | None:
+    """A dtype argument canonicalised as jnp does (float64 -> float32 unless x64); None stays."""
+    if dtype is None:
+        return None
+    try:
+        return front_dtypes.canonicalize(np.dtype(dtype))
+    except TypeError as err:
+        raise TypeError(f"mlax.numpy.{fname}: {err}{where()}") from None
+
+
+def promote_args_numeric(fname: str, *args: Any) -> list[Any]:
+    """As promote_args, with booleans promoted to int32 (jnp's ``promote_args_numeric``)."""
+    check_arraylike(fname, *args)
+    dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
+    if dtype == np.bool_:
+        dtype = np.dtype(np.int32)
+    promoted = [lax.convert_element_type(asarray(a), dtype, weak_type=weak) for a in args]
+    shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
+    return [broadcast_to_shape(a, shape) for a in promoted]
+
+
+def slice_axis(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    """``x[..., start:stop:step, ...]`` on one axis (0 <= start <= stop <= size), via lax.slice."""
+    if (start, stop, step) == (0, x.shape[axis], 1):
+        return x
+    starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
+    starts[axis], limits[axis], strides[axis] = start, stop, step
+    return lax.slice(x, starts, limits, strides)

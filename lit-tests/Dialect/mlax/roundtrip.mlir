@@ -1,0 +1,201 @@
+// RUN: %mlax-roundtrip | FileCheck %s
+// RUN: %mlir-opt --irdl-file=%irdl %s | %mlir-opt --irdl-file=%irdl | FileCheck %s
+
+// Every op of the mlax dialect, one function per op family, in generic form: mlax-opt
+// (IRDL, type inference) and upstream mlir-opt (IRDL only) both parse, verify and print
+// it, and the printed form reads back. A pytest (tests/tools/test_lit_coverage.py)
+// checks that every op of the table appears here.
+
+// CHECK-LABEL: func.func @test_constants(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.constant"() {value = dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.constant"() {value = dense<0x7FC00000> : tensor<f32>} : () -> tensor<f32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.iota"() {dimension = 0 : i64, dtype = i32, shape = array<i64: 4>} : () -> tensor<4xi32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.constant"() {value = dense<[true, false]> : tensor<2xi1>} : () -> tensor<2xi1>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.constant"() {value = dense<> : tensor<0x3xbf16>} : () -> tensor<0x3xbf16>
+// CHECK-NEXT:    return %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<2x3xf32>, tensor<f32>, tensor<4xi32>, tensor<2xi1>, tensor<0x3xbf16>
+func.func @test_constants() -> (tensor<2x3xf32>, tensor<f32>, tensor<4xi32>, tensor<2xi1>, tensor<0x3xbf16>) {
+  %0 = "mlax.constant"() {value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %1 = "mlax.constant"() {value = dense<0x7FC00000> : tensor<f32>} : () -> tensor<f32>
+  %2 = "mlax.iota"() {shape = array<i64: 4>, dtype = i32, dimension = 0 : i64} : () -> tensor<4xi32>
+  %3 = "mlax.constant"() {value = dense<[true, false]> : tensor<2xi1>} : () -> tensor<2xi1>
+  %4 = "mlax.constant"() {value = dense<> : tensor<0x3xbf16>} : () -> tensor<0x3xbf16>
+  return %0, %1, %2, %3, %4 : tensor<2x3xf32>, tensor<f32>, tensor<4xi32>, tensor<2xi1>, tensor<0x3xbf16>
+}
+
+// CHECK-LABEL: func.func @test_unary(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.neg"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.abs"(%{{[a-z0-9_]+}}) : (tensor<5xi32>) -> tensor<5xi32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.sign"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.floor"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.ceil"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.round"(%{{[a-z0-9_]+}}) {rounding_method = "to_nearest_even"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.exp"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.exp2"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.expm1"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.log"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.log1p"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.sqrt"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.rsqrt"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.cbrt"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.sin"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.cos"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.tan"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.tanh"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.logistic"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.erf"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.erf_inv"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.is_finite"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.not"(%{{[a-z0-9_]+}}) : (tensor<5xi1>) -> tensor<5xi1>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.population_count"(%{{[a-z0-9_]+}}) : (tensor<5xi32>) -> tensor<5xi32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.stop_gradient"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    return
+func.func @test_unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %b: tensor<5xi1>) {
+  %0 = "mlax.neg"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = "mlax.abs"(%i) : (tensor<5xi32>) -> tensor<5xi32>
+  %2 = "mlax.sign"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = "mlax.floor"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = "mlax.ceil"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = "mlax.round"(%x) {rounding_method = "to_nearest_even"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %6 = "mlax.exp"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %7 = "mlax.exp2"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %8 = "mlax.expm1"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %9 = "mlax.log"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %10 = "mlax.log1p"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %11 = "mlax.sqrt"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %12 = "mlax.rsqrt"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %13 = "mlax.cbrt"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %14 = "mlax.sin"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %15 = "mlax.cos"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %16 = "mlax.tan"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %17 = "mlax.tanh"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %18 = "mlax.logistic"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %19 = "mlax.erf"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %20 = "mlax.erf_inv"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %21 = "mlax.is_finite"(%x) : (tensor<2x3xf32>) -> tensor<2x3xi1>
+  %22 = "mlax.not"(%b) : (tensor<5xi1>) -> tensor<5xi1>
+  %23 = "mlax.population_count"(%i) : (tensor<5xi32>) -> tensor<5xi32>
+  %24 = "mlax.stop_gradient"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @test_binary(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.add"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.sub"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.mul"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.div"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.rem"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.pow"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.max"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.min"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.atan2"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.and"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.or"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.xor"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.shift_left"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.shift_right_logical"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.shift_right_arithmetic"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.nextafter"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    return
+func.func @test_binary(%x: tensor<3xf32>, %y: tensor<3xf32>, %i: tensor<3xui32>, %j: tensor<3xui32>) {
+  %0 = "mlax.add"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = "mlax.sub"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = "mlax.mul"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %3 = "mlax.div"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %4 = "mlax.rem"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %5 = "mlax.pow"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %6 = "mlax.max"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %7 = "mlax.min"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %8 = "mlax.atan2"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %9 = "mlax.and"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %10 = "mlax.or"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %11 = "mlax.xor"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %12 = "mlax.shift_left"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %13 = "mlax.shift_right_logical"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %14 = "mlax.shift_right_arithmetic"(%i, %j) : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xui32>
+  %15 = "mlax.nextafter"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @test_comparison(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.compare"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {comparison_direction = "LT"} : (tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xi1>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.select"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<2x2xi1>, tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.clamp"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<f64>, tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64>
+// CHECK-NEXT:    return
+func.func @test_comparison(%x: tensor<2x2xf64>, %y: tensor<2x2xf64>, %lo: tensor<f64>) {
+  %0 = "mlax.compare"(%x, %y) {comparison_direction = "LT"} : (tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xi1>
+  %1 = "mlax.select"(%0, %x, %y) : (tensor<2x2xi1>, tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64>
+  %2 = "mlax.clamp"(%lo, %x, %y) : (tensor<f64>, tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64>
+  return
+}
+
+// CHECK-LABEL: func.func @test_conversions(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.convert"(%{{[a-z0-9_]+}}) {new_dtype = i8} : (tensor<4xf32>) -> tensor<4xi8>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.bitcast_convert"(%{{[a-z0-9_]+}}) {new_dtype = ui32} : (tensor<4xf32>) -> tensor<4xui32>
+// CHECK-NEXT:    return
+func.func @test_conversions(%x: tensor<4xf32>) {
+  %0 = "mlax.convert"(%x) {new_dtype = i8} : (tensor<4xf32>) -> tensor<4xi8>
+  %1 = "mlax.bitcast_convert"(%x) {new_dtype = ui32} : (tensor<4xf32>) -> tensor<4xui32>
+  return
+}
+
+// CHECK-LABEL: func.func @test_shape(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.broadcast_in_dim"(%{{[a-z0-9_]+}}) {broadcast_dimensions = array<i64: 1, 2>, shape = array<i64: 4, 2, 3>} : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reshape"(%{{[a-z0-9_]+}}) {shape = array<i64: 3, 2>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.transpose"(%{{[a-z0-9_]+}}) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.rev"(%{{[a-z0-9_]+}}) {dimensions = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.slice"(%{{[a-z0-9_]+}}) {limit_indices = array<i64: 2, 3>, start_indices = array<i64: 0, 1>, strides = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.dynamic_slice"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {slice_sizes = array<i64: 1, 2>} : (tensor<2x3xf32>, tensor<i32>, tensor<i32>) -> tensor<1x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.dynamic_update_slice"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<2x3xf32>, tensor<1x2xf32>, tensor<i32>, tensor<i32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.concatenate"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {dimension = 0 : i64} : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<3x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.pad"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {edge_padding_high = array<i64: 0, -1>, edge_padding_low = array<i64: 1, 0>, interior_padding = array<i64: 1, 0>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    return
+func.func @test_shape(%x: tensor<2x3xf32>, %s: tensor<i32>, %u: tensor<1x2xf32>, %v: tensor<1x3xf32>, %p: tensor<f32>) {
+  %0 = "mlax.broadcast_in_dim"(%x) {shape = array<i64: 4, 2, 3>, broadcast_dimensions = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+  %1 = "mlax.reshape"(%x) {shape = array<i64: 3, 2>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %2 = "mlax.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %3 = "mlax.rev"(%x) {dimensions = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = "mlax.slice"(%x) {start_indices = array<i64: 0, 1>, limit_indices = array<i64: 2, 3>, strides = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %5 = "mlax.dynamic_slice"(%x, %s, %s) {slice_sizes = array<i64: 1, 2>} : (tensor<2x3xf32>, tensor<i32>, tensor<i32>) -> tensor<1x2xf32>
+  %6 = "mlax.dynamic_update_slice"(%x, %u, %s, %s) : (tensor<2x3xf32>, tensor<1x2xf32>, tensor<i32>, tensor<i32>) -> tensor<2x3xf32>
+  %7 = "mlax.concatenate"(%x, %v) {dimension = 0 : i64} : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<3x3xf32>
+  %8 = "mlax.pad"(%x, %p) {edge_padding_low = array<i64: 1, 0>, edge_padding_high = array<i64: 0, -1>, interior_padding = array<i64: 1, 0>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<4x2xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @test_reductions(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_sum"(%{{[a-z0-9_]+}}) {dimensions = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_prod"(%{{[a-z0-9_]+}}) {dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_max"(%{{[a-z0-9_]+}}) {dimensions = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_min"(%{{[a-z0-9_]+}}) {dimensions = array<i64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_and"(%{{[a-z0-9_]+}}) {dimensions = array<i64: 1>} : (tensor<2x3xi1>) -> tensor<2xi1>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_or"(%{{[a-z0-9_]+}}) {dimensions = array<i64: 1>} : (tensor<2x3xi1>) -> tensor<2xi1>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.argmax"(%{{[a-z0-9_]+}}) {axis = 1 : i64, index_dtype = i32} : (tensor<2x3xf32>) -> tensor<2xi32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.argmin"(%{{[a-z0-9_]+}}) {axis = 0 : i64, index_dtype = i64} : (tensor<2x3xf32>) -> tensor<3xi64>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.cumsum"(%{{[a-z0-9_]+}}) {axis = 1 : i64, reverse = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.cumprod"(%{{[a-z0-9_]+}}) {axis = 0 : i64, reverse = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.cummax"(%{{[a-z0-9_]+}}) {axis = 1 : i64, reverse = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.cummin"(%{{[a-z0-9_]+}}) {axis = 1 : i64, reverse = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    return
+func.func @test_reductions(%x: tensor<2x3xf32>, %b: tensor<2x3xi1>) {
+  %0 = "mlax.reduce_sum"(%x) {dimensions = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %1 = "mlax.reduce_prod"(%x) {dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<f32>
+  %2 = "mlax.reduce_max"(%x) {dimensions = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %3 = "mlax.reduce_min"(%x) {dimensions = array<i64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = "mlax.reduce_and"(%b) {dimensions = array<i64: 1>} : (tensor<2x3xi1>) -> tensor<2xi1>
+  %5 = "mlax.reduce_or"(%b) {dimensions = array<i64: 1>} : (tensor<2x3xi1>) -> tensor<2xi1>
+  %6 = "mlax.argmax"(%x) {axis = 1 : i64, index_dtype = i32} : (tensor<2x3xf32>) -> tensor<2xi32>
+  %7 = "mlax.argmin"(%x) {axis = 0 : i64, index_dtype = i64} : (tensor<2x3xf32>) -> tensor<3xi64>
+  %8 = "mlax.cumsum"(%x) {axis = 1 : i64, reverse = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %9 = "mlax.cumprod"(%x) {axis = 0 : i64, reverse = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %10 = "mlax.cummax"(%x) {axis = 1 : i64, reverse = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %11 = "mlax.cummin"(%x) {axis = 1 : i64, reverse = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @test_linalg(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.dot_general"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {lhs_batch_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, result_dtype = f32, rhs_batch_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
+// CHECK-NEXT:    return %{{[a-z0-9_]+}} : tensor<5x2x4xf32>
+func.func @test_linalg(%a: tensor<5x2x3xf32>, %b: tensor<5x3x4xf32>) -> tensor<5x2x4xf32> {
+  %0 = "mlax.dot_general"(%a, %b) {lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>, lhs_batch_dimensions = array<i64: 0>, rhs_batch_dimensions = array<i64: 0>, result_dtype = f32} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
+  return %0 : tensor<5x2x4xf32>
+}

@@ -1,0 +1,61 @@
+"""Module verification, run on input and between pipeline stages.
+
+Three layers: MLIR's verifier (IRDL checks op names, operand counts and that ports sharing
+a type variable agree), the transformation declarations (dialect/transforms.py), and mlax
+type inference: IRDL only knows that operands are tensors, so each mlax op's result types
+are checked against what its inference rule gives for its operand types and attributes.
+Region ops are left to IRDL (their result types depend on their bodies).
+"""
+
+from __future__ import annotations
+
+from mlax.dialect import infer, read_attributes
+from mlax.dialect.tensor_spec import TensorSpec
+from mlax.dialect.transforms import verify_transforms
+from mlax.passes.diagnostics import Diagnostic, capture
+from mlax.passes.walk import is_mlax, nested_ops
+from mlir import ir
+
+
+def op_type_problem(op: ir.Operation) -> str | None:
+    """Why ``op``'s result types disagree with its inference rule, or None if they agree."""
+    if op.name == "mlax.constant":  # its rule would materialise the value (a splat may be huge)
+        return _constant_type_problem(op)
+    try:
+        specs = [TensorSpec.from_mlir(v.type) for v in op.operands]
+        expected = [str(s) for s in infer(op.name, specs, read_attributes(op))]
+    except (TypeError, ValueError, KeyError) as error:
+        return str(error).removeprefix(f"{op.name}: ")
+    actual = [str(r.type) for r in op.results]
+    if actual != expected:
+        return f"result type(s) {', '.join(actual)} differ from the inferred {', '.join(expected)}"
+    return None
+
+
+def _constant_type_problem(op: ir.Operation) -> str | None:
+    result_type = op.results[0].type
+    try:
+        TensorSpec.from_mlir(result_type)  # before reading the value: its element type may be unsupported
+        value_type = op.attributes["value"].type
+    except TypeError as error:
+        return str(error)
+    if value_type != result_type:
+        return f"value has type {value_type} but the result has type {result_type}"
+    return None
+
+
+def verify_module(module: ir.Operation) -> list[Diagnostic]:
+    """All problems of ``module`` as diagnostics (an empty list: it verifies)."""
+    module = module.operation
+    with capture(module.context) as found:
+        try:
+            module.verify()
+        except ir.MLIRError:
+            return found  # the verifier's diagnostics; the IR is too broken to look further
+        for op in nested_ops(module):
+            if is_mlax(op) and not op.regions:
+                problem = op_type_problem(op)
+                if problem is not None:
+                    op.location.emit_error(f"'{op.name}' op {problem}")
+        verify_transforms(module)
+    return found

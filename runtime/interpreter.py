@@ -43,6 +43,8 @@ class FunctionProgram:
 
     def __init__(self, func_op: ir.Operation, interpreter: Interpreter) -> None:
         self.name = ir.StringAttr(func_op.attributes["sym_name"]).value
+        if not func_op.regions[0].blocks:
+            raise InterpreterError(_undefined_function_message(func_op, self.name))
         block = func_op.regions[0].blocks[0]
         slots: dict[ir.Value, int] = {}
 
@@ -80,6 +82,16 @@ class FunctionProgram:
                 for s, out, spec in zip(step.results, outs, step.specs, strict=True):
                     env[s] = np.asarray(out).astype(spec.dtype, copy=False).reshape(spec.shape)
         return [env[s] for s in self.return_slots]
+
+
+def _undefined_function_message(func_op: ir.Operation, name: str) -> str:
+    from mlax.dialect.transforms import read_transform
+
+    transform = read_transform(func_op)
+    if transform is not None:
+        return (f"@{name} is an unresolved mlax.{transform.kind} transformation declaration; "
+                "run the pass that resolves it (e.g. mlax-expand-transforms) first")
+    return f"@{name} is an external function without a body; the interpreter cannot run it"
 
 
 class Interpreter:

@@ -11,6 +11,7 @@ import numpy as np
 
 import mlax
 import mlax.numpy as mnp
+from mlax.passes.pipeline import run_pipeline
 
 
 def mlp(params, x, np_=mnp):
@@ -41,6 +42,11 @@ def main() -> None:
 
     print("\nThe program as mlax IR (mlax.make_mlir):")
     print(mlax.make_mlir(mlp)(params, x))
+
+    print("After the mlax-cleanup pass (the duplicated exp is gone):")
+    module = forward.lower(params, x).mlir_module()
+    run_pipeline(module, "builtin.module(mlax-cleanup)")
+    print(module.operation.get_asm(enable_debug_info=False))
 
     print("Quickstart check:", mlax.jit(lambda x: mnp.tanh(x) @ x.T)(mnp.ones((3, 4))))
 

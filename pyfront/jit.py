@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jax import tree_util
+from mlir import ir
 from mlax.array import Array
 from mlax.config import config
 from mlax.core import Aval, current_trace
@@ -56,6 +57,11 @@ class Lowered:
         if stage not in self.STAGES:
             raise ValueError(f"unknown stage {stage!r}; available stages: {list(self.STAGES)}")
         return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
+
+    def mlir_module(self) -> ir.Module:
+        """A copy of the traced module, for running passes on (the cached one stays as traced)."""
+        return ir.Module.parse(self._traced.module.operation.get_asm(enable_debug_info=True),
+                               self._traced.module.context)
 
     @property
     def in_avals(self) -> tuple[Aval, ...]:

@@ -185,3 +185,16 @@ def test_leaked_tracer_is_an_error() -> None:
     f(np.ones(2, np.float32))
     with pytest.raises(mlax.UnexpectedTracerError, match="outside of it"):
         mnp.exp(leaked[0])
+
+
+def test_mlir_module_is_a_copy_for_passes(rng: np.random.Generator) -> None:
+    from mlax.passes.pipeline import run_pipeline
+
+    def f(x):
+        return mnp.exp(x) + mnp.exp(x)
+
+    lowered = mlax.jit(f).lower(random_array(rng, (3,), np.float32))
+    module = lowered.mlir_module()
+    run_pipeline(module, "builtin.module(mlax-cleanup)")
+    assert str(module).count('"mlax.exp"') == 1
+    assert lowered.as_text().count('"mlax.exp"') == 2  # the cached program is untouched

@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 import numpy as np
-from mlax.dialect import dtypes
 from mlir import ir
+
+from mlax.dialect import dtypes
 
 # IRDL base constraint for each kind (used by irdl_gen).
 IRDL_BASE = {

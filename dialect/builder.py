@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mlir import ir
+
 from mlax.dialect.attrs import from_attribute, to_attribute
 from mlax.dialect.registry import OpDef, get_op, infer_results
 from mlax.dialect.tensor_spec import TensorSpec
-from mlir import ir
 
 
 def check_arity(op: OpDef, count: int) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from mlax.dialect.irdl_gen import IRDL_PATH
 from mlir import ir
 from mlir.dialects import irdl
+
+from mlax.dialect.irdl_gen import IRDL_PATH
 
 _local = threading.local()
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from mlax.dialect.tensor_spec import TensorSpec
 
 # Attribute kinds: how a Python value is stored as an MLIR attribute (see attrs.py).

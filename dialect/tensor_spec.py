@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from mlax.dialect import dtypes
 from mlir import ir
+
+from mlax.dialect import dtypes
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from mlax.dialect.attrs import from_attribute, to_attribute
 from mlir import ir
 from mlir.dialects import func
+
+from mlax.dialect.attrs import from_attribute, to_attribute
 
 ATTR_PREFIX = "mlax."
 

@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from mlir import ir
+
 from mlax.dialect import build, dtypes, get_op, read_attributes
 from mlax.dialect.attrs import dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.registry import ModulePass, option, register_pass
 from mlax.passes.walk import is_mlax, nested_ops
-from mlir import ir
 
 # A simplification: (op, the splat value of each operand that is a splat constant, else
 # None) -> the value that replaces the op's single result, or None to keep the op.

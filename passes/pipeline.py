@@ -16,10 +16,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mlir import ir, passmanager
+
 from mlax.passes.diagnostics import Diagnostic, capture, errors, format_all
 from mlax.passes.registry import ModulePass, PassFailure, make_pass, registered_passes
 from mlax.passes.verify import verify_module
-from mlir import ir, passmanager
 
 ANCHOR = "builtin.module"
 

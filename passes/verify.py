@@ -9,12 +9,13 @@ Region ops are left to IRDL (their result types depend on their bodies).
 
 from __future__ import annotations
 
+from mlir import ir
+
 from mlax.dialect import infer, read_attributes
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import verify_transforms
 from mlax.passes.diagnostics import Diagnostic, capture
 from mlax.passes.walk import is_mlax, nested_ops
-from mlir import ir
 
 
 def op_type_problem(op: ir.Operation) -> str | None:

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from mlir import ir
+
 from mlax import dtypes as front_dtypes
 from mlax.array_methods import ArrayMethods
 from mlax.dialect import build, get_context, get_op, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import ConcretizationTypeError, UnexpectedTracerError
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
-from mlir import ir
 
 
 @dataclass(frozen=True)

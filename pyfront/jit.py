@@ -14,6 +14,7 @@ from typing import Any
 
 from jax import tree_util
 from mlir import ir
+
 from mlax.array import Array
 from mlax.config import config
 from mlax.core import Aval, current_trace

@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 from jax import tree_util
+from mlir import ir
+from mlir.dialects import func
+
 from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
 from mlax.dialect import get_context
 from mlax.source_info import SourceInfo
-from mlir import ir
-from mlir.dialects import func
 
 
 @dataclass

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from mlir import ir
+
 from mlax.dialect import get_op, read_attributes
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
-from mlir import ir
 
 
 class InterpreterError(RuntimeError):

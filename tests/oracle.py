@@ -7,8 +7,9 @@ from typing import Any
 
 import jax
 import ml_dtypes
-import mlax
 import numpy as np
+
+import mlax
 
 FLOAT_DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
 INT_DTYPES = (np.int8, np.int16, np.int32, np.uint8, np.uint32)

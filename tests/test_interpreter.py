@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mlir import ir
+
 from mlax.dialect import get_context
 from mlax.runtime.interpreter import InterpreterError, run_function
-from mlir import ir
 
 MODULE = """
 func.func @square_plus(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {

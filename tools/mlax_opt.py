@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from mlir import ir
+
 from mlax.dialect import make_context
 from mlax.passes.diagnostics import Diagnostic, FileLoc, capture, errors, format_all
 from mlax.passes.pipeline import Element, PipelineError, build_stages, parse_pipeline, run_stage
 from mlax.passes.registry import describe_options, registered_passes
 from mlax.passes.verify import verify_module
-from mlir import ir
 
 SPLIT_MARKER = re.compile(r"^// -----")
 _SINGLE_TOP_LEVEL = "source must contain a single top-level operation"

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from mlir import ir
+
 from mlax.dialect import dtypes, make_context
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
@@ -28,7 +30,6 @@ from mlax.passes.diagnostics import errors, format_all
 from mlax.passes.verify import verify_module
 from mlax.runtime.backend import BACKENDS, get_backend
 from mlax.tools.mlax_opt import Chunk, ToolArgumentParser, ToolError, parse_source, read_input
-from mlir import ir
 
 
 class DiagnosedError(ToolError):

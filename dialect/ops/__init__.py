@@ -4,12 +4,12 @@ The import order is the order of ops in dialect/mlax.irdl.mlir and docs/dialect.
 """
 
 from mlax.dialect.ops import (  # noqa: F401
-    constants,
-    elementwise,
     comparison,
+    constants,
     conversions,
-    shape,
-    reductions,
+    elementwise,
     linalg,
+    reductions,
+    shape,
     transforms,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
 from mlax.dialect import dtypes
 from mlax.dialect.tensor_spec import TensorSpec
 

@@ -7,6 +7,7 @@ true; clamp propagates NaN from any of its three operands.
 from __future__ import annotations
 
 import numpy as np
+
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import op_type_error, op_value_error, require_dtype, require_same_types
 from mlax.dialect.ops.elementwise import maximum, minimum, run_elementwise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import op_type_error, op_value_error
 from mlax.dialect.registry import define_op

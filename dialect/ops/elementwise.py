@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.special
+
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import (
     compute_dtype,

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import numpy as np
+
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import compute_dtype, op_type_error, op_value_error
 from mlax.dialect.registry import define_op

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import (
     compute_dtype,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import normalize_axes, op_type_error, op_value_error
 from mlax.dialect.registry import define_op

@@ -9,6 +9,7 @@ checkpoint take operands of different types, which an IRDL variadic port cannot 
 from __future__ import annotations
 
 import numpy as np
+
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
 from mlax.core import Tracer, abstractify, to_numpy, with_weak_type

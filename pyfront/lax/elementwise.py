@@ -12,6 +12,7 @@ import operator
 from typing import Any
 
 import numpy as np
+
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
 from mlax.core import bind, with_weak_type

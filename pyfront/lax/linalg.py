@@ -15,6 +15,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+
 from mlax import dtypes as front_dtypes
 from mlax.core import bind
 from mlax.dialect import dtypes as ir_dtypes

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from mlax import dtypes as front_dtypes
 from mlax.core import bind
 from mlax.lax.common import operand as as_operand

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
 from mlax.core import Tracer, abstractify, bind, to_numpy

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import opt_einsum
+
 from mlax import lax
 from mlax.numpy.manipulation import diagonal
 from mlax.numpy.util import asarray, promote_dtypes

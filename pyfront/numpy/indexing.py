@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from mlax import lax
 from mlax.array import Array
 from mlax.core import Tracer, with_weak_type

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from mlax import lax
 from mlax.core import Tracer
 from mlax.numpy.padding import pad

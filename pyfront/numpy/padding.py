@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from mlax import lax
 from mlax.core import Tracer
 from mlax.numpy.util import asarray, slice_axis, static_int_array

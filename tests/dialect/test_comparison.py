@@ -5,12 +5,12 @@ from __future__ import annotations
 import itertools
 
 import jax
-import mlax
 import numpy as np
 import pytest
+
+import mlax
 from mlax import lax
 from mlax.core import bind
-
 from tests.oracle import (
     ALL_DTYPES,
     FIXED_SHAPES,

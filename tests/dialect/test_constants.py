@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import jax
 import ml_dtypes
-import mlax
 import numpy as np
 import pytest
+
+import mlax
 from mlax import lax
 from mlax.dialect import TensorSpec, get_op, infer
-
 from tests.oracle import check_against_jax
 
 # int8/uint8 wrap past their range, bfloat16/float16 round: counts reach 300.

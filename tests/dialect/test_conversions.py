@@ -6,12 +6,12 @@ from typing import Any
 
 import jax
 import ml_dtypes
-import mlax
 import numpy as np
 import pytest
+
+import mlax
 from mlax import lax
 from mlax.core import bind
-
 from tests.oracle import (
     ALL_DTYPES,
     FIXED_SHAPES,

@@ -6,12 +6,12 @@ import itertools
 from typing import Any
 
 import jax
-import mlax
 import numpy as np
 import pytest
+
+import mlax
 from mlax import lax
 from mlax.core import bind
-
 from tests.oracle import (
     FIXED_SHAPES,
     FLOAT_DTYPES,

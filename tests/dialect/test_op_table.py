@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mlax.lax as lax
-from mlax.dialect import OPS
-from mlax.dialect import irdl_gen
+from mlax.dialect import OPS, irdl_gen
 from mlax.tools import gen_docs
 
 # Ops whose mlax.lax wrapper has another name (as in jax.lax), or none.

@@ -7,12 +7,12 @@ from typing import Any
 
 import jax
 import ml_dtypes
-import mlax
-import mlax.lax as lax
 import numpy as np
 import pytest
-from mlax.core import bind
 
+import mlax
+import mlax.lax as lax
+from mlax.core import bind
 from tests.oracle import check_against_jax, random_array
 
 BF16 = ml_dtypes.bfloat16

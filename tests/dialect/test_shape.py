@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import jax
 import ml_dtypes
-import mlax
 import numpy as np
 import pytest
+
+import mlax
 from mlax import lax
 from mlax.dialect import TensorSpec, infer
-
 from tests.oracle import assert_same, check_against_jax, random_array
 
 DTYPES = (np.float32, np.int32, np.bool_, ml_dtypes.bfloat16)

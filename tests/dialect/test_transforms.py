@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import jax
-import mlax
 import mlir
 import numpy as np
 import pytest
+from mlir import ir
+
+import mlax
 from mlax.dialect import get_op, make_context
 from mlax.dialect.irdl_gen import IRDL_PATH
 from mlax.dialect.tensor_spec import TensorSpec
@@ -24,8 +26,6 @@ from mlax.dialect.transforms import (
     verify_transforms,
 )
 from mlax.passes.diagnostics import FileLoc, capture
-from mlir import ir
-
 from tests.oracle import ALL_DTYPES, check_against_jax, random_array, random_shape
 
 MLIR_OPT = Path(mlir.__path__[0]) / "bin" / "mlir-opt"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import mlax
-import mlax.numpy as mnp
 import numpy as np
 import pytest
+
+import mlax
+import mlax.numpy as mnp
 
 
 def test_default_is_32_bit() -> None:

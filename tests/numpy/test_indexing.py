@@ -5,11 +5,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import ml_dtypes
-import mlax
-import mlax.numpy as mnp
 import numpy as np
 import pytest
 
+import mlax
+import mlax.numpy as mnp
 from tests.numpy.test_dtypes import x64  # noqa: F401 (fixture)
 from tests.oracle import assert_same, check_against_jax, random_array
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from mlax.dialect import make_context
 from mlir import ir
+
+from mlax.dialect import make_context
 
 
 @pytest.fixture

@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
+from mlir import ir
+
 from mlax.passes import registry
 from mlax.passes.diagnostics import FileLoc
 from mlax.passes.pipeline import Element, PipelineError, parse_pipeline, run_pipeline
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.walk import nested_ops
-from mlir import ir
 
 PROGRAM = """
 func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mlir import ir
+
 from mlax.passes import registry
 from mlax.passes.registry import ModulePass, option, register_pass
-from mlir import ir
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "passes.md"
 

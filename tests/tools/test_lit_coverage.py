@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from mlax.dialect import OPS
 
 LIT = Path(__file__).resolve().parents[2] / "lit-tests"

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mlir import ir
+
 from mlax.dialect import make_context
 from mlax.passes import registry
 from mlax.passes.diagnostics import Diagnostic, FileLoc
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.tools import mlax_opt
 from mlax.tools.mlax_opt import Chunk, check_expectations, expectations, parse_source, split_input
-from mlir import ir
 
 BIN = Path(sys.executable).parent
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.tools import mlax_run
 from mlax.tools.mlax_opt import ToolError

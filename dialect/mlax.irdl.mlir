@@ -4,24 +4,6 @@
 // Ports that share a constraint variable must have identical types: IRDL binds one
 // type per variable for the whole op (variadic ports included).
 irdl.dialect @mlax {
-  // A tensor literal; `value` is a dense elements attribute of the result type.
-  irdl.operation @constant {
-    %T = irdl.base "!builtin.tensor"
-    %attr_value = irdl.base "#builtin.dense_int_or_fp_elements"
-    irdl.results(result: %T)
-    irdl.attributes {"value" = %attr_value}
-  }
-
-  // Counting values 0, 1, 2, ... along `dimension`, broadcast over the other dimensions.
-  irdl.operation @iota {
-    %T = irdl.base "!builtin.tensor"
-    %attr_shape = irdl.base "#builtin.dense_array"
-    %attr_dtype = irdl.base "#builtin.type"
-    %attr_dimension = irdl.base "#builtin.integer"
-    irdl.results(result: %T)
-    irdl.attributes {"shape" = %attr_shape, "dtype" = %attr_dtype, "dimension" = %attr_dimension}
-  }
-
   // Negation, -x (wraps for the most negative integer and for unsigned integers).
   irdl.operation @neg {
     %T = irdl.base "!builtin.tensor"
@@ -332,6 +314,24 @@ irdl.dialect @mlax {
     irdl.results(result: %U)
   }
 
+  // A tensor literal; `value` is a dense elements attribute of the result type.
+  irdl.operation @constant {
+    %T = irdl.base "!builtin.tensor"
+    %attr_value = irdl.base "#builtin.dense_int_or_fp_elements"
+    irdl.results(result: %T)
+    irdl.attributes {"value" = %attr_value}
+  }
+
+  // Counting values 0, 1, 2, ... along `dimension`, broadcast over the other dimensions.
+  irdl.operation @iota {
+    %T = irdl.base "!builtin.tensor"
+    %attr_shape = irdl.base "#builtin.dense_array"
+    %attr_dtype = irdl.base "#builtin.type"
+    %attr_dimension = irdl.base "#builtin.integer"
+    irdl.results(result: %T)
+    irdl.attributes {"shape" = %attr_shape, "dtype" = %attr_dtype, "dimension" = %attr_dimension}
+  }
+
   // Elementwise conversion to `new_dtype`, value-preserving where it can be.
   irdl.operation @convert {
     %T = irdl.base "!builtin.tensor"
@@ -352,100 +352,19 @@ irdl.dialect @mlax {
     irdl.attributes {"new_dtype" = %attr_new_dtype}
   }
 
-  // Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i] (size 1 or equal); other result dimensions replicate.
-  irdl.operation @broadcast_in_dim {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %attr_shape = irdl.base "#builtin.dense_array"
-    %attr_broadcast_dimensions = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T)
-    irdl.results(result: %U)
-    irdl.attributes {"shape" = %attr_shape, "broadcast_dimensions" = %attr_broadcast_dimensions}
-  }
-
-  // Reshape to `shape` in row-major (C) order; the element count is unchanged.
-  irdl.operation @reshape {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %attr_shape = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T)
-    irdl.results(result: %U)
-    irdl.attributes {"shape" = %attr_shape}
-  }
-
-  // Permute dimensions: result dimension i is operand dimension permutation[i].
-  irdl.operation @transpose {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %attr_permutation = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T)
-    irdl.results(result: %U)
-    irdl.attributes {"permutation" = %attr_permutation}
-  }
-
-  // Reverse the order of elements along each of `dimensions`.
-  irdl.operation @rev {
-    %T = irdl.base "!builtin.tensor"
-    %attr_dimensions = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T)
-    irdl.results(result: %T)
-    irdl.attributes {"dimensions" = %attr_dimensions}
-  }
-
-  // Static strided slice: `operand[start:limit:stride]` in every dimension.
-  irdl.operation @slice {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %attr_start_indices = irdl.base "#builtin.dense_array"
-    %attr_limit_indices = irdl.base "#builtin.dense_array"
-    %attr_strides = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T)
-    irdl.results(result: %U)
-    irdl.attributes {"start_indices" = %attr_start_indices, "limit_indices" = %attr_limit_indices, "strides" = %attr_strides}
-  }
-
-  // Slice of static size `slice_sizes` at run-time start indices (clamped into bounds).
-  irdl.operation @dynamic_slice {
-    %T = irdl.base "!builtin.tensor"
-    %I = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %attr_slice_sizes = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T, start_indices: variadic %I)
-    irdl.results(result: %U)
-    irdl.attributes {"slice_sizes" = %attr_slice_sizes}
-  }
-
-  // Overwrite the window of `update`'s shape at run-time start indices (clamped into bounds).
-  irdl.operation @dynamic_update_slice {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %I = irdl.base "!builtin.tensor"
-    irdl.operands(operand: %T, update: %U, start_indices: variadic %I)
-    irdl.results(result: %T)
-  }
-
-  // Join two tensors along `dimension` (binary: chains express N operands).
-  irdl.operation @concatenate {
+  // Batched contraction: sum over paired contracting dimensions, per paired batch index.
+  irdl.operation @dot_general {
     %T = irdl.base "!builtin.tensor"
     %U = irdl.base "!builtin.tensor"
     %V = irdl.base "!builtin.tensor"
-    %attr_dimension = irdl.base "#builtin.integer"
+    %attr_lhs_contracting_dimensions = irdl.base "#builtin.dense_array"
+    %attr_rhs_contracting_dimensions = irdl.base "#builtin.dense_array"
+    %attr_lhs_batch_dimensions = irdl.base "#builtin.dense_array"
+    %attr_rhs_batch_dimensions = irdl.base "#builtin.dense_array"
+    %attr_result_dtype = irdl.base "#builtin.type"
     irdl.operands(lhs: %T, rhs: %U)
     irdl.results(result: %V)
-    irdl.attributes {"dimension" = %attr_dimension}
-  }
-
-  // Pad with `padding_value` at both edges and between elements; negative edge padding crops.
-  irdl.operation @pad {
-    %T = irdl.base "!builtin.tensor"
-    %U = irdl.base "!builtin.tensor"
-    %V = irdl.base "!builtin.tensor"
-    %attr_edge_padding_low = irdl.base "#builtin.dense_array"
-    %attr_edge_padding_high = irdl.base "#builtin.dense_array"
-    %attr_interior_padding = irdl.base "#builtin.dense_array"
-    irdl.operands(operand: %T, padding_value: %U)
-    irdl.results(result: %V)
-    irdl.attributes {"edge_padding_low" = %attr_edge_padding_low, "edge_padding_high" = %attr_edge_padding_high, "interior_padding" = %attr_interior_padding}
+    irdl.attributes {"lhs_contracting_dimensions" = %attr_lhs_contracting_dimensions, "rhs_contracting_dimensions" = %attr_rhs_contracting_dimensions, "lhs_batch_dimensions" = %attr_lhs_batch_dimensions, "rhs_batch_dimensions" = %attr_rhs_batch_dimensions, "result_dtype" = %attr_result_dtype}
   }
 
   // The sum of the elements along `dimensions`, which the result drops.
@@ -570,19 +489,100 @@ irdl.dialect @mlax {
     irdl.attributes {"axis" = %attr_axis, "reverse" = %attr_reverse}
   }
 
-  // Batched contraction: sum over paired contracting dimensions, per paired batch index.
-  irdl.operation @dot_general {
+  // Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i] (size 1 or equal); other result dimensions replicate.
+  irdl.operation @broadcast_in_dim {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_shape = irdl.base "#builtin.dense_array"
+    %attr_broadcast_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"shape" = %attr_shape, "broadcast_dimensions" = %attr_broadcast_dimensions}
+  }
+
+  // Reshape to `shape` in row-major (C) order; the element count is unchanged.
+  irdl.operation @reshape {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_shape = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"shape" = %attr_shape}
+  }
+
+  // Permute dimensions: result dimension i is operand dimension permutation[i].
+  irdl.operation @transpose {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_permutation = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"permutation" = %attr_permutation}
+  }
+
+  // Reverse the order of elements along each of `dimensions`.
+  irdl.operation @rev {
+    %T = irdl.base "!builtin.tensor"
+    %attr_dimensions = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"dimensions" = %attr_dimensions}
+  }
+
+  // Static strided slice: `operand[start:limit:stride]` in every dimension.
+  irdl.operation @slice {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_start_indices = irdl.base "#builtin.dense_array"
+    %attr_limit_indices = irdl.base "#builtin.dense_array"
+    %attr_strides = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"start_indices" = %attr_start_indices, "limit_indices" = %attr_limit_indices, "strides" = %attr_strides}
+  }
+
+  // Slice of static size `slice_sizes` at run-time start indices (clamped into bounds).
+  irdl.operation @dynamic_slice {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_slice_sizes = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T, start_indices: variadic %I)
+    irdl.results(result: %U)
+    irdl.attributes {"slice_sizes" = %attr_slice_sizes}
+  }
+
+  // Overwrite the window of `update`'s shape at run-time start indices (clamped into bounds).
+  irdl.operation @dynamic_update_slice {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T, update: %U, start_indices: variadic %I)
+    irdl.results(result: %T)
+  }
+
+  // Join two tensors along `dimension` (binary: chains express N operands).
+  irdl.operation @concatenate {
     %T = irdl.base "!builtin.tensor"
     %U = irdl.base "!builtin.tensor"
     %V = irdl.base "!builtin.tensor"
-    %attr_lhs_contracting_dimensions = irdl.base "#builtin.dense_array"
-    %attr_rhs_contracting_dimensions = irdl.base "#builtin.dense_array"
-    %attr_lhs_batch_dimensions = irdl.base "#builtin.dense_array"
-    %attr_rhs_batch_dimensions = irdl.base "#builtin.dense_array"
-    %attr_result_dtype = irdl.base "#builtin.type"
+    %attr_dimension = irdl.base "#builtin.integer"
     irdl.operands(lhs: %T, rhs: %U)
     irdl.results(result: %V)
-    irdl.attributes {"lhs_contracting_dimensions" = %attr_lhs_contracting_dimensions, "rhs_contracting_dimensions" = %attr_rhs_contracting_dimensions, "lhs_batch_dimensions" = %attr_lhs_batch_dimensions, "rhs_batch_dimensions" = %attr_rhs_batch_dimensions, "result_dtype" = %attr_result_dtype}
+    irdl.attributes {"dimension" = %attr_dimension}
+  }
+
+  // Pad with `padding_value` at both edges and between elements; negative edge padding crops.
+  irdl.operation @pad {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_edge_padding_low = irdl.base "#builtin.dense_array"
+    %attr_edge_padding_high = irdl.base "#builtin.dense_array"
+    %attr_interior_padding = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T, padding_value: %U)
+    irdl.results(result: %V)
+    irdl.attributes {"edge_padding_low" = %attr_edge_padding_low, "edge_padding_high" = %attr_edge_padding_high, "interior_padding" = %attr_interior_padding}
   }
 
   // Identity on values whose derivative is zero (JAX's `lax.stop_gradient`).

@@ -6,6 +6,7 @@ import operator
 from typing import Any
 
 import numpy as np
+
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
@@ -92,13 +93,20 @@ def promote_args(fname: str, *args: Any) -> list[Any]:
 
 
 def promote_args_inexact(fname: str, *args: Any) -> list[Any]:
-    """As promote_args, then to an inexact type if the result is not one (``to_inexact_dtype``)."""
-    promoted = promote_args(fname, *args)
-    if promoted and not front_dtypes.issubdtype(promoted[0].dtype, np.inexact):
-        weak = all(abstractify(a).weak_type for a in promoted)
-        promoted = [lax.convert_element_type(a, to_inexact_dtype(promoted[0].dtype), weak_type=weak)
-                    for a in promoted]
-    return promoted
+    """As promote_args, but to the inexact type of the promoted type (``to_inexact_dtype``).
+
+    Each argument converts straight to that type, as in jnp: ``(uint32, -3)`` gives -3.0, not
+    the float of -3 wrapped to uint32."""
+    return _promote_with(fname, args, to_inexact_dtype)
+
+
+def _promote_with(fname: str, args: tuple[Any, ...], adjust: Any) -> list[Any]:
+    """Convert every argument to ``adjust(result type)`` (weak as the promotion), then broadcast."""
+    check_arraylike(fname, *args)
+    dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
+    promoted = [lax.convert_element_type(asarray(a), adjust(dtype), weak_type=weak) for a in args]
+    shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
+    return [broadcast_to_shape(a, shape) for a in promoted]
 
 
 def to_inexact_dtype(dtype: Any) -> np.dtype:
@@ -191,13 +199,7 @@ def user_dtype(fname: str, dtype: Any) -> np.dtype | None:
 
 def promote_args_numeric(fname: str, *args: Any) -> list[Any]:
     """As promote_args, with booleans promoted to int32 (jnp's ``promote_args_numeric``)."""
-    check_arraylike(fname, *args)
-    dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
-    if dtype == np.bool_:
-        dtype = np.dtype(np.int32)
-    promoted = [lax.convert_element_type(asarray(a), dtype, weak_type=weak) for a in args]
-    shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
-    return [broadcast_to_shape(a, shape) for a in promoted]
+    return _promote_with(fname, args, lambda d: np.dtype(np.int32) if d == np.bool_ else d)
 
 
 def slice_axis(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:

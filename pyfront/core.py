@@ -159,7 +159,7 @@ def to_numpy(x: Any) -> np.ndarray:
         return x._value
     if isinstance(x, Tracer):
         raise ConcretizationTypeError(x, "a concrete value")
-    if isinstance(x, front_dtypes.PYTHON_SCALARS):
+    if front_dtypes.is_python_scalar(x):
         return np.asarray(x, dtype=front_dtypes.python_scalar_dtype(x))
     array = np.asarray(x)
     canonical = front_dtypes.canonicalize(array.dtype)
@@ -177,7 +177,7 @@ def abstractify(x: Any) -> Aval:
 
     if isinstance(x, Array):
         return x.aval
-    if isinstance(x, front_dtypes.PYTHON_SCALARS):
+    if front_dtypes.is_python_scalar(x):
         return Aval((), front_dtypes.python_scalar_dtype(x), not isinstance(x, bool))
     array = to_numpy(x)
     return Aval(array.shape, array.dtype, False)

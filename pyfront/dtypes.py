@@ -25,6 +25,12 @@ _NARROW = {
 PYTHON_SCALARS = (bool, int, float, complex)
 
 
+def is_python_scalar(x: Any) -> bool:
+    """A Python bool/int/float/complex, weakly typed in JAX. NumPy scalars are not, even
+    though ``np.float64`` subclasses ``float``: JAX checks the exact type, and so do we."""
+    return type(x) in PYTHON_SCALARS
+
+
 def canonicalize(dtype: Any) -> np.dtype:
     """The dtype mlax uses for ``dtype``: 64-bit types narrow to 32 bits unless x64 is on."""
     dt = np.dtype(dtype)
@@ -67,16 +73,16 @@ class _Typed:
 
 def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
     """(dtype, weak_type) of an mlax value, NumPy value, Python scalar or dtype-like."""
-    if isinstance(x, PYTHON_SCALARS):
+    if is_python_scalar(x):
         return python_scalar_dtype(x), not isinstance(x, bool)
     aval = getattr(x, "aval", None)
     if aval is not None and hasattr(aval, "weak_type"):
         return np.dtype(aval.dtype), bool(aval.weak_type)
-    if hasattr(x, "dtype"):
-        return canonicalize(x.dtype), False
-    if isinstance(x, type) and issubclass(x, PYTHON_SCALARS):
+    if any(x is t for t in PYTHON_SCALARS):
         return python_scalar_dtype(x(0)), x is not bool
-    return canonicalize(np.dtype(x)), False
+    if isinstance(x, type) or not hasattr(x, "dtype"):  # np.float32, "int8", np.dtype(...)
+        return canonicalize(np.dtype(x)), False
+    return canonicalize(x.dtype), False
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:

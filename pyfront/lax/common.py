@@ -17,7 +17,7 @@ def operand(x: Operand, dtype: Any = None) -> Operand:
     """An Array or Tracer for ``x``; a Python scalar takes ``dtype`` (when given) and stays weak."""
     if isinstance(x, (Array, Tracer)):
         return x
-    if isinstance(x, front_dtypes.PYTHON_SCALARS):
+    if front_dtypes.is_python_scalar(x):
         weak = not isinstance(x, bool)
         dt = np.dtype(dtype) if dtype is not None else front_dtypes.python_scalar_dtype(x)
         return Array._wrap(np.asarray(x, dtype=dt), weak)
@@ -27,7 +27,7 @@ def operand(x: Operand, dtype: Any = None) -> Operand:
 def operands_like(*xs: Operand) -> list[Operand]:
     """Lax's rule for mixing Python scalars with arrays: scalars take the arrays' dtype."""
     target = next((abstractify(x).dtype for x in xs
-                   if not isinstance(x, front_dtypes.PYTHON_SCALARS)), None)
+                   if not front_dtypes.is_python_scalar(x)), None)
     return [operand(x, target) for x in xs]
 
 

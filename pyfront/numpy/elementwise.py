@@ -359,11 +359,3 @@ def right_shift(x1: Any, x2: Any, /) -> Any:
 
 bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
-
-
-# The composite functions (rounding, classification, where/clip, closeness...) live in
-# math_extra to keep files small; re-exported so mlax.numpy sees one elementwise namespace.
-from mlax.numpy.math_extra import *  # noqa: E402, F403
-from mlax.numpy.math_extra import __all__ as _extra_all  # noqa: E402
-
-__all__ += _extra_all

@@ -10,7 +10,7 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
-from mlax.core import Tracer, abstractify, is_array_like, to_numpy, with_weak_type
+from mlax.core import Tracer, abstractify, is_array_like, to_numpy
 from mlax.source_info import where
 
 
@@ -28,7 +28,7 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None, order: str | No
         from mlax.numpy.manipulation import stack
 
         return stack([asarray(e, dtype) for e in a])
-    if isinstance(a, front_dtypes.PYTHON_SCALARS):
+    if front_dtypes.is_python_scalar(a):
         dt = dtype or front_dtypes.python_scalar_dtype(a)
         return Array._wrap(np.asarray(a, dtype=dt), dtype is None and not isinstance(a, bool))
     value = np.asarray(a)
@@ -50,9 +50,8 @@ def _contains_traced(x: Any) -> bool:
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Any:
+    """``jnp.array``: as asarray (a Python scalar stays weakly typed, as in JAX), plus ``ndmin``."""
     out = asarray(object, dtype)
-    if isinstance(object, front_dtypes.PYTHON_SCALARS) and dtype is None:
-        out = with_weak_type(out, False)
     if ndmin > out.ndim:
         out = lax.broadcast_in_dim(out, (1,) * (ndmin - out.ndim) + out.shape,
                                    tuple(range(ndmin - out.ndim, ndmin)))

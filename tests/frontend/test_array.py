@@ -83,3 +83,12 @@ def test_tree_util_is_jax_compatible() -> None:
     assert leaves == [1, 2]
     assert mlax.tree_util.tree_unflatten(tree, [3, 4]) == Pair(3, {"x": 4})
     assert mlax.tree_util.tree_map(lambda v: v * 2, [1, (2,)]) == [2, (4,)]
+
+
+def test_python_scalars_are_weak_numpy_scalars_are_not() -> None:
+    import jax.numpy as jnp
+
+    for value in (2.0, 3, np.float64(2.0), np.int64(3), np.float32(1.5), True):
+        assert mnp.asarray(value).weak_type == jnp.asarray(value).weak_type, value
+        assert mnp.array(value).weak_type == jnp.array(value).weak_type, value
+        assert mnp.asarray(value).dtype == jnp.asarray(value).dtype, value

@@ -72,13 +72,9 @@ def test_promote_types_and_result_type(x64: bool) -> None:  # noqa: F811 (fixtur
             assert mnp.result_type(a, b) == jnp.result_type(_as_jnp(a), _as_jnp(b)), (a, b)
 
 
-_NP_FLOAT64_IS_WEAK = mnp.asarray(np.float64(2)).weak_type
-
-
-@pytest.mark.xfail(_NP_FLOAT64_IS_WEAK, strict=True,
-                   reason="mlax treats np.float64 scalars (a float subclass) "
-                   "as weakly typed Python floats; JAX checks type(x), not isinstance")
 def test_numpy_float64_scalar_is_not_weak() -> None:
+    """np.float64 subclasses float, but JAX checks type(x): it is a strong float64 (float32 in x32)."""
+    assert not mnp.asarray(np.float64(2)).weak_type
     x = np.ones(2, np.float16)
     assert mnp.add(x, np.float64(2)).dtype == jnp.add(x, np.float64(2)).dtype
     assert mnp.result_type(mnp.float16, np.float64(2)) == jnp.result_type(jnp.float16, np.float64(2))

@@ -2,18 +2,44 @@
 
 ``import mlax as jax`` style: ``mlax.jit``, ``mlax.numpy``, ``mlax.lax``, ``mlax.nn``,
 ``mlax.tree_util``, ``mlax.config``. Traced programs are IR in the ``mlax`` MLIR dialect.
+
+Attributes load on first use (PEP 562), so the compiler tools, which need only
+``mlax.dialect`` and ``mlax.passes``, start without importing JAX.
 """
 
-from mlax import lax, nn, numpy, scipy, tree_util
-from mlax.array import Array
-from mlax.config import config
-from mlax.devices import block_until_ready, default_backend, device_count, devices, local_devices
-from mlax.errors import ConcretizationTypeError, UnexpectedTracerError
-from mlax.jit import jit, make_mlir
-from mlax.lax.transforms import stop_gradient
+from __future__ import annotations
 
-__all__ = [
-    "Array", "ConcretizationTypeError", "UnexpectedTracerError", "block_until_ready", "config",
-    "default_backend", "device_count", "devices", "jit", "lax", "local_devices", "make_mlir", "nn",
-    "numpy", "scipy", "stop_gradient", "tree_util",
-]
+import importlib
+from typing import Any
+
+_SUBMODULES = ("lax", "nn", "numpy", "scipy", "tree_util")
+_ATTRIBUTES = {
+    "Array": "mlax.array",
+    "config": "mlax.configuration",
+    "jit": "mlax.api",
+    "make_mlir": "mlax.api",
+    "ConcretizationTypeError": "mlax.errors",
+    "UnexpectedTracerError": "mlax.errors",
+    "block_until_ready": "mlax.device_info",
+    "default_backend": "mlax.device_info",
+    "device_count": "mlax.device_info",
+    "devices": "mlax.device_info",
+    "local_devices": "mlax.device_info",
+    "stop_gradient": "mlax.lax.transforms",
+}
+
+__all__ = sorted([*_SUBMODULES, *_ATTRIBUTES])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"mlax.{name}")
+    if name in _ATTRIBUTES:
+        value = getattr(importlib.import_module(_ATTRIBUTES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mlax' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

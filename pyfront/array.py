@@ -110,6 +110,6 @@ class Array(ArrayMethods):
 
     @property
     def device(self) -> Any:
-        from mlax.devices import devices
+        from mlax.device_info import devices
 
         return devices()[0]

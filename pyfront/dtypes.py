@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from jax._src import dtypes as jax_dtypes
 
-from mlax.config import config
+from mlax.configuration import config
 from mlax.dialect import dtypes as ir_dtypes
 
 bfloat16 = ir_dtypes.bfloat16

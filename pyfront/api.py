@@ -16,7 +16,7 @@ from jax import tree_util
 from mlir import ir
 
 from mlax.array import Array
-from mlax.config import config
+from mlax.configuration import config
 from mlax.core import Aval, current_trace
 from mlax.runtime.backend import Executable, get_backend
 from mlax.tracing import (

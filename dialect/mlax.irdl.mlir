@@ -146,6 +146,13 @@ irdl.dialect @mlax {
     irdl.results(result: %T)
   }
 
+  // Complementary error function 1 - erf(x).
+  irdl.operation @erfc {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
   // Inverse error function.
   irdl.operation @erf_inv {
     %T = irdl.base "!builtin.tensor"

@@ -240,6 +240,14 @@ define_unary("logistic", _logistic, FLOAT, "Logistic sigmoid 1 / (1 + e**-x).",
              "Defined as JAX lowers it: `1 / (1 + exp(-x))` with every step rounded to the "
              "operand type (so it reaches exactly 0 for large negative x).", native=True)
 define_unary("erf", scipy.special.erf, FLOAT, "Error function.")
+define_unary("erfc", scipy.special.erfc, FLOAT, "Complementary error function 1 - erf(x).",
+             "Float operands only. Computed directly, not as `1 - erf(x)`, so large x keeps full "
+             "relative precision instead of cancelling to 0: erfc(10 : f64) = 2.09e-45. "
+             "erfc(-inf) = 2, erfc(+inf) = 0, erfc(+-0) = 1, NaN stays NaN; in f32 the result "
+             "rounds to exactly 2 for x <= -3.9. f16/bf16 compute in f32 and round once. "
+             "The reference keeps subnormal results (erfc(9.3 : f32) = 1.65e-39), which XLA's CPU "
+             "flushes to zero. StableHLO has no erfc: it lowers to `chlo.erfc`, which XLA "
+             "expands into a rational approximation.")
 define_unary("erf_inv", lambda x: np.copysign(scipy.special.erfinv(x), x), FLOAT, "Inverse error function.",
              "erf_inv(+-1) = +-inf, erf_inv(-0.0) = -0.0; outside [-1, 1] the result is NaN.")
 define_unary("is_finite", lambda x: np.isfinite(x.astype(compute_dtype(x.dtype))), FLOAT,

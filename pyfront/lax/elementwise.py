@@ -74,6 +74,7 @@ tan = _unary("tan", "Elementwise tangent.")
 tanh = _unary("tanh", "Elementwise hyperbolic tangent.")
 logistic = _unary("logistic", "Elementwise sigmoid 1 / (1 + e**-x).")
 erf = _unary("erf", "Elementwise error function.")
+erfc = _unary("erfc", "Elementwise complementary error function 1 - erf(x), accurate for large x.")
 erf_inv = _unary("erf_inv", "Elementwise inverse error function.")
 is_finite = _unary("is_finite", "Elementwise test for finite values (not inf, not NaN).")
 bitwise_not = _unary("bitwise_not", "Elementwise bitwise not (logical not on booleans).", "not")
@@ -195,8 +196,8 @@ def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
 __all__ = [
     "RoundingMethod", "abs", "add", "atan2", "bitcast_convert_type", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "cbrt", "ceil", "clamp", "convert_element_type", "cos", "div", "eq",
-    "erf", "erf_inv", "exp", "exp2", "expm1", "floor", "ge", "gt", "integer_pow", "is_finite", "le",
-    "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
+    "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor", "ge", "gt", "integer_pow", "is_finite",
+    "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
     "population_count", "pow", "reciprocal", "rem", "round", "rsqrt", "select", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sqrt", "square", "sub", "tan",
     "tanh",

@@ -29,13 +29,14 @@ from mlax.numpy.util import (
 )
 
 __all__ = [
-    "absolute", "abs", "add", "arctan2", "atan2", "bitwise_and", "bitwise_invert",
+    "absolute", "abs", "acos", "acosh", "add", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+    "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cbrt",
-    "ceil", "cos", "divide", "divmod", "equal", "exp", "exp2", "expm1", "fabs", "float_power",
+    "ceil", "cos", "cosh", "divide", "divmod", "equal", "exp", "exp2", "expm1", "fabs", "float_power",
     "floor", "floor_divide", "fmod", "greater", "greater_equal", "invert", "left_shift", "less",
     "less_equal", "log", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or",
     "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "nextafter", "not_equal",
-    "positive", "pow", "power", "reciprocal", "remainder", "right_shift", "sign", "sin",
+    "positive", "pow", "power", "reciprocal", "remainder", "right_shift", "sign", "sin", "sinh",
     "sqrt", "square", "subtract", "tan", "tanh", "true_divide",
 ]
 
@@ -106,6 +107,14 @@ sin = _inexact("sin", "sin")
 cos = _inexact("cos", "cos")
 tan = _inexact("tan", "tan")
 tanh = _inexact("tanh", "tanh")
+arcsin = asin = _inexact("arcsin", "asin")
+arccos = acos = _inexact("arccos", "acos")
+arctan = atan = _inexact("arctan", "atan")
+sinh = _inexact("sinh", "sinh")
+cosh = _inexact("cosh", "cosh")
+arcsinh = asinh = _inexact("arcsinh", "asinh")
+arccosh = acosh = _inexact("arccosh", "acosh")
+arctanh = atanh = _inexact("arctanh", "atanh")
 fabs = _inexact("fabs", "abs")
 
 

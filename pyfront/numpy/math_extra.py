@@ -1,6 +1,7 @@
 """mlax.numpy composite elementwise functions: rounding, float classification, where/clip,
 closeness tests, and the float helpers jnp builds from several primitives (hypot, logaddexp,
 sinc...). Each follows jnp's formula so results agree with JAX to the last bit where JAX's do.
+(arcsin & co. are in mlax.numpy.elementwise: they call mlax.lax.asin & co.)
 """
 
 from __future__ import annotations
@@ -29,12 +30,11 @@ from mlax.numpy.util import (
 from mlax.source_info import where as source_where
 
 __all__ = [
-    "acos", "acosh", "allclose", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
-    "around", "array_equal", "array_equiv", "asin", "asinh", "astype", "atan", "atanh", "bitwise_count",
-    "clip", "conj", "conjugate", "copysign", "cosh", "deg2rad", "degrees", "fix", "fmax", "fmin",
-    "heaviside", "hypot", "imag", "isclose", "iscomplex", "isfinite", "isinf", "isnan", "isneginf",
-    "isposinf", "isreal", "logaddexp", "logaddexp2", "modf", "nan_to_num", "rad2deg", "radians", "real",
-    "rint", "round", "select", "signbit", "sinc", "sinh", "trunc", "where",
+    "allclose", "around", "array_equal", "array_equiv", "astype", "bitwise_count", "clip", "conj",
+    "conjugate", "copysign", "deg2rad", "degrees", "fix", "fmax", "fmin", "heaviside", "hypot", "imag",
+    "isclose", "iscomplex", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "logaddexp",
+    "logaddexp2", "modf", "nan_to_num", "rad2deg", "radians", "real", "rint", "round", "select",
+    "signbit", "sinc", "trunc", "where",
 ]
 
 
@@ -217,81 +217,6 @@ def _logaddexp_base(name: str, exp_prim: str, scale: float | None) -> Any:
 
 logaddexp = _logaddexp_base("logaddexp", "exp", None)
 logaddexp2 = _logaddexp_base("logaddexp2", "exp2", 1 / np.log(2))
-
-
-# --- inverse trigonometric and hyperbolic functions ------------------------------------------
-# mlax has no primitives for these: they are composed as XLA decomposes jax.lax.asin & co.
-# (chlo), including the branches that keep large and small arguments accurate.
-
-def _composite(name: str, body: Any, doc: str) -> Any:
-    def fn(x: Any, /) -> Any:
-        (x,) = promote_args_inexact(name, x)
-        dtype, weak = x.dtype, x.weak_type
-        if dtype.itemsize == 2:  # half precision computes in float32 and rounds once, as XLA
-            x = lax.convert_element_type(x, np.float32, weak)
-        out = body(x, lambda v: const_like(x, v, "like"))
-        return lax.convert_element_type(out, dtype, weak)
-
-    return ew._named(name, doc, fn)
-
-
-def _one_minus_square(x: Any, c: Any) -> Any:
-    """``(1 - x)(1 + x)``: no cancellation near |x| = 1, unlike ``1 - x * x``."""
-    return lax.mul(lax.sub(c(1), x), lax.add(c(1), x))
-
-
-def _asin(x: Any, c: Any) -> Any:
-    return lax.mul(c(2), lax.atan2(x, lax.add(c(1), lax.sqrt(_one_minus_square(x, c)))))
-
-
-def _acos(x: Any, c: Any) -> Any:
-    half = lax.atan2(lax.sqrt(_one_minus_square(x, c)), lax.add(c(1), x))
-    return lax.select(lax.ne(x, c(-1)), lax.mul(c(2), half), c(np.pi))
-
-
-def _sinh(x: Any, c: Any) -> Any:
-    large = lax.sub(lax.exp(lax.add(x, c(np.log(0.5)))), lax.exp(lax.sub(c(np.log(0.5)), x)))
-    em1 = lax.expm1(x)
-    small = lax.mul(c(0.5), lax.add(em1, lax.div(em1, lax.add(em1, c(1)))))
-    return lax.select(lax.lt(lax.abs(x), c(1)), small, large)
-
-
-def _cosh(x: Any, c: Any) -> Any:
-    return lax.add(lax.exp(lax.add(x, c(np.log(0.5)))), lax.exp(lax.sub(c(np.log(0.5)), x)))
-
-
-def _sqrt_max(x: Any, c: Any) -> Any:
-    """Above this, x * x overflows: asinh/acosh switch to log(x) + log(2)."""
-    return c(np.sqrt(float(ml_dtypes.finfo(abstractify(x).dtype).max)))
-
-
-def _asinh(x: Any, c: Any) -> Any:
-    ax = lax.abs(x)
-    ax2 = lax.mul(ax, ax)
-    moderate = lax.log1p(lax.add(ax, lax.div(ax2, lax.add(c(1), lax.sqrt(lax.add(ax2, c(1)))))))
-    large = lax.add(lax.log(ax), c(np.log(2)))
-    return lax.mul(lax.sign(x), lax.select(lax.ge(ax, _sqrt_max(x, c)), large, moderate))
-
-
-def _acosh(x: Any, c: Any) -> Any:
-    moderate = lax.log(lax.add(x, lax.sqrt(lax.mul(lax.add(x, c(1)), lax.sub(x, c(1))))))
-    large = lax.add(lax.log(x), c(np.log(2)))
-    return lax.select(lax.ge(x, _sqrt_max(x, c)), large, moderate)
-
-
-def _atanh(x: Any, c: Any) -> Any:
-    value = lax.mul(c(0.5), lax.sub(lax.log1p(x), lax.log1p(lax.neg(x))))
-    return lax.select(lax.gt(lax.abs(x), c(1)), c(np.nan), value)
-
-
-arcsin = asin = _composite("arcsin", _asin, "Inverse sine, ``2 atan2(x, 1 + sqrt((1 - x)(1 + x)))``.")
-arccos = acos = _composite("arccos", _acos, "Inverse cosine, ``2 atan2(sqrt((1 - x)(1 + x)), 1 + x)``.")
-arctan = atan = _composite("arctan", lambda x, c: lax.atan2(x, c(1)), "Inverse tangent, ``atan2(x, 1)``.")
-sinh = _composite("sinh", _sinh, "Hyperbolic sine (expm1-based below 1 for accuracy near 0).")
-cosh = _composite("cosh", _cosh, "Hyperbolic cosine, ``e^(x - log 2) + e^(-x - log 2)`` (no early overflow).")
-arcsinh = asinh = _composite("arcsinh", _asinh, "Inverse hyperbolic sine (log1p form; log(2x) when huge).")
-arccosh = acosh = _composite("arccosh", _acosh, "Inverse hyperbolic cosine (NaN below 1).")
-arctanh = atanh = _composite("arctanh", _atanh, "Inverse hyperbolic tangent (NaN beyond [-1, 1]).")
 
 
 def sinc(x: Any, /) -> Any:

@@ -14,15 +14,13 @@ import pytest
 import mlax
 import mlax.nn as mnn
 import mlax.scipy.special as msp
-from tests.numpy.test_elementwise import check_abstract, check_values, lax_has, operand
+from tests.numpy.test_elementwise import check_abstract, check_values, operand
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ACTIVATIONS = ["relu", "relu6", "sigmoid", "softplus", "silu", "swish", "log_sigmoid", "elu", "leaky_relu",
                "celu", "selu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "soft_sign", "mish",
                "squareplus", "sparse_plus", "sparse_sigmoid", "identity", "tanh", "gelu"]
-# Activations whose exact jax.nn formula needs an mlax.lax wrapper beyond the basic ones.
-NEEDS = {"gelu_exact": ("erfc",)}
-SPECIAL = {"erf": (), "erfc": ("erfc",), "erfinv": (), "expit": (), "logit": ()}
+SPECIAL = ["erf", "erfc", "erfinv", "expit", "logit"]
 
 
 def check_both(spell: Any, *args: Any, **kw: Any) -> None:
@@ -48,10 +46,19 @@ def test_activations_on_large_inputs() -> None:
         check_values(getattr(mnn, name), getattr(jax.nn, name), x)
 
 
-def test_gelu_exact(rng: np.random.Generator) -> None:
-    lax_has(*NEEDS["gelu_exact"])
-    for dtype in (np.float32, BF16):
-        check_both(lambda m: lambda a: m.nn.gelu(a, approximate=False), operand(rng, dtype, (3, 4)))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.int8, float, int],
+                         ids=["f32", "f16", "bf16", "i8", "py_float", "py_int"])
+def test_gelu_exact(dtype: Any, rng: np.random.Generator) -> None:
+    """``x/2 erfc(-x/sqrt 2)``: NaN/inf included; integers promote to float."""
+    shape = () if dtype in (float, int) else (3, 4)
+    check_both(lambda m: lambda a: m.nn.gelu(a, approximate=False), operand(rng, dtype, shape or None))
+
+
+def test_gelu_exact_tails() -> None:
+    """Far left the exact gelu is a tiny negative number (erfc, not 1 + erf, which would be 0)."""
+    x = np.array([-1e4, -13.0, -12.0, -9.0, -5.0, -1e-3, 0.0, -0.0, 1e-3, 5.0, 9.0, 1e4], np.float32)
+    check_both(lambda m: lambda a: m.nn.gelu(a, approximate=False), x, rtol=5e-6)
+    assert np.all(np.asarray(mnn.gelu(x[2:4], approximate=False)) < 0)
 
 
 def test_activation_parameters(rng: np.random.Generator) -> None:
@@ -107,15 +114,22 @@ def test_standardize(rng: np.random.Generator) -> None:
 
 # --- scipy.special -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(SPECIAL))
+@pytest.mark.parametrize("name", SPECIAL)
 @pytest.mark.parametrize("dtype", [np.float32, BF16, np.int32, float])
 def test_special_functions(name: str, dtype: Any, rng: np.random.Generator) -> None:
-    lax_has(*SPECIAL[name])
     low, high = {"erfinv": (-1.0, 1.0), "logit": (0.0, 1.0)}.get(name, (-4.0, 4.0))
     x = operand(rng, dtype, (3, 4))
     if dtype in (np.float32, BF16):
         x = rng.uniform(low, high, size=(3, 4)).astype(dtype)
     check_values(getattr(msp, name), getattr(jsp, name), x, rtol=2e-5 if dtype == np.float32 else None)
+
+
+def test_erfc_tails(rng: np.random.Generator) -> None:
+    """erfc keeps its relative precision far right, where 1 - erf(x) would be 0."""
+    x = np.concatenate([rng.uniform(-6, 9.1, 50), [-np.inf, -30.0, 12.0, 30.0, np.inf, np.nan, -0.0]])
+    check_values(msp.erfc, jsp.erfc, x.astype(np.float32), rtol=5e-6)
+    check_values(msp.erfc, jsp.erfc, x.astype(np.float16))
+    check_values(msp.erfc, jsp.erfc, np.arange(-3, 8, dtype=np.int8))
 
 
 @pytest.mark.parametrize("name", ["xlogy", "xlog1py"])

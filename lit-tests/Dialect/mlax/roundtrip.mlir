@@ -44,12 +44,13 @@ func.func @test_constants() -> (tensor<2x3xf32>, tensor<f32>, tensor<4xi32>, ten
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.logistic"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.erf"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.erf_inv"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.erfc"(%{{[a-z0-9_]+}}) : (tensor<2x3xbf16>) -> tensor<2x3xbf16>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.is_finite"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xi1>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.not"(%{{[a-z0-9_]+}}) : (tensor<5xi1>) -> tensor<5xi1>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.population_count"(%{{[a-z0-9_]+}}) : (tensor<5xi32>) -> tensor<5xi32>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.stop_gradient"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    return
-func.func @test_unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %b: tensor<5xi1>) {
+func.func @test_unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %b: tensor<5xi1>, %h: tensor<2x3xbf16>) {
   %0 = "mlax.neg"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %1 = "mlax.abs"(%i) : (tensor<5xi32>) -> tensor<5xi32>
   %2 = "mlax.sign"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -71,6 +72,7 @@ func.func @test_unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %b: tensor<5xi1>) 
   %18 = "mlax.logistic"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %19 = "mlax.erf"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %20 = "mlax.erf_inv"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %erfc = "mlax.erfc"(%h) : (tensor<2x3xbf16>) -> tensor<2x3xbf16>
   %21 = "mlax.is_finite"(%x) : (tensor<2x3xf32>) -> tensor<2x3xi1>
   %22 = "mlax.not"(%b) : (tensor<5xi1>) -> tensor<5xi1>
   %23 = "mlax.population_count"(%i) : (tensor<5xi32>) -> tensor<5xi32>

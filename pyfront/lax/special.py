@@ -1,0 +1,151 @@
+"""mlax.lax inverse trigonometric and hyperbolic functions, under jax.lax's names.
+
+asin, acos, atan, sinh, cosh, asinh, acosh and atanh are not dialect primitives: StableHLO
+has none of them either (jax emits `chlo` ops, which XLA expands into elementwise
+primitives). Each is composed here from mlax primitives with case splits of the same kind:
+overflow-safe forms for large arguments and cancellation-free ones near 0 and +-1, so
+results agree with jax.lax within a few ulp (tests/dialect/test_lax_special.py checks every
+half-precision value). Operands must be floats (lax does not promote); half precision
+computes in float32 and rounds once. mlax.numpy's arcsin & co. call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from mlax.array import Array
+from mlax.dialect import dtypes as ir_dtypes
+from mlax.lax.common import operand
+from mlax.lax.elementwise import (
+    abs,
+    add,
+    atan2,
+    convert_element_type,
+    div,
+    exp,
+    expm1,
+    ge,
+    gt,
+    log,
+    log1p,
+    lt,
+    mul,
+    ne,
+    neg,
+    select,
+    sign,
+    sqrt,
+    sub,
+)
+from mlax.lax.shape import broadcast_in_dim
+from mlax.source_info import where
+
+__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh"]
+
+Const = Callable[[float], Any]
+
+
+def _composite(name: str, body: Callable[[Any, Const], Any], doc: str) -> Callable[[Any], Any]:
+    """The public function ``name``: check the dtype, widen half floats, run ``body``, round back.
+
+    ``body(x, c)`` gets the (float32 or wider) operand and ``c``, which makes a constant of
+    x's dtype, shape and weak type, so the result keeps x's weak type as in jax.lax.
+    """
+
+    def fn(x: Any) -> Any:
+        x = operand(x)
+        dtype, weak = x.dtype, x.weak_type
+        if not ir_dtypes.is_float(dtype):
+            raise TypeError(f"mlax.lax.{name}: x must have a floating-point dtype, got {dtype}{where()}")
+        if dtype.itemsize == 2:
+            x = convert_element_type(x, np.float32, weak)
+        work, shape = x.dtype, x.shape
+
+        def const(value: float) -> Any:
+            return broadcast_in_dim(Array._wrap(np.array(value, work), weak), shape, ())
+
+        return convert_element_type(body(x, const), dtype, weak)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _one_minus_square(x: Any, c: Const) -> Any:
+    """``(1 - x)(1 + x)``: no cancellation near |x| = 1, unlike ``1 - x * x``."""
+    return mul(sub(c(1), x), add(c(1), x))
+
+
+def _asin(x: Any, c: Const) -> Any:
+    return mul(c(2), atan2(x, add(c(1), sqrt(_one_minus_square(x, c)))))
+
+
+def _acos(x: Any, c: Const) -> Any:
+    half = atan2(sqrt(_one_minus_square(x, c)), add(c(1), x))
+    return select(ne(x, c(-1)), mul(c(2), half), c(np.pi))
+
+
+def _atan(x: Any, c: Const) -> Any:
+    return atan2(x, c(1))
+
+
+def _half_exps(x: Any, c: Const) -> tuple[Any, Any]:
+    """``e**x / 2`` and ``e**-x / 2`` as ``exp(+-x + log 1/2)``: finite while e**|x| / 2 is."""
+    return exp(add(x, c(np.log(0.5)))), exp(sub(c(np.log(0.5)), x))
+
+
+def _sinh(x: Any, c: Const) -> Any:
+    up, down = _half_exps(x, c)
+    em1 = expm1(x)  # below |x| = 1: (e**x - 1) + (e**x - 1) / e**x, halved, keeps tiny x exact
+    small = mul(c(0.5), add(em1, div(em1, add(em1, c(1)))))
+    return select(lt(abs(x), c(1)), small, sub(up, down))
+
+
+def _cosh(x: Any, c: Const) -> Any:
+    return add(*_half_exps(x, c))
+
+
+def _sqrt_max(x: Any, c: Const) -> Any:
+    """Above this, x * x overflows: asinh/acosh switch to log(x) + log(2)."""
+    return c(np.sqrt(float(ml_dtypes.finfo(x.dtype).max)))
+
+
+def _asinh(x: Any, c: Const) -> Any:
+    ax = abs(x)
+    ax2 = mul(ax, ax)
+    moderate = log1p(add(ax, div(ax2, add(c(1), sqrt(add(ax2, c(1)))))))
+    large = add(log(ax), c(np.log(2)))
+    return mul(sign(x), select(ge(ax, _sqrt_max(x, c)), large, moderate))
+
+
+def _acosh(x: Any, c: Const) -> Any:
+    y = sub(x, c(1))  # exact near 1, where log(x + sqrt(x * x - 1)) would lose most digits
+    moderate = log1p(add(y, sqrt(mul(y, add(x, c(1))))))
+    large = add(log(x), c(np.log(2)))
+    # Below -1 the square root no longer yields NaN once y (x + 1) overflows: say it.
+    return select(lt(x, c(-1)), c(np.nan), select(ge(x, _sqrt_max(x, c)), large, moderate))
+
+
+def _atanh(x: Any, c: Const) -> Any:
+    value = mul(c(0.5), sub(log1p(x), log1p(neg(x))))
+    return select(gt(abs(x), c(1)), c(np.nan), value)
+
+
+asin = _composite("asin", _asin, "Elementwise arcsine, ``2 atan2(x, 1 + sqrt((1 - x)(1 + x)))``.")
+acos = _composite("acos", _acos, "Elementwise arccosine, ``2 atan2(sqrt((1 - x)(1 + x)), 1 + x)`` "
+                  "(pi at -1).")
+atan = _composite("atan", _atan, "Elementwise arctangent, ``atan2(x, 1)``.")
+sinh = _composite("sinh", _sinh, "Elementwise hyperbolic sine (expm1-based below |x| = 1, so accurate "
+                  "near 0; no early overflow above).")
+cosh = _composite("cosh", _cosh, "Elementwise hyperbolic cosine, ``e**(x - log 2) + e**(-x - log 2)`` "
+                  "(no early overflow).")
+asinh = _composite("asinh", _asinh, "Elementwise inverse hyperbolic sine (log1p form; ``log 2|x|`` where "
+                   "x * x would overflow).")
+acosh = _composite("acosh", _acosh, "Elementwise inverse hyperbolic cosine, ``log1p(y + sqrt(y (x + 1)))`` "
+                   "with y = x - 1 (NaN below 1; ``log 2x`` where x * x would overflow).")
+atanh = _composite("atanh", _atanh, "Elementwise inverse hyperbolic tangent, "
+                   "``(log1p(x) - log1p(-x)) / 2`` (NaN beyond [-1, 1]).")

@@ -13,10 +13,9 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.numpy.test_elementwise import (
+from tests.numpy.helpers import (
     check_values,
     operand,
-    x64,  # noqa: F401 (fixture: both modes)
 )
 
 BF16 = ml_dtypes.bfloat16
@@ -131,7 +130,7 @@ def test_creation_matches_jax(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["zeros", "full_weak_float", "arange_step", "linspace_int", "eye",
                                   "tri", "full_like_weak", "arange_stop"])
-def test_creation_under_x64(name: str, x64: bool) -> None:  # noqa: F811
+def test_creation_under_x64(name: str, x64: bool) -> None:
     build, args = CASES[name]
     check_values(*both(build), *args)
 

@@ -14,7 +14,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.numpy.test_elementwise import check_values, x64  # noqa: F401 (fixture, imported by others)
+from tests.numpy.helpers import check_values
 
 SCALAR_TYPES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "bfloat16", "float32", "float64", "float_", "int_", "uint", "single", "double"]
@@ -58,7 +58,7 @@ def _as_jnp(t: Any) -> Any:
 
 
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
-def test_promote_types_and_result_type(x64: bool) -> None:  # noqa: F811 (fixture)
+def test_promote_types_and_result_type(x64: bool) -> None:
     kinds = ["bool_", "int8", "uint8", "int32", "uint32", "int64", "float16", "bfloat16", "float32",
              "float64"]
     for a in kinds:
@@ -129,7 +129,7 @@ def test_constants_and_shape_queries(rng: np.random.Generator) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
-def test_x64_changes_default_and_constructor_dtypes(x64: bool) -> None:  # noqa: F811 (fixture)
+def test_x64_changes_default_and_constructor_dtypes(x64: bool) -> None:
     """Under x64 the 64-bit types are real; otherwise they narrow to 32 bits, as in JAX."""
     for make in (lambda m: m.float64(1), lambda m: m.int64(2), lambda m: m.uint64(3), lambda m: m.float_(1.5),
                  lambda m: m.asarray(1.5), lambda m: m.zeros(2), lambda m: m.arange(3)):

@@ -10,7 +10,6 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.numpy.test_dtypes import x64  # noqa: F401 (fixture)
 from tests.oracle import assert_same, check_against_jax, random_array
 
 SHAPE = (4, 5, 6)
@@ -195,7 +194,7 @@ def test_update_errors() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype:UserWarning")  # jax in x32 mode
-def test_under_x64(x64: bool, rng: np.random.Generator) -> None:  # noqa: F811
+def test_under_x64(x64: bool, rng: np.random.Generator) -> None:
     x = random_array(rng, (4, 6), np.float64)
     check_on_arrays(lambda a, i: (a[i, ::-2], a.at[i, 1::2].add(1.5), a.at[-1].set(i)), x, np.int64(-3))
     check_on_arrays(lambda a, i: a.at[i].multiply(2.0), x, 2)

@@ -10,7 +10,6 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.numpy.test_dtypes import x64  # noqa: F401 (fixture)
 from tests.oracle import check_against_jax, random_array
 
 # Contractions reorder sums: compare floats with a tolerance that grows with the precision.
@@ -216,7 +215,7 @@ def test_errors(fn: object, error: type, match: str) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype:UserWarning")  # jax in x32 mode
-def test_under_x64(x64: bool, rng: np.random.Generator) -> None:  # noqa: F811
+def test_under_x64(x64: bool, rng: np.random.Generator) -> None:
     a, b = arrays(rng, np.float64, (2, 3, 4), (4, 5))
     check(lambda m: lambda x, y: (m.matmul(x, y), m.einsum("bij,jk->kb", x, y)), a, b)
     i, j = arrays(rng, np.int64, (3, 4), (4,))

@@ -10,7 +10,6 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.numpy.test_dtypes import x64  # noqa: F401 (fixture)
 from tests.oracle import check_against_jax, random_array
 
 # name -> (function of the numpy module (mnp or jnp), argument shapes)
@@ -245,7 +244,7 @@ def test_traced_shape_is_an_error() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype:UserWarning")  # jax in x32 mode
-def test_under_x64(x64: bool, rng: np.random.Generator) -> None:  # noqa: F811
+def test_under_x64(x64: bool, rng: np.random.Generator) -> None:
     x, y = random_array(rng, (2, 3), np.int64), random_array(rng, (2, 3), np.float32)
 
     def fns(m: object) -> object:

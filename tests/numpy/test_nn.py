@@ -14,7 +14,7 @@ import pytest
 import mlax
 import mlax.nn as mnn
 import mlax.scipy.special as msp
-from tests.numpy.test_elementwise import check_abstract, check_values, operand
+from tests.numpy.helpers import check_abstract, check_values, operand
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ACTIVATIONS = ["relu", "relu6", "sigmoid", "softplus", "silu", "swish", "log_sigmoid", "elu", "leaky_relu",

@@ -14,13 +14,12 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.numpy.test_elementwise import (
+from tests.numpy.helpers import (
     DTYPES,
     check_abstract,
     check_both,
     check_values,
     operand,
-    x64,  # noqa: F401 (fixture: both modes)
 )
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -44,7 +43,7 @@ def _call(lib: Any, name: str, axis: Any, keepdims: bool) -> Callable[[Any], Any
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
-def test_reduction_dtype_rules(name: str, x64: bool, rng: np.random.Generator) -> None:  # noqa: F811
+def test_reduction_dtype_rules(name: str, x64: bool, rng: np.random.Generator) -> None:
     """Every dtype (Python scalars included) with a random axis form and keepdims, x64 off and on."""
     for dtype in DTYPES:
         x = operand(rng, dtype, SHAPE)
@@ -168,7 +167,7 @@ def test_average(rng: np.random.Generator) -> None:
         mnp.average(x, 0, weights=iw)
 
 
-def test_reductions_under_x64(x64: bool, rng: np.random.Generator) -> None:  # noqa: F811
+def test_reductions_under_x64(x64: bool, rng: np.random.Generator) -> None:
     """Values where x64 changes the accumulation type (dtype rules: test_reduction_dtype_rules)."""
     x = operand(rng, np.int8, (3, 2), specials=False)
     check_both(lambda m: lambda a: (m.sum(a, 0), m.mean(a), m.argmax(a, 1), m.cumsum(a > 0)), x)

@@ -1,6 +1,6 @@
 # Two entry points for a new user: `make demo` and `make test`.
 # Each creates .venv and installs the project (with its test extra) when missing.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 

@@ -231,6 +231,22 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
 _mean = mean  # var's ``mean`` argument shadows the function
 
 
+def _center(name: str, mean_fn: Any, a: Any, axis: Any, dtype: Any, where: Any,
+            mean: Any) -> tuple[Any, Any, np.dtype, np.dtype]:
+    """The shared start of var/nanvar: ``a`` in the working dtype (half floats widen), the
+    center (``mean_fn`` of ``a``, or the given ``mean``), the result and working dtypes."""
+    check_arraylike(name, a)
+    a = asarray(a)
+    result_dtype = user_dtype(name, dtype) or to_inexact_dtype(a.dtype)
+    work = _upcast_half(result_dtype)
+    a = lax.convert_element_type(a, work)
+    if mean is None:
+        center = mean_fn(a, axis, dtype=work, keepdims=True, where=where)
+    else:
+        center = lax.convert_element_type(mean, work)
+    return a, center, result_dtype, work
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: builtins.bool = False, *, where: Any = None, mean: Any = None,
         correction: float | None = None) -> Any:
@@ -240,15 +256,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         correction = ddof
     elif ddof != 0:
         raise ValueError("mlax.numpy.var: ddof and correction can't be provided simultaneously")
-    check_arraylike("var", a)
-    a = asarray(a)
-    result_dtype = user_dtype("var", dtype) or to_inexact_dtype(a.dtype)
-    work = _upcast_half(result_dtype)
-    a = lax.convert_element_type(a, work)
-    if mean is None:
-        center = _mean(a, axis, dtype=work, keepdims=True, where=where)
-    else:
-        center = lax.convert_element_type(mean, work)
+    a, center, result_dtype, work = _center("var", _mean, a, axis, dtype, where, mean)
     centered = ew.subtract(a, center)
     centered = lax.mul(centered, centered)
     normalizer = _count("var", a, axis, keepdims, where, work)
@@ -414,15 +422,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
            keepdims: builtins.bool = False, where: Any = None, mean: Any = None) -> Any:
     """Variance of the non-NaN elements; NaN where fewer than ``ddof + 1`` remain."""
     _no_out("nanvar", out)
-    check_arraylike("nanvar", a)
-    a = asarray(a)
-    result_dtype = user_dtype("nanvar", dtype) or to_inexact_dtype(a.dtype)
-    work = _upcast_half(result_dtype)
-    a = lax.convert_element_type(a, work)
-    if mean is None:
-        center = nanmean(a, axis, dtype=work, keepdims=True, where=where)
-    else:
-        center = lax.convert_element_type(mean, work)
+    a, center, result_dtype, _ = _center("nanvar", nanmean, a, axis, dtype, where, mean)
     nan = mx.isnan(a)
     centered = mx.where(nan, 0, ew.subtract(a, center))
     normalizer = ew.subtract(sum(ew.logical_not(nan), axis, keepdims=keepdims, where=where), ddof)

@@ -5,9 +5,10 @@ does the same jobs for them, relying on every mlax op being pure:
 
 - simplification: per-op rules in RULES (keyed by op name) replace an op by one of its
   operands when that is exact: x + 0, x - 0, x * 1, neg(neg x), not(not x), and convert / reshape /
-  broadcast_in_dim / transpose that do not change anything. "Exact" is bitwise: for
-  floats the additive identity is -0.0 (x + +0.0 turns -0.0 into +0.0), so a float
-  `x + 0.0` stays.
+  broadcast_in_dim / transpose that do not change anything; a broadcast_in_dim of a
+  broadcast_in_dim, or of a reshape that only inserts size-1 dims (keepdims), becomes one.
+  "Exact" is bitwise: for floats the additive identity is -0.0 (x + +0.0 turns -0.0 into
+  +0.0), so a float `x + 0.0` stays.
 - constant folding: an op whose operands are all `mlax.constant`s is evaluated with the
   dialect's NumPy reference rule and replaced by a constant at the op's location; results
   or operands larger than `fold-limit` elements are left alone, so big splats are not
@@ -92,6 +93,60 @@ def same_type(op: ir.Operation, splats: list[np.ndarray | None]) -> ir.Value | N
     return operand if operand.type == op.results[0].type else None
 
 
+def _unit_dim_insertion(source: tuple[int, ...], target: tuple[int, ...]) -> list[int] | None:
+    """Where each dim of ``source`` lands in ``target`` when ``target`` only inserts size-1 dims
+    (``(5,) -> (5, 1)``: [0]); None for any other reshape."""
+    positions, j = [], 0
+    for size in source:
+        while j < len(target) and target[j] != size:
+            if target[j] != 1:
+                return None
+            j += 1
+        if j == len(target):
+            return None
+        positions.append(j)
+        j += 1
+    return positions if all(d == 1 for d in target[j:]) else None
+
+
+def _producer(value: ir.Value, name: str) -> ir.Operation | None:
+    owner = value.owner
+    if isinstance(owner, ir.Operation | ir.OpView) and owner.operation.name == name:
+        return owner.operation
+    return None
+
+
+def compose_broadcast(op: ir.Operation, splats: list[np.ndarray | None]) -> ir.Value | None:
+    """``broadcast_in_dim(broadcast_in_dim(x))`` and ``broadcast_in_dim(reshape(x))`` where the
+    reshape only inserts size-1 dims (keepdims) become one ``broadcast_in_dim(x)``: x's dim i goes
+    where its image in the middle value goes."""
+    (middle,) = op.operands
+    outer = read_attributes(op)
+    if (inner := _producer(middle, "mlax.broadcast_in_dim")) is not None:
+        inner_dims = read_attributes(inner)["broadcast_dimensions"]
+    elif (inner := _producer(middle, "mlax.reshape")) is not None:
+        source = TensorSpec.from_mlir(inner.operands[0].type).shape
+        inner_dims = _unit_dim_insertion(source, TensorSpec.from_mlir(middle.type).shape)
+        if inner_dims is None:
+            return None
+    else:
+        return None
+    dims = [outer["broadcast_dimensions"][d] for d in inner_dims]
+    with ir.InsertionPoint(op):
+        (value,) = build("broadcast_in_dim", [inner.operands[0]],
+                         {"shape": outer["shape"], "broadcast_dimensions": dims}, loc=op.location)
+    return value
+
+
+def first_of(*simplifiers: Simplifier) -> Simplifier:
+    """Try each simplifier in turn; the first answer wins."""
+
+    def simplify(op: ir.Operation, splats: list[np.ndarray | None]) -> ir.Value | None:
+        return next((v for f in simplifiers if (v := f(op, splats)) is not None), None)
+
+    return simplify
+
+
 def identity_permutation(op: ir.Operation, splats: list[np.ndarray | None]) -> ir.Value | None:
     permutation = read_attributes(op)["permutation"]
     return op.operands[0] if tuple(permutation) == tuple(range(len(permutation))) else None
@@ -106,7 +161,7 @@ RULES: dict[str, Rule] = {
     "not": Rule(involution),
     "convert": Rule(same_type),
     "reshape": Rule(same_type),
-    "broadcast_in_dim": Rule(same_type),
+    "broadcast_in_dim": Rule(first_of(same_type, compose_broadcast)),
     "transpose": Rule(identity_permutation),
     # Collectives reduce over a named axis that only batching or sharding gives a size to.
     **{name: Rule(fold=False) for name in (

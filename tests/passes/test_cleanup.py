@@ -178,6 +178,35 @@ UNARY_CASES = [
     ("no_stop_gradient", "tensor<3xf32>", [("stop_gradient", "", "tensor<3xf32>")], False),
 ]
 
+# (name, argument type, steps, the mlax ops left): broadcast chains that compose into one.
+COMPOSE_CASES = [
+    ("keepdims", "tensor<5xf32>", [("reshape", "shape = array<i64: 5, 1>", "tensor<5x1xf32>"),
+                                   ("broadcast_in_dim", BCAST.format("5, 4"), "tensor<5x4xf32>")],
+     ["mlax.broadcast_in_dim"]),
+    ("unit_dims_both_sides", "tensor<1x3xi8>",
+     [("reshape", "shape = array<i64: 1, 1, 3, 1>", "tensor<1x1x3x1xi8>"),
+      ("broadcast_in_dim", "shape = array<i64: 2, 1, 3, 4>, broadcast_dimensions = array<i64: 0, 1, 2, 3>",
+       "tensor<2x1x3x4xi8>")], ["mlax.broadcast_in_dim"]),
+    ("broadcast_twice", "tensor<4xi32>",
+     [("broadcast_in_dim", "shape = array<i64: 3, 4>, broadcast_dimensions = array<i64: 1>",
+       "tensor<3x4xi32>"),
+      ("broadcast_in_dim", "shape = array<i64: 2, 3, 4>, broadcast_dimensions = array<i64: 1, 2>",
+       "tensor<2x3x4xi32>")], ["mlax.broadcast_in_dim"]),
+    ("no_real_reshape", "tensor<6xf32>",
+     [("reshape", "shape = array<i64: 2, 3>", "tensor<2x3xf32>"),
+      ("broadcast_in_dim", "shape = array<i64: 4, 2, 3>, broadcast_dimensions = array<i64: 1, 2>",
+       "tensor<4x2x3xf32>")], ["mlax.reshape", "mlax.broadcast_in_dim"]),
+]
+
+
+@pytest.mark.parametrize(("name", "arg", "steps", "remaining"), COMPOSE_CASES,
+                         ids=[c[0] for c in COMPOSE_CASES])
+def test_broadcast_chains_compose(clean: Callable, rng: np.random.Generator, name: str, arg: str,
+                                  steps: list[tuple[str, str, str]], remaining: list[str]) -> None:
+    before, after = clean(chain_program(arg, steps))
+    assert mlax_ops(after) == remaining, str(after)
+    check_numbers(before, after, rng)
+
 
 @pytest.mark.parametrize(("name", "arg", "steps", "simplifies"), UNARY_CASES, ids=[c[0] for c in UNARY_CASES])
 def test_unary_rules(clean: Callable, rng: np.random.Generator, name: str, arg: str,

@@ -188,3 +188,32 @@ func.func @test_no_stop_gradient(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "mlax.stop_gradient"(%x) : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// The keepdims pattern: a reshape that inserts a size-1 dim, then a broadcast, is one broadcast.
+// CHECK-LABEL: func.func @test_broadcast_of_keepdims_reshape
+// CHECK-NEXT:    %[[B:.+]] = "mlax.broadcast_in_dim"(%arg0) {broadcast_dimensions = array<i64: 0>, shape = array<i64: 5, 4>}
+// CHECK-NEXT:    return %[[B]]
+func.func @test_broadcast_of_keepdims_reshape(%x: tensor<5xf32>) -> tensor<5x4xf32> {
+  %0 = "mlax.reshape"(%x) {shape = array<i64: 5, 1>} : (tensor<5xf32>) -> tensor<5x1xf32>
+  %1 = "mlax.broadcast_in_dim"(%0) {shape = array<i64: 5, 4>, broadcast_dimensions = array<i64: 0, 1>} : (tensor<5x1xf32>) -> tensor<5x4xf32>
+  return %1 : tensor<5x4xf32>
+}
+
+// CHECK-LABEL: func.func @test_broadcast_of_broadcast
+// CHECK-NEXT:    %[[B:.+]] = "mlax.broadcast_in_dim"(%arg0) {broadcast_dimensions = array<i64: 2>, shape = array<i64: 2, 3, 4>}
+// CHECK-NEXT:    return %[[B]]
+func.func @test_broadcast_of_broadcast(%x: tensor<4xi32>) -> tensor<2x3x4xi32> {
+  %0 = "mlax.broadcast_in_dim"(%x) {shape = array<i64: 3, 4>, broadcast_dimensions = array<i64: 1>} : (tensor<4xi32>) -> tensor<3x4xi32>
+  %1 = "mlax.broadcast_in_dim"(%0) {shape = array<i64: 2, 3, 4>, broadcast_dimensions = array<i64: 1, 2>} : (tensor<3x4xi32>) -> tensor<2x3x4xi32>
+  return %1 : tensor<2x3x4xi32>
+}
+
+// Unchanged: this reshape moves elements between dims (6 -> 2x3), so it is not a keepdims.
+// CHECK-LABEL: func.func @test_no_broadcast_of_real_reshape
+// CHECK:         "mlax.reshape"
+// CHECK:         "mlax.broadcast_in_dim"
+func.func @test_no_broadcast_of_real_reshape(%x: tensor<6xf32>) -> tensor<4x2x3xf32> {
+  %0 = "mlax.reshape"(%x) {shape = array<i64: 2, 3>} : (tensor<6xf32>) -> tensor<2x3xf32>
+  %1 = "mlax.broadcast_in_dim"(%0) {shape = array<i64: 4, 2, 3>, broadcast_dimensions = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+  return %1 : tensor<4x2x3xf32>
+}

@@ -1,0 +1,99 @@
+"""Shared builders of `mlax-lower-to-linalg`: linalg.generic over tensors, element-type tests.
+
+A rule (`Rule`) gets the mlax op with the insertion point and location set to it and
+returns the value that replaces the op's single result. Element-level code ("bodies")
+receives the scalar block arguments of a linalg.generic and returns the scalar to yield.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from mlax.passes.registry import PassFailure
+
+Rule = Callable[[ir.Operation], ir.Value]
+Body = Callable[..., ir.Value]
+
+_HALF = ("f16", "bf16")
+
+
+def fail(op: ir.Operation, message: str) -> PassFailure:
+    return PassFailure(f"mlax-lower-to-linalg: {message}", op.location)
+
+
+def is_float(t: ir.Type) -> bool:
+    return isinstance(t, ir.FloatType)
+
+
+def is_bool(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
+
+
+def width(t: ir.Type) -> int:
+    return ir.IntegerType(t).width if isinstance(t, ir.IntegerType) else ir.FloatType(t).width
+
+
+def element_type(value: ir.Value | ir.Type) -> ir.Type:
+    t = value if isinstance(value, ir.Type) else value.type
+    return ir.RankedTensorType(t).element_type
+
+
+def scalar(t: ir.Type, value: int | float) -> ir.Value:
+    """A scalar arith.constant of type ``t`` (integers given as Python ints, any sign)."""
+    if is_float(t):
+        return arith.constant(t, ir.FloatAttr.get(t, float(value)))
+    bits = width(t)
+    value = int(value) & ((1 << bits) - 1)
+    if value >= 1 << (bits - 1) and bits > 1:
+        value -= 1 << bits
+    return arith.constant(t, ir.IntegerAttr.get(t, -1 if bits == 1 and value else value))
+
+
+def in_f32(body: Body) -> Body:
+    """Run a float body in f32 for f16/bf16 operands and round back once (as XLA's CPU)."""
+
+    def wrapped(*args: ir.Value) -> ir.Value:
+        t = args[0].type
+        if str(t) not in _HALF:
+            return body(*args)
+        f32 = ir.F32Type.get()
+        return arith.truncf(t, body(*(arith.extf(f32, a) for a in args)))
+
+    return wrapped
+
+
+def _affine_maps(inputs: Sequence[ir.Value], rank: int) -> list[ir.AffineMap]:
+    """Identity maps for operands of the result's rank, the empty map for rank-0 operands."""
+    maps = []
+    for value in inputs:
+        operand_rank = ir.RankedTensorType(value.type).rank
+        maps.append(ir.AffineMap.get_identity(rank) if operand_rank == rank
+                    else ir.AffineMap.get(rank, 0, []))
+    return maps
+
+
+def generic(inputs: Sequence[ir.Value], result_type: ir.Type, body: Body,
+            maps: Sequence[ir.AffineMap] | None = None) -> ir.Value:
+    """A parallel linalg.generic writing a fresh tensor of ``result_type``; ``body`` maps the
+    scalar inputs (the empty list for none) to the scalar result."""
+    result = ir.RankedTensorType(result_type)
+    rank = result.rank
+    maps = list(maps) if maps is not None else _affine_maps(inputs, rank)
+    maps.append(ir.AffineMap.get_identity(rank))
+    init = tensor.empty(result.shape, result.element_type)
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    op = linalg.GenericOp([result_type], list(inputs), [init],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get([parallel] * rank))
+    block = op.regions[0].blocks.append(*[element_type(v) for v in inputs], result.element_type)
+    with ir.InsertionPoint(block):
+        linalg.yield_([body(*block.arguments[:len(inputs)])])
+    return op.result
+
+
+def elementwise(body: Body) -> Rule:
+    """A rule applying ``body`` to the operands elementwise (rank-0 operands broadcast)."""
+    return lambda op: generic(list(op.operands), op.results[0].type, body)

@@ -1,0 +1,47 @@
+"""Rules for ops that make or move values: constant, iota, broadcast_in_dim, stop_gradient."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg
+
+from mlax.passes.lower_to_linalg.common import Rule, generic, is_float, width
+
+
+def _constant(op: ir.Operation) -> ir.Value:
+    return arith.constant(op.results[0].type, op.attributes["value"])
+
+
+def _iota(op: ir.Operation) -> ir.Value:
+    """Count in i64 (from linalg.index) and convert: narrow integers wrap, floats round once."""
+    dimension = ir.IntegerAttr(op.attributes["dimension"]).value
+    t = ir.RankedTensorType(op.results[0].type).element_type
+
+    def body() -> ir.Value:
+        i64 = ir.IntegerType.get_signless(64)
+        count = arith.index_cast(i64, linalg.IndexOp(dimension).result)
+        if is_float(t):
+            return arith.sitofp(t, count)
+        return count if width(t) == 64 else arith.trunci(t, count)
+
+    return generic([], op.results[0].type, body)
+
+
+def _broadcast_in_dim(op: ir.Operation) -> ir.Value:
+    """Operand dimension i reads result dimension broadcast_dimensions[i], or index 0 where the
+    operand has size 1 and the result does not (the size-1 dimension is replicated)."""
+    (operand,) = op.operands
+    result = ir.RankedTensorType(op.results[0].type)
+    dims = ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"])
+    in_shape = ir.RankedTensorType(operand.type).shape
+    exprs = [ir.AffineConstantExpr.get(0) if in_shape[i] == 1 and result.shape[d] != 1
+             else ir.AffineDimExpr.get(d) for i, d in enumerate(dims)]
+    return generic([operand], result, lambda x: x, maps=[ir.AffineMap.get(result.rank, 0, exprs)])
+
+
+RULES: dict[str, Rule] = {
+    "constant": _constant,
+    "iota": _iota,
+    "broadcast_in_dim": _broadcast_in_dim,
+    "stop_gradient": lambda op: op.operands[0],
+}

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from mlax.passes.lower_to_linalg import elementwise, structural
+from mlax.passes.lower_to_linalg import elementwise, reductions, shape, structural
 from mlax.passes.lower_to_linalg.common import Rule, fail
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.walk import is_mlax, nested_ops
 
-RULES: dict[str, Rule] = {**elementwise.RULES, **structural.RULES}
+RULES: dict[str, Rule] = {**elementwise.RULES, **structural.RULES, **shape.RULES, **reductions.RULES}
 
 
 def _unsigned_type(op: ir.Operation) -> ir.Type | None:

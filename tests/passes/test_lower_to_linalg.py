@@ -55,7 +55,7 @@ _C_TYPES = {np.dtype(np.bool_): np.dtype(np.int8), np.dtype(np.float16): np.dtyp
 
 
 def _as_boundary(array: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(array.astype(np.int8) if array.dtype == np.bool_ else array)
+    return np.array(array.astype(np.int8) if array.dtype == np.bool_ else array, order="C", copy=True)
 
 
 def execute_lowered(text: str, args: list[np.ndarray], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

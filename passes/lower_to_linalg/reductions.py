@@ -1,0 +1,101 @@
+"""Rules for reduce_{sum,prod,max,min,and,or} over `dimensions`.
+
+Each is one linalg.generic with reduction iterators on the reduced dimensions, whose
+output starts as a linalg.fill of the identity (0, 1, -inf / the minimum integer / false,
++inf / the maximum integer / true, all bits set, 0). max/min of floats use
+arith.maximumf / minimumf (NaN propagates) with equal operands merged bitwise
+(-0.0 < +0.0). f16/bf16 accumulate in f32 and
+round once at the end, as the reference does; booleans accumulate in i8. An empty `dimensions` is the operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from mlax.passes.lower_to_linalg.common import Body, Rule, element_type, generic, is_bool, is_float, scalar
+from mlax.passes.lower_to_linalg.elementwise import by_kind
+
+_HALF = ("f16", "bf16")
+_INF = float("inf")
+
+
+def _int_extreme(t: ir.Type, highest: bool) -> int:
+    bits = ir.IntegerType(t).width
+    return (1 << (bits - 1)) - 1 if highest else -(1 << (bits - 1))
+
+
+def _ordered_zeros(extreme: Body, bits: Body) -> Body:
+    """``extreme`` (maximumf / minimumf) with equal operands merged bitwise (``bits`` = and for
+    max, or for min), so that max(+0, -0) = +0 and min(+0, -0) = -0 in either order: the
+    JIT-compiled maximumf / minimumf do not order signed zeros reliably."""
+
+    def body(x: ir.Value, acc: ir.Value) -> ir.Value:
+        as_int = ir.IntegerType.get_signless(ir.FloatType(x.type).width)
+        merged = arith.bitcast(x.type, bits(arith.bitcast(as_int, x), arith.bitcast(as_int, acc)))
+        return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, acc), merged, extreme(x, acc))
+
+    return body
+
+
+# kind -> (combiner of (element, accumulator), identity for an element type)
+_MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
+    "sum": (by_kind(arith.addf, arith.addi), lambda t: 0),
+    "prod": (by_kind(arith.mulf, arith.muli), lambda t: 1),
+    "max": (by_kind(_ordered_zeros(arith.maximumf, arith.andi), arith.maxsi),
+            lambda t: -_INF if is_float(t) else _int_extreme(t, highest=False)),
+    "min": (by_kind(_ordered_zeros(arith.minimumf, arith.ori), arith.minsi),
+            lambda t: _INF if is_float(t) else _int_extreme(t, highest=True)),
+    "and": (arith.andi, lambda t: -1),
+    "or": (arith.ori, lambda t: 0),
+}
+
+
+def _work_type(t: ir.Type) -> ir.Type:
+    """The accumulator type: f32 for f16/bf16 (the reference's), i8 for booleans (0 / 1, where
+    maxsi / minsi are or / and, and each identity truncates to the right bit), else ``t``.
+    Booleans widen because an i1 accumulator buffer does not lower to LLVM."""
+    if str(t) in _HALF:
+        return ir.F32Type.get()
+    return ir.IntegerType.get_signless(8) if is_bool(t) else t
+
+
+def _reduce(kind: str) -> Rule:
+    combine, identity = _MONOIDS[kind]
+
+    def rule(op: ir.Operation) -> ir.Value:
+        (operand,) = op.operands
+        dims = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        if not dims:
+            return operand
+        result = ir.RankedTensorType(op.results[0].type)
+        t = element_type(operand)
+        work = _work_type(t)
+        rank = ir.RankedTensorType(operand.type).rank
+        kept = [d for d in range(rank) if d not in dims]
+        init = linalg.fill(scalar(work, identity(work)),
+                           outs=[tensor.empty(result.shape, work)])
+        iterators = [ir.Attribute.parse(f"#linalg.iterator_type<{'reduction' if d in dims else 'parallel'}>")
+                     for d in range(rank)]
+        maps = [ir.AffineMap.get_identity(rank),
+                ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in kept])]
+        work_type = ir.RankedTensorType.get(result.shape, work)
+        reduce = linalg.GenericOp([work_type], [operand], [init],
+                                  ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                                  ir.ArrayAttr.get(iterators))
+        block = reduce.regions[0].blocks.append(t, work)
+        with ir.InsertionPoint(block):
+            x, acc = block.arguments
+            widen = arith.extf if is_float(t) else arith.extui
+            linalg.yield_([combine(x if work == t else widen(work, x), acc)])
+        if work == t:
+            return reduce.result
+        narrow = arith.truncf if is_float(t) else arith.trunci
+        return generic([reduce.result], result, lambda x: narrow(t, x))
+
+    return rule
+
+
+RULES: dict[str, Rule] = {f"reduce_{kind}": _reduce(kind) for kind in _MONOIDS}

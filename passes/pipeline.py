@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 
 from mlax.passes.diagnostics import Diagnostic, capture, errors, format_all
-from mlax.passes.registry import ModulePass, PassFailure, make_pass, registered_passes
+from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, make_pass, registered_passes
 from mlax.passes.verify import verify_module
 
 ANCHOR = "builtin.module"
@@ -123,7 +123,19 @@ def parse_pipeline(text: str) -> tuple[Element, ...]:
         elements = elements[0].nested
     for element in elements:
         _reject_nested_mlax(element)
-    return elements
+    return tuple(expanded for element in elements for expanded in _expand(element))
+
+
+def _expand(element: Element) -> tuple[Element, ...]:
+    """A named pipeline (a `PassPipeline`) becomes the elements it stands for."""
+    cls = registered_passes().get(element.name) if element.nested is None else None
+    if cls is None or not issubclass(cls, PassPipeline):
+        return (element,)
+    try:
+        text = make_pass(element.name, element.options).elements_text()
+    except ValueError as error:
+        raise PipelineError(f"pass pipeline: {error}") from None
+    return parse_pipeline(text)
 
 
 def _reject_nested_mlax(element: Element) -> None:

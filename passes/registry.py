@@ -39,6 +39,25 @@ class ModulePass:
         raise NotImplementedError
 
 
+class PassPipeline(ModulePass):
+    """A named pipeline: registered like a pass, expanded in place wherever it is named.
+
+    Subclasses list their `stages` as (stage name, pipeline text) pairs; `elements_text`
+    gives the text of the stages to run (all of them, or up to one named by an option), so
+    ``--mlir-print-ir-after-all`` and failures name the real passes.
+    """
+
+    stages: ClassVar[tuple[tuple[str, str], ...]]
+
+    def elements_text(self) -> str:
+        raise NotImplementedError
+
+    def run(self, module: ir.Operation) -> None:
+        from mlax.passes.pipeline import run_pipeline
+
+        run_pipeline(module, self.elements_text())
+
+
 def option(default: Any, help: str) -> Any:
     """A pass option: a dataclass field with a default and a one-line help text."""
     return dataclasses.field(default=default, metadata={"help": help})

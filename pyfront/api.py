@@ -12,13 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from jax import tree_util
 from mlir import ir
 
 from mlax.array import Array
 from mlax.configuration import config
 from mlax.core import Aval, current_trace
+from mlax.passes.cpu_pipeline import STAGE_NAMES
 from mlax.runtime.backend import Executable, get_backend
+from mlax.runtime.cpu import lower_for_cpu
 from mlax.tracing import (
     TracedFunction,
     avals_of,
@@ -43,10 +46,40 @@ class _CacheEntry:
     executable: Executable | None = None
 
 
-class Lowered:
-    """A traced program for one signature; ``.as_text(stage)`` shows its IR."""
+def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """A cheap cache key when every argument is an mlax.Array or a NumPy array of a canonical
+    dtype (the common call); None sends the call down the general path."""
+    key = []
+    for arg in args:
+        kind = type(arg)
+        if kind is Array:
+            key.append((arg._value.shape, arg._value.dtype, arg._weak_type))
+        elif kind is np.ndarray:
+            key.append((arg.shape, arg.dtype))
+        else:
+            return None
+    return tuple(key)
 
-    STAGES = ("mlax",)
+
+def _fast_buffers(args: tuple[Any, ...]) -> list[np.ndarray]:
+    """The buffers of `_fast_key`'s arguments; NumPy inputs as read-only views (a backend
+    may hand an input back as an output, which must not alias a writable user buffer)."""
+    buffers = []
+    for arg in args:
+        if type(arg) is Array:
+            buffers.append(arg._value)
+        else:
+            view = arg.view()
+            view.flags.writeable = False
+            buffers.append(view)
+    return buffers
+
+
+class Lowered:
+    """A traced program for one signature; ``.as_text(stage)`` shows its IR at any stage of
+    the CPU pipeline ("mlax" as traced, then "linalg", "buffers", "loops", "llvm")."""
+
+    STAGES = ("mlax", *STAGE_NAMES)
 
     def __init__(self, traced: TracedFunction, backend: str, entry: _CacheEntry) -> None:
         self._traced = traced
@@ -57,7 +90,12 @@ class Lowered:
         """The IR at ``stage``; ``debug_info`` prints the source locations of every op."""
         if stage not in self.STAGES:
             raise ValueError(f"unknown stage {stage!r}; available stages: {list(self.STAGES)}")
-        return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
+        if stage == "mlax":
+            return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
+        module = self.mlir_module()
+        with module.context:
+            lower_for_cpu(module, to=stage, entry=self._traced.entry)
+        return module.operation.get_asm(enable_debug_info=debug_info)
 
     def mlir_module(self) -> ir.Module:
         """A copy of the traced module, for running passes on (the cached one stays as traced)."""
@@ -99,7 +137,10 @@ def _executable(entry: _CacheEntry, backend: str) -> Executable:
 
 
 def _run(traced: TracedFunction, executable: Executable, leaves: list[Any]) -> Any:
-    outs = executable(numpy_leaves(leaves))
+    return _outputs(traced, executable(numpy_leaves(leaves)))
+
+
+def _outputs(traced: TracedFunction, outs: list[np.ndarray]) -> Any:
     arrays = [Array._wrap(o.astype(a.dtype, copy=False).reshape(a.shape), a.weak_type)
               for o, a in zip(outs, traced.out_avals, strict=True)]
     return tree_util.tree_unflatten(traced.out_tree, arrays)
@@ -135,6 +176,8 @@ class JittedFunction:
         self._static_argnums = frozenset(nums)
         self._static_argnames = frozenset(names)
         self._cache: dict[Any, _CacheEntry] = {}
+        self._fast_cache: dict[Any, _CacheEntry] = {}  # _fast_key -> entry, for plain array calls
+        self._fast_ok = not self._static_argnums and not self._static_argnames
         functools.update_wrapper(self, fun)
 
     @property
@@ -193,8 +236,18 @@ class JittedFunction:
         if current_trace() is not None:
             # Inside another trace, jit inlines: the outer program is compiled as a whole.
             return self._fun(*args, **kwargs)
+        fast_key = _fast_key(args) if self._fast_ok and not kwargs else None
+        if fast_key is not None:
+            fast_key += (self._backend or config.backend, config.x64_enabled)
+            entry = self._fast_cache.get(fast_key)
+            if entry is not None and entry.executable is not None:
+                return _outputs(entry.traced, entry.executable(_fast_buffers(args)))
         entry, leaves = self._entry(args, kwargs)
-        return _run(entry.traced, _executable(entry, self.backend), leaves)
+        result = _run(entry.traced, _executable(entry, self.backend), leaves)
+        if fast_key is not None and all(arg.dtype == aval.dtype for arg, aval
+                                        in zip(args, entry.traced.in_avals, strict=True)):
+            self._fast_cache[fast_key] = entry  # dtypes already canonical: buffers pass as they are
+        return result
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         entry, _ = self._entry(args, kwargs)
@@ -208,6 +261,7 @@ class JittedFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast_cache.clear()
 
 
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,

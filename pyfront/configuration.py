@@ -21,7 +21,7 @@ class Config:
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {
-            "backend": os.environ.get("MLAX_BACKEND", "interpreter"),
+            "backend": os.environ.get("MLAX_BACKEND", "cpu"),
             "dump_dir": os.environ.get("MLAX_DUMP_DIR") or None,
         }
         if os.environ.get("MLAX_ENABLE_X64", "0").lower() not in ("0", "", "false"):

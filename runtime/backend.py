@@ -32,7 +32,18 @@ class InterpreterBackend:
         return Interpreter(module).program(entry)
 
 
-BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend()}
+class CpuBackend:
+    """Native code for the host CPU (mlax.runtime.cpu), built on first use."""
+
+    name = "cpu"
+
+    def compile(self, module: ir.Module, entry: str) -> Executable:
+        from mlax.runtime.cpu import compile_cached
+
+        return compile_cached(module, entry)
+
+
+BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend()}
 
 
 def get_backend(name: str) -> Backend:

@@ -1,0 +1,53 @@
+// RUN: %mlax-opt --mlax-linalg-to-blas %s | FileCheck %s
+
+// An f32 matmul on row-major buffers: one cblas-style sgemm call (row-major = 101,
+// no transpose = 111, M N K, alpha = 1, A lda B ldb, beta = 1 keeps the fill, C ldc).
+// CHECK-DAG:   func.func private @mlax_sgemm(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
+// CHECK-DAG:   func.func private @mlax_dgemm(i32, i32, i32, i64, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64)
+// CHECK-LABEL: func.func @test_matmul
+// CHECK:         linalg.fill
+// CHECK-DAG:     %[[M:.*]] = arith.constant 8 : i64
+// CHECK-DAG:     %[[N:.*]] = arith.constant 16 : i64
+// CHECK-DAG:     %[[K:.*]] = arith.constant 4 : i64
+// CHECK-DAG:     %[[ROW:.*]] = arith.constant 101 : i32
+// CHECK-DAG:     %[[NT:.*]] = arith.constant 111 : i32
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         %[[IA:.*]] = memref.extract_aligned_pointer_as_index %arg0
+// CHECK:         %[[IB:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK:         %[[IC:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK:         %[[PA:.*]] = llvm.inttoptr
+// CHECK:         %[[PB:.*]] = llvm.inttoptr
+// CHECK:         %[[PC:.*]] = llvm.inttoptr
+// CHECK:         call @mlax_sgemm(%[[ROW]], %[[NT]], %[[NT]], %[[M]], %[[N]], %[[K]], %[[ONE]], %[[PA]], %[[K]], %[[PB]], %[[N]], %[[ONE]], %[[PC]], %[[N]])
+// CHECK-NOT:     linalg.matmul
+func.func @test_matmul(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
+
+// A batch: a loop of dgemm calls on pointers advanced by one matrix (in bytes) per step.
+// CHECK-LABEL: func.func @test_batch
+// CHECK:         scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           %[[I:.*]] = arith.index_cast %[[B]] : index to i64
+// CHECK:           arith.muli %[[I]], %{{.*}} : i64
+// CHECK:           call @mlax_dgemm
+func.func @test_batch(%a: memref<3x2x5xf64>, %b: memref<3x5x7xf64>, %c: memref<3x2x7xf64>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x2x5xf64>, memref<3x5x7xf64>) outs(%c : memref<3x2x7xf64>)
+  return
+}
+
+// Left alone: integers, tensors, strided views, empty dims.
+// CHECK-LABEL: func.func @test_left_alone
+// CHECK-COUNT-4: linalg.matmul
+func.func @test_left_alone(%ai: memref<2x3xi32>, %bi: memref<3x4xi32>, %ci: memref<2x4xi32>,
+                           %at: tensor<2x3xf32>, %bt: tensor<3x4xf32>, %ct: tensor<2x4xf32>,
+                           %as: memref<2x3xf32, strided<[6, 1]>>, %bs: memref<3x4xf32>, %cs: memref<2x4xf32>,
+                           %ae: memref<2x0xf32>, %be: memref<0x4xf32>, %ce: memref<2x4xf32>) -> tensor<2x4xf32> {
+  linalg.matmul ins(%ai, %bi : memref<2x3xi32>, memref<3x4xi32>) outs(%ci : memref<2x4xi32>)
+  %r = linalg.matmul ins(%at, %bt : tensor<2x3xf32>, tensor<3x4xf32>) outs(%ct : tensor<2x4xf32>) -> tensor<2x4xf32>
+  linalg.matmul ins(%as, %bs : memref<2x3xf32, strided<[6, 1]>>, memref<3x4xf32>) outs(%cs : memref<2x4xf32>)
+  linalg.matmul ins(%ae, %be : memref<2x0xf32>, memref<0x4xf32>) outs(%ce : memref<2x4xf32>)
+  return %r : tensor<2x4xf32>
+}

@@ -1,0 +1,61 @@
+"""`mlax-cpu-pipeline`: mlax on tensors -> LLVM dialect for the host CPU, in named stages.
+
+Each stage is a pipeline text and its IR can be printed on its own
+(``jit(f).lower(x).as_text("loops")``, ``mlax-opt --pass-pipeline='builtin.module(
+mlax-cpu-pipeline{to=buffers})'``):
+
+- ``linalg``: mlax ops become linalg/tensor/arith/math on tensors; elementwise producers are
+  fused into their consumers; transcendental functions become polynomials (vectorizable).
+- ``buffers``: one-shot bufferization across the function boundary; results become
+  caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
+  return); temporaries are freed; f32/f64 matmuls become BLAS calls.
+- ``loops``: the remaining linalg ops become scf loops (LLVM's O3 loop vectorizer turns the
+  innermost ones into SIMD code); buffers of i1 become buffers of bytes (NumPy's bools).
+- ``llvm``: everything to the LLVM dialect; memref arguments are passed as bare pointers
+  (all shapes are static), which keeps the call from Python to one pointer per buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlax.passes.registry import PassPipeline, option, register_pass
+
+CPU_STAGES: tuple[tuple[str, str], ...] = (
+    ("linalg", "mlax-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
+    ("buffers", "mlax-buffer-abi, mlax-distinct-results, "
+                "one-shot-bufferize{bufferize-function-boundaries "
+                "function-boundary-type-conversion=identity-layout-map}, "
+                "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
+                "buffer-deallocation-pipeline, mlax-linalg-to-blas, canonicalize"),
+    ("loops", "convert-linalg-to-loops, mlax-widen-bool-buffers, canonicalize"),
+    ("llvm", "expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
+             "convert-math-to-llvm, convert-math-to-libm, "
+             "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
+             "arith-expand{include-bf16=true}, finalize-memref-to-llvm, convert-arith-to-llvm, "
+             "convert-index-to-llvm, convert-cf-to-llvm, "
+             "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, reconcile-unrealized-casts"),
+)
+
+STAGE_NAMES = tuple(name for name, _ in CPU_STAGES)
+
+
+@register_pass
+@dataclass
+class CpuPipeline(PassPipeline):
+    """The CPU backend's lowering, from mlax to the LLVM dialect, stage by stage."""
+
+    argument = "mlax-cpu-pipeline"
+    summary = "lower mlax to the LLVM dialect for the host CPU (stages: linalg, buffers, loops, llvm)"
+    stages = CPU_STAGES
+
+    to: str = option("llvm", "the last stage to run: linalg, buffers, loops or llvm")
+    blas: bool = option(True, "call BLAS gemm for f32/f64 matmuls (mlax-linalg-to-blas)")
+
+    def elements_text(self) -> str:
+        if self.to not in STAGE_NAMES:
+            raise ValueError(f"{self.argument}: option 'to' must be one of {', '.join(STAGE_NAMES)}, "
+                             f"got '{self.to}'")
+        last = STAGE_NAMES.index(self.to)
+        text = ", ".join(text for _, text in self.stages[:last + 1])
+        return text if self.blas else text.replace(" mlax-linalg-to-blas,", "")

@@ -5,7 +5,7 @@ Each stage is a pipeline text and its IR can be printed on its own
 mlax-cpu-pipeline{to=buffers})'``):
 
 - ``linalg``: mlax ops become linalg/tensor/arith/math on tensors; elementwise producers are
-  fused into their consumers; transcendental functions become polynomials (vectorizable).
+  fused into their consumers; exp/log/tanh/erf... become polynomials in arith (vectorizable).
 - ``buffers``: one-shot bufferization across the function boundary; results become
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
   return); temporaries are freed; f32/f64 matmuls become BLAS calls.
@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from mlax.passes.registry import PassPipeline, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse"),
+    ("linalg", "mlax-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, "
+               "canonicalize, cse"),
     ("buffers", "mlax-buffer-abi, mlax-distinct-results, "
                 "one-shot-bufferize{bufferize-function-boundaries "
                 "function-boundary-type-conversion=identity-layout-map}, "
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
-                "buffer-deallocation-pipeline, mlax-linalg-to-blas, canonicalize"),
+                "buffer-deallocation-pipeline, linalg-generalize-named-ops, mlax-linalg-to-blas, canonicalize"),
     ("loops", "convert-linalg-to-loops, mlax-widen-bool-buffers, canonicalize"),
     ("llvm", "expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
              "convert-math-to-llvm, convert-math-to-libm, "

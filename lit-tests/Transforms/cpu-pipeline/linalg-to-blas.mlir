@@ -1,25 +1,24 @@
-// RUN: %mlax-opt --mlax-linalg-to-blas %s | FileCheck %s
+// RUN: %mlax-opt --pass-pipeline='builtin.module(linalg-generalize-named-ops, mlax-linalg-to-blas)' %s | FileCheck %s
 
 // An f32 matmul on row-major buffers: one cblas-style sgemm call (row-major = 101,
 // no transpose = 111, M N K, alpha = 1, A lda B ldb, beta = 1 keeps the fill, C ldc).
 // CHECK-DAG:   func.func private @mlax_sgemm(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 // CHECK-DAG:   func.func private @mlax_dgemm(i32, i32, i32, i64, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64)
 // CHECK-LABEL: func.func @test_matmul
-// CHECK:         linalg.fill
 // CHECK-DAG:     %[[M:.*]] = arith.constant 8 : i64
 // CHECK-DAG:     %[[N:.*]] = arith.constant 16 : i64
 // CHECK-DAG:     %[[K:.*]] = arith.constant 4 : i64
 // CHECK-DAG:     %[[ROW:.*]] = arith.constant 101 : i32
 // CHECK-DAG:     %[[NT:.*]] = arith.constant 111 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK:         %[[IA:.*]] = memref.extract_aligned_pointer_as_index %arg0
-// CHECK:         %[[IB:.*]] = memref.extract_aligned_pointer_as_index %arg1
-// CHECK:         %[[IC:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK-DAG:     %[[IA:.*]] = memref.extract_aligned_pointer_as_index %arg0
+// CHECK-DAG:     %[[IB:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK-DAG:     %[[IC:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK:         %[[PA:.*]] = llvm.inttoptr
 // CHECK:         %[[PB:.*]] = llvm.inttoptr
 // CHECK:         %[[PC:.*]] = llvm.inttoptr
 // CHECK:         call @mlax_sgemm(%[[ROW]], %[[NT]], %[[NT]], %[[M]], %[[N]], %[[K]], %[[ONE]], %[[PA]], %[[K]], %[[PB]], %[[N]], %[[ONE]], %[[PC]], %[[N]])
-// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     arith.mulf
 func.func @test_matmul(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
@@ -38,16 +37,79 @@ func.func @test_batch(%a: memref<3x2x5xf64>, %b: memref<3x5x7xf64>, %c: memref<3
   return
 }
 
-// Left alone: integers, tensors, strided views, empty dims.
+// x @ w.T read straight from w (N x K): the transpose flag (112) on b, ldb = K.
+// CHECK-LABEL: func.func @test_transposed_b
+// CHECK-DAG:     %[[T:.*]] = arith.constant 112 : i32
+// CHECK-DAG:     %[[NT:.*]] = arith.constant 111 : i32
+// CHECK-DAG:     %[[K:.*]] = arith.constant 6 : i64
+// CHECK-DAG:     %[[N:.*]] = arith.constant 5 : i64
+// CHECK:         call @mlax_sgemm(%{{.*}}, %[[NT]], %[[T]], %{{.*}}, %[[N]], %[[K]], %{{.*}}, %{{.*}}, %[[K]], %{{.*}}, %[[K]], %{{.*}}, %{{.*}}, %[[N]])
+func.func @test_transposed_b(%x: memref<2x6xf32>, %w: memref<5x6xf32>, %c: memref<2x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                   affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x6xf32>, memref<5x6xf32>) outs(%c : memref<2x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A contraction over two dims at once (what fusion makes of collapse + matmul + expand):
+// the K group (4x5) and the N group (3x7) are each one contiguous run: M=2, N=21, K=20.
+// CHECK-LABEL: func.func @test_grouped
+// CHECK-DAG:     %[[M:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[N:.*]] = arith.constant 21 : i64
+// CHECK-DAG:     %[[K:.*]] = arith.constant 20 : i64
+// CHECK:         call @mlax_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[M]], %[[N]], %[[K]],
+func.func @test_grouped(%x: memref<2x4x5xf32>, %w: memref<4x5x3x7xf32>, %c: memref<2x3x7xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n1, n2, k1, k2) -> (m, k1, k2)>,
+                                   affine_map<(m, n1, n2, k1, k2) -> (k1, k2, n1, n2)>,
+                                   affine_map<(m, n1, n2, k1, k2) -> (m, n1, n2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x4x5xf32>, memref<4x5x3x7xf32>) outs(%c : memref<2x3x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %b, %a : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Left alone: integers, tensors, strided views, empty dims, K groups in different orders,
+// a body that is not out + a * b.
 // CHECK-LABEL: func.func @test_left_alone
-// CHECK-COUNT-4: linalg.matmul
+// CHECK-COUNT-6: arith.mul
+// CHECK-NOT:     call @mlax_
 func.func @test_left_alone(%ai: memref<2x3xi32>, %bi: memref<3x4xi32>, %ci: memref<2x4xi32>,
                            %at: tensor<2x3xf32>, %bt: tensor<3x4xf32>, %ct: tensor<2x4xf32>,
                            %as: memref<2x3xf32, strided<[6, 1]>>, %bs: memref<3x4xf32>, %cs: memref<2x4xf32>,
-                           %ae: memref<2x0xf32>, %be: memref<0x4xf32>, %ce: memref<2x4xf32>) -> tensor<2x4xf32> {
+                           %ae: memref<2x0xf32>, %be: memref<0x4xf32>, %ce: memref<2x4xf32>,
+                           %ak: memref<2x4x5xf32>, %bk: memref<5x4x3xf32>, %ck: memref<2x3xf32>) -> tensor<2x4xf32> {
   linalg.matmul ins(%ai, %bi : memref<2x3xi32>, memref<3x4xi32>) outs(%ci : memref<2x4xi32>)
   %r = linalg.matmul ins(%at, %bt : tensor<2x3xf32>, tensor<3x4xf32>) outs(%ct : tensor<2x4xf32>) -> tensor<2x4xf32>
   linalg.matmul ins(%as, %bs : memref<2x3xf32, strided<[6, 1]>>, memref<3x4xf32>) outs(%cs : memref<2x4xf32>)
   linalg.matmul ins(%ae, %be : memref<2x0xf32>, memref<0x4xf32>) outs(%ce : memref<2x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(m, n, k1, k2) -> (m, k1, k2)>,
+                                   affine_map<(m, n, k1, k2) -> (k2, k1, n)>,
+                                   affine_map<(m, n, k1, k2) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%ak, %bk : memref<2x4x5xf32>, memref<5x4x3xf32>) outs(%ck : memref<2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
+                                   affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%as, %bs : memref<2x3xf32, strided<[6, 1]>>, memref<3x4xf32>) outs(%cs : memref<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
   return %r : tensor<2x4xf32>
 }

@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(VENV)/bin/python examples/demo.py
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest tests
+	$(VENV)/bin/python -m pytest -n auto tests
 	$(VENV)/bin/lit -v lit-tests
 
 lint: $(STAMP)

@@ -12,7 +12,10 @@ public func.func states what that implies:
 - a buffer with no elements is typed ``tensor<0xT>`` at the boundary and replaced inside by
   ``tensor.empty`` of its real type: the bare-pointer convention refuses types such as
   ``memref<2x0xf32>`` (their strides do not look canonical) and nothing reads or writes
-  such a buffer anyway.
+  such a buffer anyway;
+- the function is renamed ``@jit.<name>`` (`entry_symbol`): compiled symbols share one
+  namespace with the C functions the code calls, and a user function named ``erfc``,
+  ``malloc`` or ``sgemm`` must not capture those calls.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from mlir.dialects import func, tensor
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.walk import nested_ops
 
+ENTRY_PREFIX = "jit."
 _INPUT_ATTRIBUTES = {"bufferization.writable": False, "llvm.noalias": True}
 _RESULT_ATTRIBUTES = {"llvm.noalias": True}
 
@@ -38,7 +42,13 @@ def _flat(t: ir.Type) -> ir.Type:
 
 
 def _dictionary(values: dict[str, bool]) -> ir.DictAttr:
-    return ir.DictAttr.get({k: ir.BoolAttr.get(v) if v is False else ir.UnitAttr.get() for k, v in values.items()})
+    return ir.DictAttr.get({name: ir.BoolAttr.get(False) if value is False else ir.UnitAttr.get()
+                            for name, value in values.items()})
+
+
+def entry_symbol(name: str) -> str:
+    """The symbol a public function ``@name`` has after this pass."""
+    return ENTRY_PREFIX + name
 
 
 def _apply(function: ir.Operation) -> None:
@@ -64,18 +74,23 @@ def _apply(function: ir.Operation) -> None:
                                                              for _ in function_type.results])
         function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
             [_flat(t) for t in function_type.inputs], [_flat(t) for t in function_type.results]))
+        name = ir.StringAttr(function.attributes["sym_name"]).value
+        ir.SymbolTable.replace_all_symbol_uses(name, entry_symbol(name), function.parent)
+        function.attributes["sym_name"] = ir.StringAttr.get(entry_symbol(name))
 
 
 def _is_public_definition(op: ir.Operation) -> bool:
     if op.name != "func.func" or not op.regions[0].blocks:
         return False
-    return "sym_visibility" not in op.attributes or ir.StringAttr(op.attributes["sym_visibility"]).value == "public"
+    visibility = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+    return visibility is None or ir.StringAttr(visibility).value == "public"
 
 
 @register_pass
 @dataclass
 class BufferAbi(ModulePass):
-    """Mark public functions' tensors as caller-owned and non-overlapping; flatten empty ones."""
+    """Mark public functions' tensors as caller-owned and non-overlapping, flatten empty ones,
+    and move the functions out of the C namespace."""
 
     argument = "mlax-buffer-abi"
     summary = "state the runtime's calling convention on public functions before bufferization"

@@ -28,7 +28,8 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
                 "one-shot-bufferize{bufferize-function-boundaries "
                 "function-boundary-type-conversion=identity-layout-map}, "
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
-                "buffer-deallocation-pipeline, linalg-generalize-named-ops, mlax-linalg-to-blas, canonicalize"),
+                "buffer-deallocation-pipeline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
+                "canonicalize"),
     ("loops", "convert-linalg-to-loops, mlax-widen-bool-buffers, canonicalize"),
     ("llvm", "expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
              "convert-math-to-llvm, convert-math-to-libm, "

@@ -16,19 +16,11 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.passes.registry import ModulePass, register_pass
+from mlax.passes.symbols import declare_function
 from mlax.passes.walk import nested_ops
 
 LIBM_NAMES = {"math.expm1": "expm1", "math.log1p": "log1p"}
 _SUFFIX = {"f32": "f", "f64": ""}
-
-
-def _declare(module: ir.Operation, name: str, t: ir.Type) -> None:
-    body = module.regions[0].blocks[0]
-    for op in body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return
-    with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
-        func.FuncOp(name, ir.FunctionType.get([t], [t]), visibility="private")
 
 
 @register_pass
@@ -46,7 +38,7 @@ class ExactLibmCalls(ModulePass):
             if base is None or str(t) not in _SUFFIX:
                 continue
             name = base + _SUFFIX[str(t)]
-            _declare(module, name, t)
+            declare_function(module, name, ir.FunctionType.get([t], [t]))
             with op.location, ir.InsertionPoint(op):
                 call = func.CallOp([t], name, [op.operands[0]])
             op.results[0].replace_all_uses_with(call.result)

@@ -28,6 +28,7 @@ from mlir import ir
 from mlir.dialects import arith, func, llvm, memref, scf
 
 from mlax.passes.registry import ModulePass, register_pass
+from mlax.passes.symbols import declare_function
 from mlax.passes.walk import nested_ops
 
 GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm"}
@@ -126,17 +127,12 @@ def match_gemm(op: ir.Operation) -> Gemm | None:
                 transpose_a=not a_groups, transpose_b=not b_groups, element=element)
 
 
-def _declare(module: ir.Operation, symbol: str, element: ir.Type) -> None:
-    body = module.regions[0].blocks[0]
-    for existing in body.operations:
-        if existing.operation.name == "func.func" and \
-                ir.StringAttr(existing.attributes["sym_name"]).value == symbol:
-            return
+def _gemm_type(element: ir.Type) -> ir.FunctionType:
+    """cblas_?gemm with 64-bit integers: order, trans a, trans b, M, N, K, alpha, A, lda, B, ldb,
+    beta, C, ldc."""
     i32, i64, ptr = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), llvm.PointerType.get()
-    signature = ir.FunctionType.get([i32, i32, i32, i64, i64, i64, element, ptr, i64, ptr, i64, element,
-                                     ptr, i64], [])
-    with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
-        func.FuncOp(symbol, signature, visibility="private")
+    return ir.FunctionType.get([i32, i32, i32, i64, i64, i64, element, ptr, i64, ptr, i64, element, ptr, i64],
+                               [])
 
 
 def _i64(value: int) -> ir.Value:
@@ -176,7 +172,8 @@ def _rewrite(op: ir.Operation, gemm: Gemm) -> str:
             call(bases)
         else:
             index = ir.IndexType.get()
-            loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, gemm.batch), arith.constant(index, 1))
+            loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, gemm.batch),
+                             arith.constant(index, 1))
             with ir.InsertionPoint(loop.body):
                 batch = arith.index_cast(ir.IntegerType.get_signless(64), loop.induction_variable)
                 strides = [gemm.m * gemm.k, gemm.k * gemm.n, gemm.m * gemm.n]
@@ -199,4 +196,4 @@ class LinalgToBlas(ModulePass):
         # Decide on a snapshot first: erasing an op also erases the ops of its body.
         candidates = [(op, gemm) for op in nested_ops(module) if (gemm := match_gemm(op))]
         for op, gemm in candidates:
-            _declare(module, _rewrite(op, gemm), gemm.element)
+            declare_function(module, _rewrite(op, gemm), _gemm_type(gemm.element))

@@ -146,6 +146,23 @@ def _reject_nested_mlax(element: Element) -> None:
         _reject_nested_mlax(child)
 
 
+def fuse_upstream(elements: tuple[Element, ...]) -> tuple[Element, ...]:
+    """Each run of consecutive upstream elements as one element (one PassManager runs it):
+    fewer PassManagers to build and run when per-pass stages are not needed."""
+    fused: list[Element] = []
+    run: list[Element] = []
+    for element in (*elements, None):
+        if element is not None and not element.is_mlax:
+            run.append(element)
+            continue
+        if run:
+            fused.append(run[0] if len(run) == 1 else Element(", ".join(map(str, run))))
+            run = []
+        if element is not None:
+            fused.append(element)
+    return tuple(fused)
+
+
 def _upstream_message(error: ValueError) -> str:
     """The useful line of an upstream pipeline-parser error."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]

@@ -23,7 +23,8 @@ from mlir.execution_engine import ExecutionEngine
 
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.passes.pipeline import build_stages, parse_pipeline, run_stage
+from mlax.passes.buffer_abi import entry_symbol
+from mlax.passes.pipeline import Stage, build_stages, fuse_upstream, parse_pipeline, run_stage
 from mlax.runtime.blas import gemm_symbols
 
 OPT_LEVEL = 3
@@ -40,19 +41,33 @@ def cpu_pipeline_text(to: str = "llvm") -> str:
     return f"mlax-cpu-pipeline{{to={to} blas={'true' if gemm_symbols() else 'false'}}}"
 
 
+_FUSED_STAGES: dict[tuple[ir.Context, str], list[Stage]] = {}
+
+
+def _fused_stages(context: ir.Context, to: str) -> list[Stage]:
+    """The pipeline's PassManagers (consecutive upstream passes in one), built once per
+    context and stage: building them costs as much as running them on a small program."""
+    key = (context, to)
+    if key not in _FUSED_STAGES:
+        _FUSED_STAGES[key] = build_stages(fuse_upstream(parse_pipeline(cpu_pipeline_text(to))), context)
+    return _FUSED_STAGES[key]
+
+
 def lower_for_cpu(module: ir.Module, to: str = "llvm", entry: str = "main") -> None:
     """Run the CPU pipeline on ``module`` in place, writing the IR after every pass to
     ``config.dump_dir`` (``MLAX_DUMP_DIR``) when it is set."""
-    elements = parse_pipeline(cpu_pipeline_text(to))
-    dump = Path(config.dump_dir) if config.dump_dir else None
-    if dump is not None:
-        dump.mkdir(parents=True, exist_ok=True)
-        (dump / f"{entry}.00.input.mlir").write_text(str(module))
-    for number, stage in enumerate(build_stages(elements, module.context), start=1):
+    if not config.dump_dir:
+        for stage in _fused_stages(module.context, to):
+            run_stage(stage, module.operation)
+        return
+    dump = Path(config.dump_dir)
+    dump.mkdir(parents=True, exist_ok=True)
+    (dump / f"{entry}.00.input.mlir").write_text(str(module))
+    stages = build_stages(parse_pipeline(cpu_pipeline_text(to)), module.context)
+    for number, stage in enumerate(stages, start=1):
         run_stage(stage, module.operation)
-        if dump is not None:
-            name = stage.element.name.replace(".", "_")
-            (dump / f"{entry}.{number:02d}.{name}.mlir").write_text(str(module))
+        name = stage.element.name.replace(".", "_")
+        (dump / f"{entry}.{number:02d}.{name}.mlir").write_text(str(module))
 
 
 class CpuExecutable:
@@ -63,13 +78,15 @@ class CpuExecutable:
             lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
             function = _entry_function(lowered, entry)
             function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
-            self._outputs = [(spec.shape, spec.dtype) for spec in map(TensorSpec.from_mlir, function_type.results)]
+            self._outputs = [(spec.shape, spec.dtype)
+                             for spec in map(TensorSpec.from_mlir, function_type.results)]
             count = len(function_type.inputs) + len(self._outputs)
             lower_for_cpu(lowered, entry=entry)
             self._engine = ExecutionEngine(lowered, opt_level=OPT_LEVEL, shared_libs=_runtime_libraries())
         for symbol, address in gemm_symbols().items():
             self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
-        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(self._engine.raw_lookup(entry))
+        address = self._engine.raw_lookup(entry_symbol(entry))
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         self._slots = (ctypes.c_void_p * max(count, 1))()
         base = ctypes.addressof(self._slots)
         size = ctypes.sizeof(ctypes.c_void_p)

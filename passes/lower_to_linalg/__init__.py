@@ -1,10 +1,10 @@
 """`mlax-lower-to-linalg`: mlax ops in func.func bodies -> linalg/tensor/arith/math on tensors.
 
 One rule per op name (RULES, gathered from the family modules); a rule builds the
-replacement at the op and returns the value that takes over its result. An mlax op
-without a rule, or with an unsigned element type (arith works on signless integers and
-the pass does not yet rewrite function signatures), fails the pass with an error at the
-op's location naming it.
+replacement at the op, in the op's own types, and returns the value that takes over its
+result. Unsigned types therefore survive the rules (they choose divui, cmpi ult, ...) and
+are retyped to signless once at the end (signless.py). An mlax op without a rule fails the
+pass with an error at the op's location naming it.
 """
 
 from __future__ import annotations
@@ -13,21 +13,25 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from mlax.passes.lower_to_linalg import elementwise, reductions, shape, structural
+from mlax.passes.lower_to_linalg import (
+    composite,
+    contraction,
+    convert,
+    dynamic,
+    elementwise,
+    reductions,
+    scan,
+    shape,
+    structural,
+)
 from mlax.passes.lower_to_linalg.common import Rule, fail
+from mlax.passes.lower_to_linalg.signless import make_signless
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.walk import is_mlax, nested_ops
 
-RULES: dict[str, Rule] = {**elementwise.RULES, **structural.RULES, **shape.RULES, **reductions.RULES}
-
-
-def _unsigned_type(op: ir.Operation) -> ir.Type | None:
-    for value in [*op.operands, *op.results]:
-        t = value.type
-        element = ir.RankedTensorType(t).element_type if isinstance(t, ir.RankedTensorType) else t
-        if isinstance(element, ir.IntegerType) and ir.IntegerType(element).is_unsigned:
-            return element
-    return None
+RULES: dict[str, Rule] = {**elementwise.RULES, **composite.RULES, **convert.RULES, **structural.RULES,
+                          **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
+                          **scan.RULES}
 
 
 def lower_op(op: ir.Operation) -> None:
@@ -36,12 +40,10 @@ def lower_op(op: ir.Operation) -> None:
     rule = RULES.get(name)
     if rule is None:
         raise fail(op, f"no lowering for {op.name} yet")
-    unsigned = _unsigned_type(op)
-    if unsigned is not None:
-        raise fail(op, f"{op.name} on unsigned type {unsigned} is not supported yet "
-                       f"(arith needs signless integers)")
     with op.location, ir.InsertionPoint(op):
         replacement = rule(op)
+    # Users dispatch on this value's type (unsigned or not): it must be the op's own.
+    assert replacement.type == op.results[0].type, f"{op.name} lowered to {replacement.type}"
     op.results[0].replace_all_uses_with(replacement)
     op.erase()
 
@@ -60,3 +62,4 @@ class LowerToLinalg(ModulePass):
         for function in functions:
             for op in [op for op in nested_ops(function) if is_mlax(op)]:
                 lower_op(op)
+        make_signless(module)

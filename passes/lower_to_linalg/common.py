@@ -1,8 +1,10 @@
 """Shared builders of `mlax-lower-to-linalg`: linalg.generic over tensors, element-type tests.
 
 A rule (`Rule`) gets the mlax op with the insertion point and location set to it and
-returns the value that replaces the op's single result. Element-level code ("bodies")
-receives the scalar block arguments of a linalg.generic and returns the scalar to yield.
+returns the value that replaces the op's single result, of the op's own result type.
+Element-level code ("bodies") receives the scalar block arguments of a linalg.generic and
+returns the scalar to yield; the scalars keep the op's element types, uiN included, so a
+body picks unsigned semantics by `is_unsigned` (signless.py retypes uiN to iN at the end).
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ def is_bool(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
 
 
+def is_unsigned(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned
+
+
 def width(t: ir.Type) -> int:
     return ir.IntegerType(t).width if isinstance(t, ir.IntegerType) else ir.FloatType(t).width
 
@@ -41,15 +47,21 @@ def element_type(value: ir.Value | ir.Type) -> ir.Type:
     return ir.RankedTensorType(t).element_type
 
 
+def integer_attr(t: ir.Type, value: int) -> ir.IntegerAttr:
+    """``value`` modulo 2^width as an attribute of the integer type ``t`` (signless, signed or
+    unsigned): the bindings take an int64, read as signed unless ``t`` is unsigned."""
+    bits = width(t)
+    value = int(value) & ((1 << bits) - 1)
+    if value >= 1 << (bits - 1) and (bits == 64 or not is_unsigned(t)):
+        value -= 1 << bits
+    return ir.IntegerAttr.get(t, value)
+
+
 def scalar(t: ir.Type, value: int | float) -> ir.Value:
     """A scalar arith.constant of type ``t`` (integers given as Python ints, any sign)."""
     if is_float(t):
         return arith.constant(t, ir.FloatAttr.get(t, float(value)))
-    bits = width(t)
-    value = int(value) & ((1 << bits) - 1)
-    if value >= 1 << (bits - 1) and bits > 1:
-        value -= 1 << bits
-    return arith.constant(t, ir.IntegerAttr.get(t, -1 if bits == 1 and value else value))
+    return arith.constant(t, integer_attr(t, value))
 
 
 def in_f32(body: Body) -> Body:

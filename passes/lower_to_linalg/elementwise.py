@@ -1,18 +1,18 @@
-"""Rules for the elementwise families: unary and binary math, compare, select, clamp, convert.
+"""Rules for the elementwise families: unary and binary math, compare, select, clamp.
 
 Each op becomes one linalg.generic whose body is arith/math code with XLA's answers at
-the edges: integer x / 0 = -1 and x % 0 = x, INT_MIN / -1 = INT_MIN, shifts by the bit
-width or more give 0 (sign fill for arithmetic shifts), NaN-propagating max/min
-(arith.maximumf / minimumf), round half away from zero (math.round), saturating
-float -> int convert with NaN -> 0. Where an arith op has undefined behaviour (divsi by 0,
-fptosi out of range, shifts past the width) its operand is made safe by a select first.
-Transcendental functions on f16/bf16 compute in f32 and round once.
+the edges: integer x / 0 = -1 (all ones) and x % 0 = x, INT_MIN / -1 = INT_MIN, shifts by
+the bit width or more give 0 (sign fill for arithmetic shifts), NaN-propagating max/min
+with -0 < +0, round half away from zero (math.round). Where an arith op has undefined
+behaviour (divsi by 0, shifts past the width) its operand is made safe by a select first.
+Bodies see the op's own element types, so unsigned integers pick the unsigned variants
+(divui, remui, maxui, cmpi ult, ...). Transcendental functions on f16/bf16 compute in f32
+and round once.
 """
 
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable
 
 from mlir import ir
 from mlir.dialects import arith, math
@@ -21,22 +21,28 @@ from mlax.passes.lower_to_linalg.common import (
     Body,
     Rule,
     elementwise,
-    fail,
     generic,
     in_f32,
     is_bool,
     is_float,
+    is_unsigned,
     scalar,
     width,
 )
 
 
-def by_kind(float_body: Body | None, int_body: Body | None, bool_body: Body | None = None) -> Body:
-    """Pick a body by the element type of the first operand (bool falls back to int)."""
+def by_kind(float_body: Body | None, int_body: Body | None, bool_body: Body | None = None,
+            unsigned_body: Body | None = None) -> Body:
+    """Pick a body by the element type of the first operand (bool and unsigned fall back to int)."""
 
     def body(*args: ir.Value) -> ir.Value:
         t = args[0].type
-        chosen = float_body if is_float(t) else (bool_body or int_body) if is_bool(t) else int_body
+        if is_float(t):
+            chosen = float_body
+        elif is_bool(t):
+            chosen = bool_body or int_body
+        else:
+            chosen = (unsigned_body or int_body) if is_unsigned(t) else int_body
         assert chosen is not None, f"no body for {t}"  # the op's verifier excludes this dtype
         return chosen(*args)
 
@@ -68,6 +74,10 @@ def _sign_int(x: ir.Value) -> ir.Value:
     positive = arith.extui(x.type, _cmp_const("sgt", x, 0))
     negative = arith.extui(x.type, _cmp_const("slt", x, 0))
     return arith.subi(positive, negative)
+
+
+def _sign_unsigned(x: ir.Value) -> ir.Value:
+    return arith.extui(x.type, _cmp_const("ne", x, 0))
 
 
 def _exp2(x: ir.Value) -> ir.Value:
@@ -103,7 +113,7 @@ _UNARY: dict[str, Body] = {
     **{name: in_f32(body) for name, body in _F32_UNARY.items()},
     "neg": by_kind(arith.negf, _neg_int),
     "abs": by_kind(math.absf, math.absi),
-    "sign": by_kind(_sign_float, _sign_int),
+    "sign": by_kind(_sign_float, _sign_int, unsigned_body=_sign_unsigned),
     # Each step rounds in the operand's own type, as JAX lowers them.
     "exp2": _exp2,
     "logistic": _logistic,
@@ -140,6 +150,29 @@ def _rem_int(x: ir.Value, y: ir.Value) -> ir.Value:
     return _where(zero, x, rem)
 
 
+def _div_unsigned(x: ir.Value, y: ir.Value) -> ir.Value:
+    zero = _cmp_const("eq", y, 0)
+    return _where(zero, scalar(x.type, -1), arith.divui(x, _where(zero, scalar(y.type, 1), y)))
+
+
+def _rem_unsigned(x: ir.Value, y: ir.Value) -> ir.Value:
+    zero = _cmp_const("eq", y, 0)
+    return _where(zero, x, arith.remui(x, _where(zero, scalar(y.type, 1), y)))
+
+
+def ordered_zeros(extreme: Body, bits: Body) -> Body:
+    """``extreme`` (maximumf / minimumf) with equal operands merged bitwise (``bits`` = andi for
+    max, ori for min), so that max(+0, -0) = +0 and min(+0, -0) = -0 in either order: the
+    JIT-compiled maximumf / minimumf (after arith-expand) do not order signed zeros."""
+
+    def body(x: ir.Value, y: ir.Value) -> ir.Value:
+        as_int = ir.IntegerType.get_signless(width(x.type))
+        merged = arith.bitcast(x.type, bits(arith.bitcast(as_int, x), arith.bitcast(as_int, y)))
+        return _where(arith.cmpf(arith.CmpFPredicate.OEQ, x, y), merged, extreme(x, y))
+
+    return body
+
+
 def _shift(kind: str) -> Body:
     """Shift by an amount read as unsigned; amounts >= the bit width give 0 or the sign fill."""
     op = {"left": arith.shli, "logical": arith.shrui, "arithmetic": arith.shrsi}[kind]
@@ -158,10 +191,10 @@ _BINARY: dict[str, Body] = {
     "add": by_kind(arith.addf, arith.addi, arith.ori),
     "sub": by_kind(arith.subf, arith.subi),
     "mul": by_kind(arith.mulf, arith.muli, arith.andi),
-    "div": by_kind(arith.divf, _div_int),
-    "rem": by_kind(in_f32(arith.remf), _rem_int),
-    "max": by_kind(arith.maximumf, arith.maxsi, arith.ori),
-    "min": by_kind(arith.minimumf, arith.minsi, arith.andi),
+    "div": by_kind(arith.divf, _div_int, unsigned_body=_div_unsigned),
+    "rem": by_kind(in_f32(arith.remf), _rem_int, unsigned_body=_rem_unsigned),
+    "max": by_kind(ordered_zeros(arith.maximumf, arith.andi), arith.maxsi, arith.ori, arith.maxui),
+    "min": by_kind(ordered_zeros(arith.minimumf, arith.ori), arith.minsi, arith.andi, arith.minui),
     "atan2": in_f32(math.atan2),
     "and": arith.andi,
     "or": arith.ori,
@@ -172,17 +205,11 @@ _BINARY: dict[str, Body] = {
 }
 
 
-def _pow(op: ir.Operation) -> ir.Value:
-    if not is_float(ir.RankedTensorType(op.operands[0].type).element_type):
-        raise fail(op, "integer mlax.pow is not supported yet")
-    return elementwise(in_f32(math.powf))(op)
-
-
-# --- compare, select, clamp, convert -----------------------------------------------------
+# --- compare, select, clamp ----------------------------------------------------------------
 
 _FLOAT_PREDICATES = {"EQ": "OEQ", "NE": "UNE", "LT": "OLT", "LE": "OLE", "GT": "OGT", "GE": "OGE"}
 _INT_PREDICATES = {"EQ": "eq", "NE": "ne", "LT": "slt", "LE": "sle", "GT": "sgt", "GE": "sge"}
-_BOOL_PREDICATES = {**_INT_PREDICATES, "LT": "ult", "LE": "ule", "GT": "ugt", "GE": "uge"}
+_UNSIGNED_PREDICATES = {**_INT_PREDICATES, "LT": "ult", "LE": "ule", "GT": "ugt", "GE": "uge"}
 
 
 def _compare(op: ir.Operation) -> ir.Value:
@@ -191,7 +218,8 @@ def _compare(op: ir.Operation) -> ir.Value:
     def body(x: ir.Value, y: ir.Value) -> ir.Value:
         if is_float(x.type):
             return arith.cmpf(getattr(arith.CmpFPredicate, _FLOAT_PREDICATES[direction]), x, y)
-        table = _BOOL_PREDICATES if is_bool(x.type) else _INT_PREDICATES
+        unsigned = is_bool(x.type) or is_unsigned(x.type)  # booleans order false < true
+        table = _UNSIGNED_PREDICATES if unsigned else _INT_PREDICATES
         return arith.cmpi(getattr(arith.CmpIPredicate, table[direction]), x, y)
 
     return elementwise(body)(op)
@@ -203,73 +231,10 @@ def _clamp(op: ir.Operation) -> ir.Value:
     return generic([x, lo, hi], op.results[0].type, lambda x, lo, hi: small(big(x, lo), hi))
 
 
-def _float_to_int(x: ir.Value, t: ir.Type) -> ir.Value:
-    """Truncate toward zero and saturate; NaN -> 0. fptosi only sees in-range values."""
-    if width(x.type) < 32:
-        x = arith.extf(ir.F32Type.get(), x)  # half types cannot hold the i32/i64 bounds
-    bits = width(t)
-    lower, upper = scalar(x.type, -(2.0 ** (bits - 1))), scalar(x.type, 2.0 ** (bits - 1))
-    too_low = arith.cmpf(arith.CmpFPredicate.OLT, x, lower)
-    too_high = arith.cmpf(arith.CmpFPredicate.OGE, x, upper)
-    in_range = arith.andi(arith.cmpf(arith.CmpFPredicate.OGE, x, lower),
-                          arith.cmpf(arith.CmpFPredicate.OLT, x, upper))  # false for NaN
-    value = arith.fptosi(t, _where(in_range, x, scalar(x.type, 0.0)))
-    value = _where(too_high, scalar(t, (1 << (bits - 1)) - 1), value)
-    return _where(too_low, scalar(t, -(1 << (bits - 1))), value)
-
-
-def _float_to_float(x: ir.Value, t: ir.Type) -> ir.Value:
-    f32 = ir.F32Type.get()
-    if str(t) in ("f16", "bf16") and x.type != f32 and str(x.type) not in ("f16", "bf16"):
-        x = arith.truncf(f32, x)  # f64 -> half goes through f32, as XLA's CPU
-    elif str(t) in ("f16", "bf16") and str(x.type) in ("f16", "bf16"):
-        x = arith.extf(f32, x)
-    if width(t) == width(x.type):
-        return x
-    return arith.extf(t, x) if width(t) > width(x.type) else arith.truncf(t, x)
-
-
-def _int_to_float(x: ir.Value, t: ir.Type) -> ir.Value:
-    convert = arith.uitofp if is_bool(x.type) else arith.sitofp
-    if str(t) in ("f16", "bf16"):
-        return arith.truncf(t, convert(ir.F32Type.get(), x))  # int -> half goes through f32
-    return convert(t, x)
-
-
-def _int_to_int(x: ir.Value, t: ir.Type) -> ir.Value:
-    if width(t) == width(x.type):
-        return x
-    if width(t) < width(x.type):
-        return arith.trunci(t, x)
-    return arith.extui(t, x) if is_bool(x.type) else arith.extsi(t, x)
-
-
-def _to_bool(x: ir.Value, t: ir.Type) -> ir.Value:
-    if is_float(x.type):
-        return arith.cmpf(arith.CmpFPredicate.UNE, x, scalar(x.type, 0.0))  # NaN -> true
-    return _cmp_const("ne", x, 0)
-
-
-def _convert(op: ir.Operation) -> ir.Value:
-    target = ir.RankedTensorType(op.results[0].type).element_type
-
-    def body(x: ir.Value) -> ir.Value:
-        if is_bool(target):
-            return _to_bool(x, target)
-        table: dict[tuple[bool, bool], Callable[[ir.Value, ir.Type], ir.Value]] = {
-            (True, True): _float_to_float, (True, False): _float_to_int,
-            (False, True): _int_to_float, (False, False): _int_to_int}
-        return table[is_float(x.type), is_float(target)](x, target)
-
-    return elementwise(body)(op)
-
-
 RULES: dict[str, Rule] = {
     **{name: elementwise(body) for name, body in {**_UNARY, **_BINARY}.items()},
     "round": _round,
-    "pow": _pow,
     "compare": _compare,
     "select": elementwise(lambda pred, a, b: arith.select(pred, a, b)),
     "clamp": _clamp,
-    "convert": _convert,
 }

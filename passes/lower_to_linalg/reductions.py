@@ -2,10 +2,10 @@
 
 Each is one linalg.generic with reduction iterators on the reduced dimensions, whose
 output starts as a linalg.fill of the identity (0, 1, -inf / the minimum integer / false,
-+inf / the maximum integer / true, all bits set, 0). max/min of floats use
-arith.maximumf / minimumf (NaN propagates) with equal operands merged bitwise
-(-0.0 < +0.0). f16/bf16 accumulate in f32 and
-round once at the end, as the reference does; booleans accumulate in i8. An empty `dimensions` is the operand.
++inf / the maximum integer / true, all bits set, 0). max/min of floats are the elementwise
+max/min bodies (NaN propagates, -0.0 < +0.0); unsigned integers use maxui / minui from 0 /
+all ones. f16/bf16 accumulate in f32 and round once at the end, as the reference does;
+booleans accumulate in i8. An empty `dimensions` is the operand.
 """
 
 from __future__ import annotations
@@ -15,8 +15,17 @@ from collections.abc import Callable
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlax.passes.lower_to_linalg.common import Body, Rule, element_type, generic, is_bool, is_float, scalar
-from mlax.passes.lower_to_linalg.elementwise import by_kind
+from mlax.passes.lower_to_linalg.common import (
+    Body,
+    Rule,
+    element_type,
+    generic,
+    is_bool,
+    is_float,
+    is_unsigned,
+    scalar,
+)
+from mlax.passes.lower_to_linalg.elementwise import by_kind, ordered_zeros
 
 _HALF = ("f16", "bf16")
 _INF = float("inf")
@@ -24,29 +33,18 @@ _INF = float("inf")
 
 def _int_extreme(t: ir.Type, highest: bool) -> int:
     bits = ir.IntegerType(t).width
+    if is_unsigned(t):
+        return (1 << bits) - 1 if highest else 0
     return (1 << (bits - 1)) - 1 if highest else -(1 << (bits - 1))
-
-
-def _ordered_zeros(extreme: Body, bits: Body) -> Body:
-    """``extreme`` (maximumf / minimumf) with equal operands merged bitwise (``bits`` = and for
-    max, or for min), so that max(+0, -0) = +0 and min(+0, -0) = -0 in either order: the
-    JIT-compiled maximumf / minimumf do not order signed zeros reliably."""
-
-    def body(x: ir.Value, acc: ir.Value) -> ir.Value:
-        as_int = ir.IntegerType.get_signless(ir.FloatType(x.type).width)
-        merged = arith.bitcast(x.type, bits(arith.bitcast(as_int, x), arith.bitcast(as_int, acc)))
-        return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, acc), merged, extreme(x, acc))
-
-    return body
 
 
 # kind -> (combiner of (element, accumulator), identity for an element type)
 _MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
     "sum": (by_kind(arith.addf, arith.addi), lambda t: 0),
     "prod": (by_kind(arith.mulf, arith.muli), lambda t: 1),
-    "max": (by_kind(_ordered_zeros(arith.maximumf, arith.andi), arith.maxsi),
+    "max": (by_kind(ordered_zeros(arith.maximumf, arith.andi), arith.maxsi, unsigned_body=arith.maxui),
             lambda t: -_INF if is_float(t) else _int_extreme(t, highest=False)),
-    "min": (by_kind(_ordered_zeros(arith.minimumf, arith.ori), arith.minsi),
+    "min": (by_kind(ordered_zeros(arith.minimumf, arith.ori), arith.minsi, unsigned_body=arith.minui),
             lambda t: _INF if is_float(t) else _int_extreme(t, highest=True)),
     "and": (arith.andi, lambda t: -1),
     "or": (arith.ori, lambda t: 0),

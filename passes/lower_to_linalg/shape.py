@@ -1,7 +1,10 @@
 """Rules for the shape ops: transpose, reshape, rev, slice, concatenate, pad.
 
-transpose, rev and slice are one linalg.generic each whose input map does the indexing
-(a permutation, `n - 1 - d`, `start + stride * d`); reshape is one tensor.collapse_shape /
+transpose and rev are one linalg.generic each whose input map does the indexing (a
+permutation, `n - 1 - d`); slice is a generic over the result that reads the operand with
+tensor.extract at `start + stride * i` (as an input map, a dimension with start 0 and
+stride 1 would be a bare `d` of a longer operand dimension, from which linalg infers the
+loop bound); reshape is one tensor.collapse_shape /
 expand_shape where it merges or splits consecutive dimensions, else a collapse to 1-D and
 an expand (rank 0 goes through `tensor<1xT>`); concatenate is a generic that
 extracts from lhs or rhs by index, pad one that extracts from the operand or yields
@@ -45,9 +48,19 @@ def _rev_exprs(op: ir.Operation, rank: int) -> list[ir.AffineExpr]:
             else ir.AffineDimExpr.get(d) for d in range(rank)]
 
 
-def _slice_exprs(op: ir.Operation, rank: int) -> list[ir.AffineExpr]:
+def _slice(op: ir.Operation) -> ir.Value:
+    (operand,) = op.operands
     starts, strides = _i64s(op, "start_indices"), _i64s(op, "strides")
-    return [ir.AffineDimExpr.get(d) * strides[d] + starts[d] for d in range(rank)]
+    result = ir.RankedTensorType(op.results[0].type)
+
+    def body() -> ir.Value:
+        index = ir.IndexType.get()
+        at = [arith.addi(arith.muli(linalg.IndexOp(d).result, arith.constant(index, stride)),
+                         arith.constant(index, start))
+              for d, (start, stride) in enumerate(zip(starts, strides, strict=True))]
+        return tensor.extract(operand, at)
+
+    return generic([], result, body)
 
 
 def _reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
@@ -181,7 +194,7 @@ def _pad(op: ir.Operation) -> ir.Value:
 RULES: dict[str, Rule] = {
     "transpose": _gather(_transpose_exprs),
     "rev": _gather(_rev_exprs),
-    "slice": _gather(_slice_exprs),
+    "slice": _slice,
     "reshape": _reshape,
     "concatenate": _concatenate,
     "pad": _pad,

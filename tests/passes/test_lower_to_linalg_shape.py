@@ -44,7 +44,8 @@ def test_rev(shape: tuple, dims: tuple, dtype: type, rng: np.random.Generator) -
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("shape", "start", "limit", "strides"), [
     ((5, 7), (1, 2), (4, 7), (1, 2)), ((9,), (0,), (9,), (3,)), ((9,), (2,), (8,), (4,)),
-    ((4, 3), (2, 0), (2, 3), (1, 1)), ((0, 3), (0, 1), (0, 3), (1, 1)), ((6, 1), (5, 0), (6, 1), (2, 5))])
+    ((4, 3), (2, 0), (2, 3), (1, 1)), ((0, 3), (0, 1), (0, 3), (1, 1)), ((6, 1), (5, 0), (6, 1), (2, 5)),
+    ((2, 3), (0, 0), (1, 2), (1, 1)), ((1,), (0,), (0,), (3,))])
 def test_slice(shape: tuple, start: tuple, limit: tuple, strides: tuple, dtype: type,
                rng: np.random.Generator) -> None:
     out = tuple(max(0, -(-(e - s) // k)) for s, e, k in zip(start, limit, strides, strict=True))

@@ -78,7 +78,8 @@ def test_empty_and_rank_zero(rng: np.random.Generator, shape) -> None:
 def test_bools_cross_the_boundary_as_bytes(rng: np.random.Generator) -> None:
     x = random_array(rng, (5, 3), np.bool_)
     y = random_array(rng, (5, 3), np.bool_)
-    both_backends(lambda x, y: (x & ~y, mnp.any(x, axis=0), mnp.where(x, 1, 2), mnp.array([True, False])), x, y)
+    both_backends(lambda x, y: (x & ~y, mnp.any(x, axis=0), mnp.where(x, 1, 2), mnp.array([True, False])),
+                  x, y)
 
 
 def test_stages_print(rng: np.random.Generator) -> None:
@@ -88,8 +89,9 @@ def test_stages_print(rng: np.random.Generator) -> None:
     assert "memref<8xf32>" in lowered.as_text("buffers")
     assert "scf.for" in lowered.as_text("loops")
     llvm = lowered.as_text("llvm", debug_info=False)
-    assert "llvm.func @lambda(%arg0: !llvm.ptr {llvm.noalias}" in llvm
-    with pytest.raises(ValueError, match=r"available stages: \['mlax', 'linalg', 'buffers', 'loops', 'llvm'\]"):
+    assert "llvm.func @jit.lambda(%arg0: !llvm.ptr {llvm.noalias}" in llvm
+    stages = r"available stages: \['mlax', 'linalg', 'buffers', 'loops', 'llvm'\]"
+    with pytest.raises(ValueError, match=stages):
         lowered.as_text("asm")
 
 

@@ -2,7 +2,7 @@
 
 // Inputs are the caller's (not writable) and no buffer overlaps another (noalias),
 // results too (they become out-parameters).
-// CHECK-LABEL: func.func @test_attributes
+// CHECK-LABEL: func.func @jit.test_attributes
 // CHECK-SAME:    (%arg0: tensor<4xf32> {bufferization.writable = false, llvm.noalias},
 // CHECK-SAME:     %arg1: tensor<2xi32> {bufferization.writable = false, llvm.noalias})
 // CHECK-SAME:    -> (tensor<4xf32> {llvm.noalias})
@@ -11,7 +11,7 @@ func.func @test_attributes(%x: tensor<4xf32>, %i: tensor<2xi32>) -> tensor<4xf32
 }
 
 // A size-0 buffer crosses the boundary as tensor<0xT>; inside, tensor.empty of its real type.
-// CHECK-LABEL: func.func @test_empty
+// CHECK-LABEL: func.func @jit.test_empty
 // CHECK-SAME:    (%arg0: tensor<0xf32> {{.*}}) -> (tensor<0xf32> {llvm.noalias}, tensor<2xf32> {llvm.noalias})
 // CHECK:         %[[LOCAL:.*]] = tensor.empty() : tensor<2x0xf32>
 // CHECK:         %[[SUM:.*]] = linalg.reduce ins(%[[LOCAL]] : tensor<2x0xf32>)
@@ -34,3 +34,15 @@ func.func private @test_private(%x: tensor<2x0xf32>) -> tensor<2x0xf32> {
 }
 // CHECK-LABEL: func.func private @test_declaration(tensor<4xf32>)
 func.func private @test_declaration(tensor<4xf32>)
+
+// A public function named like a C function the code calls is renamed, calls included.
+// CHECK-LABEL: func.func @jit.erfc
+// CHECK-LABEL: func.func @jit.test_caller
+// CHECK:         call @jit.erfc(%arg0)
+func.func @erfc(%x: tensor<4xf64>) -> tensor<4xf64> {
+  return %x : tensor<4xf64>
+}
+func.func @test_caller(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = func.call @erfc(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

@@ -23,7 +23,7 @@
 
 // Results are out-parameters written in place; the matmul is a BLAS call; the
 // temporary of the reduction is freed.
-// BUFFERS-LABEL: func.func @f(%arg0: memref<4x8xf32> {llvm.noalias}, %arg1: memref<8x16xf32> {llvm.noalias}, %arg2: memref<4x16xf32> {llvm.noalias}, %arg3: memref<4xi1> {llvm.noalias})
+// BUFFERS-LABEL: func.func @jit.f(%arg0: memref<4x8xf32> {llvm.noalias}, %arg1: memref<8x16xf32> {llvm.noalias}, %arg2: memref<4x16xf32> {llvm.noalias}, %arg3: memref<4xi1> {llvm.noalias})
 // BUFFERS:         call @mlax_sgemm(
 // BUFFERS:         linalg.generic {{.*}} ins(%arg2 : memref<4x16xf32>) outs(%arg2 : memref<4x16xf32>)
 // BUFFERS:         %[[TMP:.*]] = memref.alloc() {{.*}} : memref<4xf32>
@@ -36,7 +36,7 @@
 // NOBLAS:          arith.mulf
 
 // Loops; the bool result is a buffer of bytes.
-// LOOPS-LABEL: func.func @f({{.*}}, %arg3: memref<4xi8> {llvm.noalias})
+// LOOPS-LABEL: func.func @jit.f({{.*}}, %arg3: memref<4xi8> {llvm.noalias})
 // LOOPS:         scf.for
 // LOOPS:           arith.mulf
 // LOOPS:         %[[C:.*]] = arith.cmpf ogt
@@ -46,7 +46,7 @@
 
 // The LLVM dialect: every buffer is one bare pointer.
 // LLVM:         llvm.func @mlax_sgemm(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
-// LLVM:         llvm.func @f(%arg0: !llvm.ptr {llvm.noalias}, %arg1: !llvm.ptr {llvm.noalias}, %arg2: !llvm.ptr {llvm.noalias}, %arg3: !llvm.ptr {llvm.noalias})
+// LLVM:         llvm.func @jit.f(%arg0: !llvm.ptr {llvm.noalias}, %arg1: !llvm.ptr {llvm.noalias}, %arg2: !llvm.ptr {llvm.noalias}, %arg3: !llvm.ptr {llvm.noalias})
 // LLVM-NOT:     memref.
 // LLVM-NOT:     scf.
 

@@ -1,0 +1,140 @@
+"""mlax against jax.jit on the same inputs, in one process: times, ratios, correctness.
+
+    .venv/bin/python bench/run.py [--repeats N] [--markdown]
+
+Each case runs mlax and JAX alternately (warm-up call first, so compile time is excluded),
+takes the median of the repeats, and checks the mlax result against JAX's. The last row is
+the first call of a freshly jitted MLP (trace + compile + run), with mlax's compile cache
+cleared. Not part of the tests: nothing here asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import mlax
+import mlax.numpy as mnp
+from mlax.runtime import cpu
+
+
+@dataclass
+class Case:
+    name: str
+    build: Callable[[Any], Callable[..., Any]]  # numpy module (mlax.numpy or jax.numpy) -> function
+    args: tuple[np.ndarray, ...]
+    target: float
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+
+def _block(x: Any) -> Any:
+    return jax.block_until_ready(x)
+
+
+def _time(f: Callable[..., Any], args: tuple[np.ndarray, ...]) -> float:
+    start = time.perf_counter()
+    _block(f(*args))
+    return time.perf_counter() - start
+
+
+def _mlp(np_: Any) -> Callable[..., Any]:
+    def forward(x, w1, b1, w2, b2, w3, b3):
+        h = np_.tanh(x @ w1 + b1)
+        h = np_.tanh(h @ w2 + b2)
+        return h @ w3 + b3
+    return forward
+
+
+def _softmax(np_: Any) -> Callable[..., Any]:
+    def softmax(x):
+        e = np_.exp(x - np_.max(x, axis=1, keepdims=True))
+        return e / np_.sum(e, axis=1, keepdims=True)
+    return softmax
+
+
+def cases(rng: np.random.Generator) -> list[Case]:
+    def f32(*shape: int, scale: float = 1.0) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    mlp_args = (f32(256, 784), f32(784, 1024, scale=0.03), f32(1024, scale=0.1), f32(1024, 1024, scale=0.03),
+                f32(1024, scale=0.1), f32(1024, 10, scale=0.03), f32(10, scale=0.1))
+    return [
+        Case("elementwise tanh(x*1.5+0.5)*exp(-x)+1, 4M f32",
+             lambda np_: lambda x: np_.tanh(x * 1.5 + 0.5) * np_.exp(-x) + 1, (f32(4 * 1024 * 1024),), 1.0),
+        Case("row softmax 4096x1024", _softmax, (f32(4096, 1024),), 1.5),
+        *[Case(f"matmul {n}", lambda np_: lambda a, b: a @ b, (f32(n, n), f32(n, n)), 1.2 if n == 1024 else 0,
+               rtol=1e-4, atol=1e-3) for n in (256, 1024, 2048)],
+        Case("MLP forward 256x784-1024-1024-10, tanh", _mlp, mlp_args, 1.3, rtol=1e-4, atol=1e-4),
+        Case("sum over 16M f32", lambda np_: lambda x: np_.sum(x), (f32(16 * 1024 * 1024),), 1.2,
+             rtol=1e-4, atol=1e-2),
+        Case("tiny call: x*2+1 on 8 f32", lambda np_: lambda x: x * 2 + 1, (f32(8),), 3.0),
+    ]
+
+
+def run_case(case: Case, repeats: int) -> tuple[float, float, str]:
+    ours, theirs = mlax.jit(case.build(mnp)), jax.jit(case.build(jnp))
+    expected = np.asarray(_block(theirs(*case.args)))
+    got = np.asarray(ours(*case.args))
+    status = "ok"
+    try:
+        np.testing.assert_allclose(got, expected, rtol=case.rtol, atol=case.atol)
+    except AssertionError as error:
+        status = "MISMATCH " + str(error).splitlines()[3].strip()
+    n = repeats * (50 if case.args[0].size <= 64 else 1)  # tiny calls: more samples
+    mine, jaxs = [], []
+    for _ in range(n):
+        mine.append(_time(ours, case.args))
+        jaxs.append(_time(theirs, case.args))
+    return statistics.median(mine), statistics.median(jaxs), status
+
+
+def compile_times(repeats: int) -> tuple[float, float]:
+    """First call of a fresh jit of the MLP: trace + compile + one run."""
+    args = cases(np.random.default_rng(1))[5].args
+    mine, jaxs = [], []
+    for _ in range(repeats):
+        cpu._COMPILED.clear()
+        mine.append(_time(mlax.jit(_mlp(mnp)), args))
+        jaxs.append(_time(jax.jit(_mlp(jnp)), args))
+    return statistics.median(mine), statistics.median(jaxs)
+
+
+def _format(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    rows = []
+    for case in cases(rng):
+        mine, jaxs, status = run_case(case, args.repeats)
+        rows.append((case.name, mine, jaxs, case.target, status))
+    mine, jaxs = compile_times(max(3, args.repeats // 3))
+    rows.append(("first call (compile) of the MLP", mine, jaxs, 3.0, "ok"))
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+          f"jax {jax.__version__}, mlax backend {mlax.config.backend}")
+    print("| case | mlax | jax.jit | mlax/JAX | target | check |")
+    print("|---|---|---|---|---|---|")
+    for name, mine, jaxs, target, status in rows:
+        ratio = mine / jaxs
+        goal = f"<= {target:g}" if target else "-"
+        flag = "" if not target or ratio <= target else " (missed)"
+        print(f"| {name} | {_format(mine)} | {_format(jaxs)} | {ratio:.2f}{flag} | {goal} | {status} |")
+
+
+if __name__ == "__main__":
+    main()

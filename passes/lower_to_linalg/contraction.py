@@ -1,0 +1,150 @@
+"""Rules for dot_general: contractions with any dimension numbers, as named linalg.matmul /
+linalg.batch_matmul on row-major matrices (what a later pass can hand to BLAS).
+
+Each operand is converted elementwise to the accumulation type (the reference's: the result
+type, f32 for f16/bf16 results, an i32/i64 count for bool results), brought into the canonical
+layout (batch..., M..., K...) x (batch..., K..., N...) with linalg.transpose where it is not
+already, and regrouped to [B,] M x K and [B,] K x N with tensor.collapse_shape / expand_shape
+(an empty group is a unit dimension). The product (a zero linalg.fill as init) has the
+result's layout (batch, lhs free, rhs free), so it only needs regrouping back, then the
+conversion to the result type (truncf, or != 0 for bool). Contracting over no elements
+(or a result with none) is a linalg.generic yielding zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from mlax.passes.lower_to_linalg.common import Rule, generic, is_bool, is_float, is_unsigned, scalar, width
+from mlax.passes.lower_to_linalg.shape import _i64s, _reassociation
+
+_HALF = ("f16", "bf16")
+
+
+def _cast(x: ir.Value, t: ir.Type) -> ir.Value:
+    """Convert scalar ``x`` to ``t`` as NumPy's astype (operands only ever widen to the
+    accumulator, narrow by truncation, or go from integers to floats)."""
+    source = x.type
+    unsigned = is_unsigned(source) or is_bool(source)
+    if source == t:
+        return x
+    if is_float(t) and is_float(source):
+        return arith.extf(t, x) if width(t) > width(source) else arith.truncf(t, x)
+    if is_float(t):
+        return (arith.uitofp if unsigned else arith.sitofp)(t, x)
+    if width(t) == width(source):  # iN <-> uiN: the same bits once the pass makes them signless
+        return x
+    if width(t) < width(source):
+        return arith.trunci(t, x)
+    return (arith.extui if unsigned else arith.extsi)(t, x)
+
+
+def _convert(value: ir.Value, t: ir.Type) -> ir.Value:
+    tensor_type = ir.RankedTensorType(value.type)
+    if tensor_type.element_type == t:
+        return value
+    return generic([value], ir.RankedTensorType.get(tensor_type.shape, t), lambda x: _cast(x, t))
+
+
+def _unit_groups(groups: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Reassociation between the merged non-empty groups and one dimension per group: each
+    empty group's unit dimension joins the next non-empty group (the last one at the end)."""
+    result: list[list[int]] = []
+    pending: list[int] = []
+    for position, group in enumerate(groups):
+        pending.append(position)
+        if group:
+            result.append(pending)
+            pending = []
+    if result:
+        result[-1].extend(pending)
+    return result
+
+
+def _merge(value: ir.Value, groups: Sequence[Sequence[int]]) -> ir.Value:
+    """``value`` with each group of consecutive dimensions merged into one (size 1 if empty)."""
+    t = ir.RankedTensorType(value.type)
+    nonempty = [g for g in groups if g]
+    if any(len(g) != 1 for g in nonempty):
+        merged = [math.prod(t.shape[d] for d in g) for g in nonempty]
+        value = tensor.collapse_shape(ir.RankedTensorType.get(merged, t.element_type), value,
+                                      _reassociation(nonempty))
+    if len(nonempty) == len(groups):
+        return value
+    shape = [math.prod(t.shape[d] for d in g) for g in groups]
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), value,
+                               _reassociation(_unit_groups(groups)), [], shape)
+
+
+def _split(value: ir.Value, groups: Sequence[Sequence[int]], shape: Sequence[int]) -> ir.Value:
+    """The inverse of `_merge`: one dimension per group back to the dimensions ``shape``."""
+    element = ir.RankedTensorType(value.type).element_type
+    nonempty = [g for g in groups if g]
+    if len(nonempty) != len(groups):
+        merged = [math.prod(shape[d] for d in g) for g in nonempty]
+        value = tensor.collapse_shape(ir.RankedTensorType.get(merged, element), value,
+                                      _reassociation(_unit_groups(groups)))
+    if all(len(g) == 1 for g in nonempty):
+        return value
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, element), value, _reassociation(nonempty),
+                               [], list(shape))
+
+
+def _canonical(value: ir.Value, dims: Sequence[Sequence[int]]) -> ir.Value:
+    """``value`` transposed so that the groups ``dims`` come in order, then merged (one
+    dimension per group)."""
+    permutation = [d for g in dims for d in g]
+    t = ir.RankedTensorType(value.type)
+    if permutation != sorted(permutation):
+        init = tensor.empty([t.shape[d] for d in permutation], t.element_type)
+        value = linalg.transpose(value, outs=[init], permutation=permutation).results[0]
+    groups, start = [], 0
+    for g in dims:
+        groups.append(list(range(start, start + len(g))))
+        start += len(g)
+    return _merge(value, groups)
+
+
+def _accumulator(result: ir.Type, contracted: int) -> ir.Type:
+    """The reference's accumulation type: f32 for halves, a count wide enough for bool."""
+    if str(result) in _HALF:
+        return ir.F32Type.get()
+    if is_bool(result):
+        return ir.IntegerType.get_signless(32 if contracted < 2 ** 31 else 64)
+    return result
+
+
+def _dot_general(op: ir.Operation) -> ir.Value:
+    lhs, rhs = op.operands
+    lc, rc = _i64s(op, "lhs_contracting_dimensions"), _i64s(op, "rhs_contracting_dimensions")
+    lb, rb = _i64s(op, "lhs_batch_dimensions"), _i64s(op, "rhs_batch_dimensions")
+    shapes = [ir.RankedTensorType(v.type).shape for v in (lhs, rhs)]
+    lfree = [d for d in range(len(shapes[0])) if d not in lc and d not in lb]
+    rfree = [d for d in range(len(shapes[1])) if d not in rc and d not in rb]
+    result_type = ir.RankedTensorType(op.results[0].type)
+    shape, result = list(result_type.shape), result_type.element_type
+    contracted = math.prod(shapes[0][d] for d in lc)
+    if contracted == 0 or 0 in shape:  # a generic, not a fill: elementwise fusion can drop an i1 buffer
+        return generic([], result_type, lambda: scalar(result, 0))
+    work = _accumulator(result, contracted)
+    a = _canonical(_convert(lhs, work), [lb, lfree, lc] if lb else [lfree, lc])
+    b = _canonical(_convert(rhs, work), [rb, rc, rfree] if rb else [rc, rfree])
+    rows, cols = ir.RankedTensorType(a.type).shape[-2], ir.RankedTensorType(b.type).shape[-1]
+    batch = [math.prod(shapes[0][d] for d in lb)] if lb else []
+    init = linalg.fill(scalar(work, 0), outs=[tensor.empty([*batch, rows, cols], work)])
+    product = (linalg.batch_matmul if lb else linalg.matmul)(a, b, outs=[init])
+    n_batch, n_lhs = len(lb), len(lb) + len(lfree)
+    groups = [list(range(n_batch)), list(range(n_batch, n_lhs)), list(range(n_lhs, len(shape)))]
+    out = _split(product, groups if lb else groups[1:], shape)
+    if is_bool(result):
+        zero = scalar(work, 0)
+        return generic([out], ir.RankedTensorType.get(shape, result),
+                       lambda x: arith.cmpi(arith.CmpIPredicate.ne, x, zero))
+    return _convert(out, result)
+
+
+RULES: dict[str, Rule] = {"dot_general": _dot_general}

@@ -34,7 +34,7 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
     ("llvm", "expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
              "convert-math-to-llvm, convert-math-to-libm, "
              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
-             "arith-expand{include-bf16=true}, finalize-memref-to-llvm, convert-arith-to-llvm, "
+             "mlax-expand-bf16, finalize-memref-to-llvm, convert-arith-to-llvm, "
              "convert-index-to-llvm, convert-cf-to-llvm, "
              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, reconcile-unrealized-casts"),
 )

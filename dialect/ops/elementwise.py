@@ -10,6 +10,7 @@ CPU flushes subnormal floats to zero and the reference does not.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -98,6 +99,17 @@ def _sign(x: np.ndarray) -> np.ndarray:
     if dtypes.is_float(x.dtype):
         return np.where((x == 0) | np.isnan(x), x, np.sign(x))
     return np.sign(x)
+
+
+_MATH_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    """SciPy's erfc (computed in f64, then rounded), except in f64, where C's erfc keeps the
+    subnormal results SciPy flushes to zero (26.55 < x < 27.23)."""
+    if x.dtype == np.float64:
+        return np.asarray(_MATH_ERFC(x), np.float64)
+    return scipy.special.erfc(x)
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
@@ -240,11 +252,12 @@ define_unary("logistic", _logistic, FLOAT, "Logistic sigmoid 1 / (1 + e**-x).",
              "Defined as JAX lowers it: `1 / (1 + exp(-x))` with every step rounded to the "
              "operand type (so it reaches exactly 0 for large negative x).", native=True)
 define_unary("erf", scipy.special.erf, FLOAT, "Error function.")
-define_unary("erfc", scipy.special.erfc, FLOAT, "Complementary error function 1 - erf(x).",
+define_unary("erfc", _erfc, FLOAT, "Complementary error function 1 - erf(x).",
              "Float operands only. Computed directly, not as `1 - erf(x)`, so large x keeps full "
              "relative precision instead of cancelling to 0: erfc(10 : f64) = 2.09e-45. "
              "erfc(-inf) = 2, erfc(+inf) = 0, erfc(+-0) = 1, NaN stays NaN; in f32 the result "
-             "rounds to exactly 2 for x <= -3.9. f16/bf16 compute in f32 and round once. "
+             "rounds to exactly 2 for x <= -3.9. f16/bf16/f32 round the f64 value once. In f64 "
+             "the result is subnormal for 26.55 < x < 27.23 (C's erfc; SciPy flushes it). "
              "The reference keeps subnormal results (erfc(9.3 : f32) = 1.65e-39), which XLA's CPU "
              "flushes to zero. StableHLO has no erfc: it lowers to `chlo.erfc`, which XLA "
              "expands into a rational approximation.")

@@ -106,11 +106,22 @@ def _is_finite(x: ir.Value) -> ir.Value:
 _F32_UNARY: dict[str, Body] = {
     "floor": math.floor, "ceil": math.ceil, "exp": math.exp, "expm1": math.expm1, "log": math.log,
     "log1p": math.log1p, "sqrt": math.sqrt, "rsqrt": _rsqrt, "cbrt": math.cbrt, "sin": math.sin,
-    "cos": math.cos, "tan": math.tan, "tanh": math.tanh, "erf": math.erf, "erfc": math.erfc,
+    "cos": math.cos, "tan": math.tan, "tanh": math.tanh, "erf": math.erf,
 }
+
+
+def _erfc(x: ir.Value) -> ir.Value:
+    """erfc of narrower floats via f64 and one rounding: single-precision libm erfcf is off by
+    an ulp where the result is subnormal, the reference rounds the f64 value."""
+    if str(x.type) == "f64":
+        return math.erfc(x)
+    f64 = ir.F64Type.get()
+    return arith.truncf(x.type, math.erfc(arith.extf(f64, x)))
+
 
 _UNARY: dict[str, Body] = {
     **{name: in_f32(body) for name, body in _F32_UNARY.items()},
+    "erfc": in_f32(_erfc),  # halves through f32: f64 <-> f16 conversions need a runtime library
     "neg": by_kind(arith.negf, _neg_int),
     "abs": by_kind(math.absf, math.absi),
     "sign": by_kind(_sign_float, _sign_int, unsigned_body=_sign_unsigned),
@@ -160,19 +171,6 @@ def _rem_unsigned(x: ir.Value, y: ir.Value) -> ir.Value:
     return _where(zero, x, arith.remui(x, _where(zero, scalar(y.type, 1), y)))
 
 
-def ordered_zeros(extreme: Body, bits: Body) -> Body:
-    """``extreme`` (maximumf / minimumf) with equal operands merged bitwise (``bits`` = andi for
-    max, ori for min), so that max(+0, -0) = +0 and min(+0, -0) = -0 in either order: the
-    JIT-compiled maximumf / minimumf (after arith-expand) do not order signed zeros."""
-
-    def body(x: ir.Value, y: ir.Value) -> ir.Value:
-        as_int = ir.IntegerType.get_signless(width(x.type))
-        merged = arith.bitcast(x.type, bits(arith.bitcast(as_int, x), arith.bitcast(as_int, y)))
-        return _where(arith.cmpf(arith.CmpFPredicate.OEQ, x, y), merged, extreme(x, y))
-
-    return body
-
-
 def _shift(kind: str) -> Body:
     """Shift by an amount read as unsigned; amounts >= the bit width give 0 or the sign fill."""
     op = {"left": arith.shli, "logical": arith.shrui, "arithmetic": arith.shrsi}[kind]
@@ -193,8 +191,10 @@ _BINARY: dict[str, Body] = {
     "mul": by_kind(arith.mulf, arith.muli, arith.andi),
     "div": by_kind(arith.divf, _div_int, unsigned_body=_div_unsigned),
     "rem": by_kind(in_f32(arith.remf), _rem_int, unsigned_body=_rem_unsigned),
-    "max": by_kind(ordered_zeros(arith.maximumf, arith.andi), arith.maxsi, arith.ori, arith.maxui),
-    "min": by_kind(ordered_zeros(arith.minimumf, arith.ori), arith.minsi, arith.andi, arith.minui),
+    # arith.maximumf/minimumf are IEEE 754-2019 maximum/minimum, as XLA's max/min: NaN
+    # propagates and -0 < +0 (LLVM's llvm.maximum/minimum keep that; see mlax-expand-bf16).
+    "max": by_kind(arith.maximumf, arith.maxsi, arith.ori, arith.maxui),
+    "min": by_kind(arith.minimumf, arith.minsi, arith.andi, arith.minui),
     "atan2": in_f32(math.atan2),
     "and": arith.andi,
     "or": arith.ori,

@@ -3,9 +3,10 @@
 Each is one linalg.generic with reduction iterators on the reduced dimensions, whose
 output starts as a linalg.fill of the identity (0, 1, -inf / the minimum integer / false,
 +inf / the maximum integer / true, all bits set, 0). max/min of floats are the elementwise
-max/min bodies (NaN propagates, -0.0 < +0.0); unsigned integers use maxui / minui from 0 /
-all ones. f16/bf16 accumulate in f32 and round once at the end, as the reference does;
-booleans accumulate in i8. An empty `dimensions` is the operand.
+max/min bodies (NaN propagates, -0.0 < +0.0); float sums and products may be reassociated
+(fastmath<reassoc>); unsigned integers use maxui / minui from 0 / all ones. f16/bf16
+accumulate in f32 and round once at the end, as the reference does; booleans accumulate in i8.
+An empty `dimensions` is the operand.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from mlax.passes.lower_to_linalg.common import (
     is_unsigned,
     scalar,
 )
-from mlax.passes.lower_to_linalg.elementwise import by_kind, ordered_zeros
+from mlax.passes.lower_to_linalg.elementwise import by_kind
 
 _HALF = ("f16", "bf16")
 _INF = float("inf")
@@ -42,13 +43,27 @@ def _int_extreme(t: ir.Type, highest: bool) -> int:
 _MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
     "sum": (by_kind(arith.addf, arith.addi), lambda t: 0),
     "prod": (by_kind(arith.mulf, arith.muli), lambda t: 1),
-    "max": (by_kind(ordered_zeros(arith.maximumf, arith.andi), arith.maxsi, unsigned_body=arith.maxui),
+    "max": (by_kind(arith.maximumf, arith.maxsi, unsigned_body=arith.maxui),
             lambda t: -_INF if is_float(t) else _int_extreme(t, highest=False)),
-    "min": (by_kind(ordered_zeros(arith.minimumf, arith.ori), arith.minsi, unsigned_body=arith.minui),
+    "min": (by_kind(arith.minimumf, arith.minsi, unsigned_body=arith.minui),
             lambda t: _INF if is_float(t) else _int_extreme(t, highest=True)),
     "and": (arith.andi, lambda t: -1),
     "or": (arith.ori, lambda t: 0),
 }
+
+
+def _reassociable(body: Body) -> Body:
+    """A float sum or product whose order is free, as XLA's reduce: ``fastmath<reassoc>`` on
+    the combiner lets LLVM keep several partial results in vector lanes (a sequential float
+    sum does not vectorize). Only the reductions get it, not the cumulative ops."""
+
+    def combine(x: ir.Value, acc: ir.Value) -> ir.Value:
+        value = body(x, acc)
+        if is_float(x.type):
+            value.owner.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<reassoc>")
+        return value
+
+    return combine
 
 
 def _work_type(t: ir.Type) -> ir.Type:
@@ -62,6 +77,8 @@ def _work_type(t: ir.Type) -> ir.Type:
 
 def _reduce(kind: str) -> Rule:
     combine, identity = _MONOIDS[kind]
+    if kind in ("sum", "prod"):
+        combine = _reassociable(combine)
 
     def rule(op: ir.Operation) -> ir.Value:
         (operand,) = op.operands

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.special
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import get_ranked_memref_descriptor, make_nd_memref_descriptor, ranked_memref_to_numpy
 
@@ -72,7 +72,7 @@ def compile_module(text: str, pipeline: str = LOWER_TO_LLVM, approximate: bool =
         module = ir.Module.parse(text)
         if approximate:
             ApproximateMath().run(module.operation)
-        passmanager.PassManager.parse(pipeline).run(module.operation)
+        run_pipeline(module, pipeline)
         return ExecutionEngine(module, opt_level=opt_level)
 
 

@@ -7,12 +7,13 @@ import ctypes
 
 import numpy as np
 import pytest
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import get_ranked_memref_descriptor, make_nd_memref_descriptor, ranked_memref_to_numpy
 
 from mlax.dialect import dtypes, get_context
 from mlax.dialect.registry import OPS
+from mlax.passes import pipeline as pipelines
 from mlax.passes.lower_to_linalg import RULES
 from mlax.passes.pipeline import PipelineError, run_pipeline
 from mlax.runtime.interpreter import run_function
@@ -22,7 +23,7 @@ LOWER_TO_LLVM = (
     "function-boundary-type-conversion=identity-layout-map}, convert-linalg-to-loops, "
     "expand-strided-metadata, lower-affine, convert-scf-to-cf, convert-math-to-llvm, "
     "convert-math-to-libm, arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
-    "arith-expand{include-bf16=true}, finalize-memref-to-llvm, convert-arith-to-llvm, convert-cf-to-llvm, "
+    "mlax-expand-bf16, finalize-memref-to-llvm, convert-arith-to-llvm, convert-cf-to-llvm, "
     "convert-func-to-llvm, reconcile-unrealized-casts)")
 
 
@@ -65,7 +66,7 @@ def execute_lowered(text: str, args: list[np.ndarray], shape: tuple[int, ...], d
     with get_context():
         module = ir.Module.parse(text)
         run_pipeline(module, "mlax-lower-to-linalg")
-        passmanager.PassManager.parse(LOWER_TO_LLVM).run(module.operation)
+        pipelines.run_pipeline(module, LOWER_TO_LLVM)  # not run_pipeline: tests patch that name
         engine = ExecutionEngine(module, opt_level=0)
     out_dtype = _C_TYPES.get(dtype, dtype)
     result = make_nd_memref_descriptor(len(shape), np.ctypeslib.as_ctypes_type(out_dtype))()

@@ -1,0 +1,45 @@
+// RUN: %mlax-opt --mlax-expand-bf16 %s | FileCheck %s
+
+// extf: the bf16 bits become the high half of an f32.
+// CHECK-LABEL: func.func @test_extend
+// CHECK:         %[[BITS:.*]] = arith.bitcast %arg0 : bf16 to i16
+// CHECK:         %[[WIDE:.*]] = arith.extui %[[BITS]] : i16 to i32
+// CHECK:         %[[HIGH:.*]] = arith.shli %[[WIDE]], %{{.*}} : i32
+// CHECK:         %[[F32:.*]] = arith.bitcast %[[HIGH]] : i32 to f32
+// CHECK:         arith.shli
+// CHECK:         %[[F32B:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK:         %[[F64:.*]] = arith.extf %[[F32B]] : f32 to f64
+// CHECK:         return %[[F32]], %[[F64]]
+func.func @test_extend(%x: bf16) -> (f32, f64) {
+  %0 = arith.extf %x : bf16 to f32
+  %1 = arith.extf %x : bf16 to f64
+  return %0, %1 : f32, f64
+}
+
+// truncf: round to nearest even on the f32 bits; NaN -> quiet NaN with the sign; f64 goes
+// through f32.
+// CHECK-LABEL: func.func @test_truncate
+// CHECK:         %[[BITS:.*]] = arith.bitcast %arg0 : f32 to i32
+// CHECK:         arith.andi
+// CHECK:         %[[ROUNDED:.*]] = arith.shrui
+// CHECK:         %[[NAN:.*]] = arith.cmpf uno, %arg0, %arg0 : f32
+// CHECK:         %[[PICK:.*]] = arith.select %[[NAN]], %{{.*}}, %[[ROUNDED]] : i32
+// CHECK:         %[[HALF:.*]] = arith.trunci %[[PICK]] : i32 to i16
+// CHECK:         arith.bitcast %[[HALF]] : i16 to bf16
+// CHECK:         %[[NARROW:.*]] = arith.truncf %arg1 : f64 to f32
+// CHECK:         arith.bitcast %[[NARROW]] : f32 to i32
+func.func @test_truncate(%x: f32, %y: f64) -> (bf16, bf16) {
+  %0 = arith.truncf %x : f32 to bf16
+  %1 = arith.truncf %y : f64 to bf16
+  return %0, %1 : bf16, bf16
+}
+
+// Other conversions and maximumf are left alone.
+// CHECK-LABEL: func.func @test_left_alone
+// CHECK:         arith.extf %arg0 : f16 to f32
+// CHECK:         arith.maximumf
+func.func @test_left_alone(%x: f16, %y: f32) -> f32 {
+  %0 = arith.extf %x : f16 to f32
+  %1 = arith.maximumf %0, %y : f32
+  return %1 : f32
+}

@@ -31,7 +31,7 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
                 "buffer-deallocation-pipeline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
                 "canonicalize"),
     ("loops", "convert-linalg-to-loops, mlax-widen-bool-buffers, canonicalize"),
-    ("llvm", "expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
+    ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
              "convert-math-to-llvm, convert-math-to-libm, "
              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
              "mlax-expand-bf16, finalize-memref-to-llvm, convert-arith-to-llvm, "

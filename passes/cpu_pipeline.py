@@ -10,7 +10,8 @@ mlax-cpu-pipeline{to=buffers})'``):
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
   return); temporaries are freed; f32/f64 matmuls become BLAS calls.
 - ``loops``: the remaining linalg ops become scf loops (LLVM's O3 loop vectorizer turns the
-  innermost ones into SIMD code); buffers of i1 become buffers of bytes (NumPy's bools).
+  innermost ones into SIMD code); the outermost loop of each big loop nest is split across
+  OpenMP threads; buffers of i1 become buffers of bytes (NumPy's bools).
 - ``llvm``: everything to the LLVM dialect; memref arguments are passed as bare pointers
   (all shapes are static), which keeps the call from Python to one pointer per buffer.
 """
@@ -30,13 +31,15 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
                 "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
                 "buffer-deallocation-pipeline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
                 "canonicalize"),
-    ("loops", "convert-linalg-to-loops, mlax-widen-bool-buffers, canonicalize"),
-    ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, mlax-exact-libm-calls, "
-             "convert-math-to-llvm, convert-math-to-libm, "
+    ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "
+              "mlax-widen-bool-buffers, canonicalize"),
+    ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, "
+             "mlax-exact-libm-calls, convert-math-to-llvm, convert-math-to-libm, "
              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
              "mlax-expand-bf16, finalize-memref-to-llvm, convert-arith-to-llvm, "
              "convert-index-to-llvm, convert-cf-to-llvm, "
-             "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, reconcile-unrealized-casts"),
+             "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-openmp-to-llvm, "
+             "reconcile-unrealized-casts"),
 )
 
 STAGE_NAMES = tuple(name for name, _ in CPU_STAGES)
@@ -53,6 +56,7 @@ class CpuPipeline(PassPipeline):
 
     to: str = option("llvm", "the last stage to run: linalg, buffers, loops or llvm")
     blas: bool = option(True, "call BLAS gemm for f32/f64 matmuls (mlax-linalg-to-blas)")
+    openmp: bool = option(True, "run big outermost parallel loops on OpenMP threads")
 
     def elements_text(self) -> str:
         if self.to not in STAGE_NAMES:
@@ -60,4 +64,8 @@ class CpuPipeline(PassPipeline):
                              f"got '{self.to}'")
         last = STAGE_NAMES.index(self.to)
         text = ", ".join(text for _, text in self.stages[:last + 1])
-        return text if self.blas else text.replace(" mlax-linalg-to-blas,", "")
+        dropped = ([] if self.blas else ["mlax-linalg-to-blas"]) + \
+            ([] if self.openmp else ["convert-scf-to-openmp", "convert-openmp-to-llvm"])
+        for name in dropped:
+            text = text.replace(f" {name},", "")
+        return text

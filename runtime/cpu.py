@@ -11,6 +11,9 @@ engine lives as long as the executable, i.e. as long as its jit cache entry.
 from __future__ import annotations
 
 import ctypes
+import functools
+import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -33,12 +36,33 @@ _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
 def _runtime_libraries() -> list[str]:
     lib = Path(mlir.__path__[0]) / "lib"
-    return [str(lib / name) for name in _RUNTIME_LIBRARIES if (lib / name).exists()]
+    found = [str(lib / name) for name in _RUNTIME_LIBRARIES if (lib / name).exists()]
+    openmp = openmp_library()
+    return found + ([openmp] if openmp else [])
+
+
+@functools.cache
+def openmp_library() -> str | None:
+    """The OpenMP runtime the compiled code's ``__kmpc_*`` calls need: the intel-openmp wheel's
+    libiomp5 (GNU libgomp does not implement them). Its threads sleep as soon as a parallel
+    region ends (``KMP_BLOCKTIME=0`` unless set): spinning would take the core away from the
+    BLAS's own threads and from Python."""
+    path = Path(sys.prefix) / "lib" / "libiomp5.so"
+    if not path.exists():
+        return None
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+    return str(path)
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def cpu_pipeline_text(to: str = "llvm") -> str:
-    """The pipeline the backend runs (BLAS calls only where a BLAS was found)."""
-    return f"mlax-cpu-pipeline{{to={to} blas={'true' if gemm_symbols() else 'false'}}}"
+    """The pipeline the backend runs: BLAS calls and OpenMP threads only where their runtime
+    libraries were found."""
+    return (f"mlax-cpu-pipeline{{to={to} blas={_flag(bool(gemm_symbols()))} "
+            f"openmp={_flag(openmp_library() is not None)}}}")
 
 
 _FUSED_STAGES: dict[tuple[ir.Context, str], list[Stage]] = {}
@@ -47,9 +71,9 @@ _FUSED_STAGES: dict[tuple[ir.Context, str], list[Stage]] = {}
 def _fused_stages(context: ir.Context, to: str) -> list[Stage]:
     """The pipeline's PassManagers (consecutive upstream passes in one), built once per
     context and stage: building them costs as much as running them on a small program."""
-    key = (context, to)
+    key = (context, cpu_pipeline_text(to))
     if key not in _FUSED_STAGES:
-        _FUSED_STAGES[key] = build_stages(fuse_upstream(parse_pipeline(cpu_pipeline_text(to))), context)
+        _FUSED_STAGES[key] = build_stages(fuse_upstream(parse_pipeline(key[1])), context)
     return _FUSED_STAGES[key]
 
 

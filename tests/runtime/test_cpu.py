@@ -82,6 +82,25 @@ def test_bools_cross_the_boundary_as_bytes(rng: np.random.Generator) -> None:
                   x, y)
 
 
+@pytest.mark.parametrize("shape", [(300, 257), (70_001,)])
+def test_big_loops_run_on_threads(rng: np.random.Generator, shape) -> None:
+    """Past mlax-parallel-loops' threshold the outer loop runs on OpenMP threads: the same
+    numbers, elementwise, per row, and in bools."""
+    x = random_array(rng, shape, np.float32)
+    f = lambda x: (mnp.tanh(x) * 2 + 3, mnp.max(x, axis=-1), mnp.sum(x * x, axis=-1), x > 0.5)  # noqa: E731
+    assert "omp.parallel" in mlax.jit(f).lower(x).as_text("loops")
+    both_backends(f, x)
+
+
+def test_without_openmp_runtime_loops_stay_sequential(rng: np.random.Generator, monkeypatch) -> None:
+    monkeypatch.setattr(cpu, "openmp_library", lambda: None)
+    x = random_array(rng, (300, 257), np.float32)
+    f = lambda x: mnp.exp(x) + 1  # noqa: E731
+    assert "omp." not in mlax.jit(f).lower(x).as_text("loops")
+    cpu._COMPILED.clear()
+    both_backends(f, x)
+
+
 def test_stages_print(rng: np.random.Generator) -> None:
     lowered = mlax.jit(lambda x: mnp.exp(x) + 1).lower(random_array(rng, (8,), np.float32))
     assert '"mlax.exp"' in lowered.as_text("mlax")

@@ -110,13 +110,25 @@ def compile_times(repeats: int) -> tuple[float, float]:
     return statistics.median(mine), statistics.median(jaxs)
 
 
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            lines = info.read().splitlines()
+    except OSError:
+        return platform.processor() or platform.machine()
+    model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "?")
+    flags = next((line.split(":", 1)[1].split() for line in lines if line.startswith("flags")), [])
+    vectors = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{model} ({vectors})"
+
+
 def _format(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=25)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     rows = []
@@ -125,7 +137,7 @@ def main() -> None:
         rows.append((case.name, mine, jaxs, case.target, status))
     mine, jaxs = compile_times(max(3, args.repeats // 3))
     rows.append(("first call (compile) of the MLP", mine, jaxs, 3.0, "ok"))
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+    print(f"machine: {_cpu_model()}, {os.cpu_count()} cores; "
           f"jax {jax.__version__}, mlax backend {mlax.config.backend}")
     print("| case | mlax | jax.jit | mlax/JAX | target | check |")
     print("|---|---|---|---|---|---|")

@@ -1,4 +1,4 @@
-"""mlax demo: a JAX-style program, its mlax IR, and its numbers checked against JAX.
+"""mlax demo: a JAX-style program compiled for the CPU, its IR, and its numbers checked against JAX.
 
 Run with `make demo`.
 """
@@ -48,6 +48,12 @@ def main() -> None:
     run_pipeline(module, "builtin.module(mlax-cleanup)")
     print(module.operation.get_asm(enable_debug_info=False))
 
+    lowered = forward.lower(params, x)
+    print("The same program lowered for the CPU, at the loops stage (stages: "
+          f"{', '.join(lowered.STAGES)}); the matmuls are BLAS calls:")
+    print(lowered.as_text("loops", debug_info=False))
+
+    print(f"jit runs on the {forward.backend!r} backend; the first call compiled it, later calls reuse it.")
     print("Quickstart check:", mlax.jit(lambda x: mnp.tanh(x) @ x.T)(mnp.ones((3, 4))))
 
 

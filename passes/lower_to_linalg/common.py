@@ -57,6 +57,17 @@ def integer_attr(t: ir.Type, value: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(t, value)
 
 
+def i64_array(op: ir.Operation, name: str) -> list[int]:
+    """The integers of ``op``'s DenseI64ArrayAttr ``name`` (dimensions, shapes, indices)."""
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
+    """The reassociation attribute of tensor.collapse_shape / expand_shape for ``groups``."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
 def scalar(t: ir.Type, value: int | float) -> ir.Value:
     """A scalar arith.constant of type ``t`` (integers given as Python ints, any sign)."""
     if is_float(t):

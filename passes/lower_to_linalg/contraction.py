@@ -19,8 +19,17 @@ from collections.abc import Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlax.passes.lower_to_linalg.common import Rule, generic, is_bool, is_float, is_unsigned, scalar, width
-from mlax.passes.lower_to_linalg.shape import _i64s, _reassociation
+from mlax.passes.lower_to_linalg.common import (
+    Rule,
+    generic,
+    i64_array,
+    is_bool,
+    is_float,
+    is_unsigned,
+    reassociation,
+    scalar,
+    width,
+)
 
 _HALF = ("f16", "bf16")
 
@@ -72,12 +81,12 @@ def _merge(value: ir.Value, groups: Sequence[Sequence[int]]) -> ir.Value:
     if any(len(g) != 1 for g in nonempty):
         merged = [math.prod(t.shape[d] for d in g) for g in nonempty]
         value = tensor.collapse_shape(ir.RankedTensorType.get(merged, t.element_type), value,
-                                      _reassociation(nonempty))
+                                      reassociation(nonempty))
     if len(nonempty) == len(groups):
         return value
     shape = [math.prod(t.shape[d] for d in g) for g in groups]
     return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), value,
-                               _reassociation(_unit_groups(groups)), [], shape)
+                               reassociation(_unit_groups(groups)), [], shape)
 
 
 def _split(value: ir.Value, groups: Sequence[Sequence[int]], shape: Sequence[int]) -> ir.Value:
@@ -87,10 +96,10 @@ def _split(value: ir.Value, groups: Sequence[Sequence[int]], shape: Sequence[int
     if len(nonempty) != len(groups):
         merged = [math.prod(shape[d] for d in g) for g in nonempty]
         value = tensor.collapse_shape(ir.RankedTensorType.get(merged, element), value,
-                                      _reassociation(_unit_groups(groups)))
+                                      reassociation(_unit_groups(groups)))
     if all(len(g) == 1 for g in nonempty):
         return value
-    return tensor.expand_shape(ir.RankedTensorType.get(shape, element), value, _reassociation(nonempty),
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, element), value, reassociation(nonempty),
                                [], list(shape))
 
 
@@ -120,8 +129,8 @@ def _accumulator(result: ir.Type, contracted: int) -> ir.Type:
 
 def _dot_general(op: ir.Operation) -> ir.Value:
     lhs, rhs = op.operands
-    lc, rc = _i64s(op, "lhs_contracting_dimensions"), _i64s(op, "rhs_contracting_dimensions")
-    lb, rb = _i64s(op, "lhs_batch_dimensions"), _i64s(op, "rhs_batch_dimensions")
+    lc, rc = i64_array(op, "lhs_contracting_dimensions"), i64_array(op, "rhs_contracting_dimensions")
+    lb, rb = i64_array(op, "lhs_batch_dimensions"), i64_array(op, "rhs_batch_dimensions")
     shapes = [ir.RankedTensorType(v.type).shape for v in (lhs, rhs)]
     lfree = [d for d in range(len(shapes[0])) if d not in lc and d not in lb]
     rfree = [d for d in range(len(shapes[1])) if d not in rc and d not in rb]

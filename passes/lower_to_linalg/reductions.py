@@ -40,7 +40,7 @@ def _int_extreme(t: ir.Type, highest: bool) -> int:
 
 
 # kind -> (combiner of (element, accumulator), identity for an element type)
-_MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
+MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
     "sum": (by_kind(arith.addf, arith.addi), lambda t: 0),
     "prod": (by_kind(arith.mulf, arith.muli), lambda t: 1),
     "max": (by_kind(arith.maximumf, arith.maxsi, unsigned_body=arith.maxui),
@@ -76,7 +76,7 @@ def _work_type(t: ir.Type) -> ir.Type:
 
 
 def _reduce(kind: str) -> Rule:
-    combine, identity = _MONOIDS[kind]
+    combine, identity = MONOIDS[kind]
     if kind in ("sum", "prod"):
         combine = _reassociable(combine)
 
@@ -113,4 +113,4 @@ def _reduce(kind: str) -> Rule:
     return rule
 
 
-RULES: dict[str, Rule] = {f"reduce_{kind}": _reduce(kind) for kind in _MONOIDS}
+RULES: dict[str, Rule] = {f"reduce_{kind}": _reduce(kind) for kind in MONOIDS}

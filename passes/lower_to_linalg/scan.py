@@ -33,7 +33,7 @@ from mlax.passes.lower_to_linalg.common import (
     scalar,
     width,
 )
-from mlax.passes.lower_to_linalg.reductions import _MONOIDS
+from mlax.passes.lower_to_linalg.reductions import MONOIDS
 
 _FLOAT_BETTER = {"max": arith.CmpFPredicate.OGT, "min": arith.CmpFPredicate.OLT}
 _INT_BETTER = {"max": "sgt", "min": "slt"}
@@ -105,7 +105,7 @@ def _arg_extreme(kind: str) -> Rule:
 
 def _identity(t: ir.Type, kind: str) -> int | float:
     """The start of a running ``kind``: -0.0 for float sums (-0.0 + x is x, even for x = -0.0)."""
-    return -0.0 if kind == "sum" and is_float(t) else _MONOIDS[kind][1](t)
+    return -0.0 if kind == "sum" and is_float(t) else MONOIDS[kind][1](t)
 
 
 def _loop_nest(shape: Sequence[int], init: ir.Value,
@@ -130,7 +130,7 @@ def _loop_nest(shape: Sequence[int], init: ir.Value,
 
 
 def _cumulative(kind: str) -> Rule:
-    combine: Body = _MONOIDS[kind][0]
+    combine: Body = MONOIDS[kind][0]
 
     def rule(op: ir.Operation) -> ir.Value:
         (operand,) = op.operands

@@ -18,11 +18,7 @@ from collections.abc import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from mlax.passes.lower_to_linalg.common import Rule, generic
-
-
-def _i64s(op: ir.Operation, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+from mlax.passes.lower_to_linalg.common import Rule, generic, i64_array, reassociation
 
 
 def _gather(exprs: Callable[[ir.Operation, int], Sequence[ir.AffineExpr]]) -> Rule:
@@ -38,19 +34,19 @@ def _gather(exprs: Callable[[ir.Operation, int], Sequence[ir.AffineExpr]]) -> Ru
 
 def _transpose_exprs(op: ir.Operation, rank: int) -> list[ir.AffineExpr]:
     """Operand dimension permutation[k] is read at result dimension k."""
-    permutation = _i64s(op, "permutation")
+    permutation = i64_array(op, "permutation")
     return [ir.AffineDimExpr.get(permutation.index(m)) for m in range(rank)]
 
 
 def _rev_exprs(op: ir.Operation, rank: int) -> list[ir.AffineExpr]:
-    dims, shape = set(_i64s(op, "dimensions")), ir.RankedTensorType(op.operands[0].type).shape
+    dims, shape = set(i64_array(op, "dimensions")), ir.RankedTensorType(op.operands[0].type).shape
     return [ir.AffineConstantExpr.get(shape[d] - 1) - ir.AffineDimExpr.get(d) if d in dims
             else ir.AffineDimExpr.get(d) for d in range(rank)]
 
 
 def _slice(op: ir.Operation) -> ir.Value:
     (operand,) = op.operands
-    starts, strides = _i64s(op, "start_indices"), _i64s(op, "strides")
+    starts, strides = i64_array(op, "start_indices"), i64_array(op, "strides")
     result = ir.RankedTensorType(op.results[0].type)
 
     def body() -> ir.Value:
@@ -61,11 +57,6 @@ def _slice(op: ir.Operation) -> ir.Value:
         return tensor.extract(operand, at)
 
     return generic([], result, body)
-
-
-def _reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
 
 
 def _groups(fine: Sequence[int], coarse: Sequence[int]) -> list[list[int]] | None:
@@ -94,7 +85,7 @@ def _groups(fine: Sequence[int], coarse: Sequence[int]) -> list[list[int]] | Non
 
 
 def _expand(value: ir.Value, result: ir.RankedTensorType, groups: Sequence[Sequence[int]]) -> ir.Value:
-    return tensor.expand_shape(result, value, _reassociation(groups), [], list(result.shape))
+    return tensor.expand_shape(result, value, reassociation(groups), [], list(result.shape))
 
 
 def _to_1d(value: ir.Value) -> ir.Value:
@@ -107,7 +98,7 @@ def _to_1d(value: ir.Value) -> ir.Value:
         return value
     if t.rank == 0:
         return _expand(value, flat, [])
-    return tensor.collapse_shape(flat, value, _reassociation([range(t.rank)]))
+    return tensor.collapse_shape(flat, value, reassociation([range(t.rank)]))
 
 
 def _reshape(op: ir.Operation) -> ir.Value:
@@ -118,14 +109,14 @@ def _reshape(op: ir.Operation) -> ir.Value:
     if source.shape == result.shape:
         return operand
     if source.rank > result.rank and (groups := _groups(source.shape, result.shape)):
-        return tensor.collapse_shape(result, operand, _reassociation(groups))
+        return tensor.collapse_shape(result, operand, reassociation(groups))
     if result.rank > source.rank and (groups := _groups(result.shape, source.shape)):
         return _expand(operand, result, groups)
     flat = _to_1d(operand)
     if result.rank == 1:
         return flat
     if result.rank == 0:
-        return tensor.collapse_shape(result, flat, _reassociation([]))
+        return tensor.collapse_shape(result, flat, reassociation([]))
     return _expand(flat, result, [range(result.rank)])
 
 
@@ -162,7 +153,7 @@ def _pad(op: ir.Operation) -> ir.Value:
     operand, value = op.operands
     result = ir.RankedTensorType(op.results[0].type)
     shape = ir.RankedTensorType(operand.type).shape
-    lows, interiors = _i64s(op, "edge_padding_low"), _i64s(op, "interior_padding")
+    lows, interiors = i64_array(op, "edge_padding_low"), i64_array(op, "interior_padding")
     if 0 in shape:
         return generic([value], result, lambda pad: pad)
 

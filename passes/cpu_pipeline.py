@@ -4,8 +4,9 @@ Each stage is a pipeline text and its IR can be printed on its own
 (``jit(f).lower(x).as_text("loops")``, ``mlax-opt --pass-pipeline='builtin.module(
 mlax-cpu-pipeline{to=buffers})'``):
 
-- ``linalg``: mlax ops become linalg/tensor/arith/math on tensors; elementwise producers are
-  fused into their consumers; exp/log/tanh/erf... become polynomials in arith (vectorizable).
+- ``linalg``: derivative declarations get their bodies and calls are inlined; mlax ops become
+  linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
+  exp/log/tanh/erf... become polynomials in arith (vectorizable).
 - ``buffers``: one-shot bufferization across the function boundary; results become
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
   return); temporaries are freed; f32/f64 matmuls become BLAS calls.
@@ -23,8 +24,8 @@ from dataclasses import dataclass
 from mlax.passes.registry import PassPipeline, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, "
-               "canonicalize, cse"),
+    ("linalg", "mlax-autodiff, mlax-inline, mlax-lower-to-linalg, canonicalize, "
+               "linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
     ("buffers", "mlax-buffer-abi, mlax-distinct-results, "
                 "one-shot-bufferize{bufferize-function-boundaries "
                 "function-boundary-type-conversion=identity-layout-map}, "

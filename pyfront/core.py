@@ -44,12 +44,36 @@ class Aval:
 
 
 class Trace:
-    """One function being traced: the block ops go into and what the errors should name."""
+    """One function being traced: the block ops go into and what the errors should name.
 
-    def __init__(self, function_name: str, block: ir.Block) -> None:
+    A trace started inside another (a function differentiated inside a traced program) has
+    that one as ``parent``; a tracer of an enclosing trace used here is *captured*: it becomes
+    an extra argument of this function, and the caller passes the enclosing value (closure
+    conversion, as JAX does).
+    """
+
+    def __init__(self, function_name: str, block: ir.Block, parent: Trace | None = None) -> None:
         self.function_name = function_name
         self.block = block
         self.active = True
+        self.parent = parent
+        self.captures: dict[int, tuple[Tracer, ir.Value]] = {}
+
+    def encloses(self, other: Trace) -> bool:
+        """Whether ``other`` is this trace or one it was started inside."""
+        trace: Trace | None = self
+        while trace is not None:
+            if trace is other:
+                return True
+            trace = trace.parent
+        return False
+
+    def _capture(self, x: Tracer) -> ir.Value:
+        if id(x) not in self.captures:
+            with get_context():
+                argument = self.block.add_argument(x.value.type, ir.Location.name(f"captured {x.origin}"))
+            self.captures[id(x)] = (x, argument)
+        return self.captures[id(x)][1]
 
     def emit(self, op_name: str, operands: list[ir.Value], attrs: dict[str, Any]) -> list[ir.Value]:
         with get_context(), ir.InsertionPoint(self.block):
@@ -58,9 +82,11 @@ class Trace:
     def value_of(self, x: Any) -> ir.Value:
         """The IR value of an operand, emitting a constant for concrete ones."""
         if isinstance(x, Tracer):
-            if x.trace is not self:
-                raise UnexpectedTracerError(x, self)
-            return x.value
+            if x.trace is self:
+                return x.value
+            if x.trace.active and self.parent is not None and self.parent.encloses(x.trace):
+                return self._capture(x)
+            raise UnexpectedTracerError(x, self)
         array = to_numpy(x)
         (value,) = self.emit("constant", [], {"value": array})
         return value
@@ -189,9 +215,9 @@ def _find_trace(operands: tuple[Any, ...]) -> Trace | None:
     trace = current_trace()
     for x in operands:
         if isinstance(x, Tracer):
-            if not x.trace.active or (trace is not None and x.trace is not trace):
+            if not x.trace.active or (trace is not None and not trace.encloses(x.trace)):
                 raise UnexpectedTracerError(x, trace)
-            return x.trace
+            return trace if trace is not None else x.trace
     return trace if not operands else None
 
 

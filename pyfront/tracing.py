@@ -76,6 +76,46 @@ def _describe_path(key_path: Any, arg_names: Sequence[str]) -> str:
     return tree_util.keystr(tuple(key_path)) or "argument"
 
 
+@dataclass
+class TracedBody:
+    """What tracing a function's body found: outputs and the enclosing values it captured."""
+
+    out_avals: tuple[Aval, ...]
+    out_tree: Any
+    captured: list[Tracer]
+
+
+def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
+                build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
+                in_avals: Sequence[Aval], arg_paths: Sequence[str], display_name: str,
+                def_loc: ir.Location, parent: Trace | None) -> TracedBody:
+    """Trace ``fun`` into ``func_op`` (given its entry block) and fix its type."""
+    name = ir.StringAttr(func_op.attributes["sym_name"]).value
+    arg_locs = [ir.Location.name(path, childLoc=def_loc) for path in arg_paths]
+    block = func_op.add_entry_block(arg_locs=arg_locs)
+    trace = Trace(display_name, block, parent)
+    tracers = [Tracer(trace, value, aval, f"argument {path}")
+               for value, aval, path in zip(block.arguments, in_avals, arg_paths, strict=True)]
+    with trace_scope(trace):
+        args, kwargs = build_args(tracers)
+        out = fun(*args, **kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for i, leaf in enumerate(out_leaves):
+            if not is_array_like(leaf):
+                raise TypeError(
+                    f"{name} returned a value of type {type(leaf).__name__} at output {i}; "
+                    "outputs must be arrays, scalars or pytrees of them.")
+        from mlax.core import abstractify
+
+        out_avals = tuple(abstractify(leaf) for leaf in out_leaves)
+        out_values = [trace.value_of(leaf) for leaf in out_leaves]
+        with ir.InsertionPoint(block):
+            func.ReturnOp(out_values, loc=def_loc)
+    func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], [v.type for v in out_values]))
+    return TracedBody(out_avals, out_tree, [outer for outer, _ in trace.captures.values()])
+
+
 def trace_function(
     fun: Callable[..., Any],
     build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
@@ -92,31 +132,54 @@ def trace_function(
         in_types = [a.spec.to_mlir() for a in in_avals]
         with ir.InsertionPoint(module.body):
             func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc)
-        arg_locs = [ir.Location.name(path, childLoc=def_loc) for path in arg_paths]
-        block = func_op.add_entry_block(arg_locs=arg_locs)
-        trace = Trace(info.function if info else name, block)
-        tracers = [Tracer(trace, value, aval, f"argument {path}")
-                   for value, aval, path in zip(block.arguments, in_avals, arg_paths, strict=True)]
-        with trace_scope(trace):
-            args, kwargs = build_args(tracers)
-            out = fun(*args, **kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            for i, leaf in enumerate(out_leaves):
-                if not is_array_like(leaf):
-                    raise TypeError(
-                        f"{name} returned a value of type {type(leaf).__name__} at output {i}; "
-                        "outputs must be arrays, scalars or pytrees of them.")
-            from mlax.core import abstractify
-
-            out_avals = tuple(abstractify(leaf) for leaf in out_leaves)
-            out_values = [trace.value_of(leaf) for leaf in out_leaves]
-            with ir.InsertionPoint(block):
-                func.ReturnOp(out_values, loc=def_loc)
-        func_op.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(in_types, [v.type for v in out_values]))
+        body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info.function if info else name,
+                           def_loc, None)
         if not module.operation.verify():
             raise RuntimeError(f"internal error: the traced module of {name} does not verify")
-    return TracedFunction(module, name, tuple(in_avals), out_avals, out_tree)
+    return TracedFunction(module, name, tuple(in_avals), body.out_avals, body.out_tree)
+
+
+@dataclass
+class SubFunction:
+    """A function traced into the module of an enclosing trace: its symbol, and what it needs
+    besides its own arguments (captured enclosing values, passed after them)."""
+
+    name: str
+    in_avals: tuple[Aval, ...]
+    out_avals: tuple[Aval, ...]
+    out_tree: Any
+    captured: list[Tracer]
+
+
+def unique_symbol(module: ir.Operation, base: str) -> str:
+    table = ir.SymbolTable(module)
+    name, k = base, 0
+    while name in table:
+        k += 1
+        name = f"{base}_{k}"
+    return name
+
+
+def trace_subfunction(
+    fun: Callable[..., Any],
+    build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
+    in_avals: Sequence[Aval],
+    arg_paths: Sequence[str],
+    parent: Trace,
+) -> SubFunction:
+    """Trace ``fun`` into a new private function of ``parent``'s module (for transformations
+    of a function inside a traced program: the declaration names it as its callee)."""
+    module = parent.block.owner.parent
+    info = definition_info(fun)
+    with get_context(), ir.Location.unknown():
+        def_loc = info.to_location() if info else ir.Location.unknown()
+        name = unique_symbol(module, function_name(fun))
+        in_types = [a.spec.to_mlir() for a in in_avals]
+        with ir.InsertionPoint(module.regions[0].blocks[0]):
+            func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc, visibility="private")
+        body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info.function if info else name,
+                           def_loc, parent)
+    return SubFunction(name, tuple(in_avals), body.out_avals, body.out_tree, body.captured)
 
 
 def avals_of(leaves: Sequence[Any]) -> tuple[Aval, ...]:

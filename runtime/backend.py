@@ -27,8 +27,14 @@ class InterpreterBackend:
     name = "interpreter"
 
     def compile(self, module: ir.Module, entry: str) -> Executable:
+        from mlax.dialect.transforms import transform_declarations
+        from mlax.passes.pipeline import run_pipeline
         from mlax.runtime.interpreter import Interpreter
 
+        if any(True for _ in transform_declarations(module)):  # derivatives get their bodies first
+            with module.context:
+                module = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+                run_pipeline(module, "mlax-autodiff")
         return Interpreter(module).program(entry)
 
 

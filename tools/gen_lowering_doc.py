@@ -83,7 +83,9 @@ One op per primitive, on value-semantics tensors, in the order the Python code r
 
 ## 2. `linalg`: structured ops on tensors
 
-`mlax-lower-to-linalg` rewrites each op by its rule (one table keyed by op name): the
+`mlax-autodiff` and `mlax-inline` run first: they give `mlax.jvp`/`mlax.vjp` declarations their
+derivative bodies and inline the calls (a `jit(grad(f))` program calls its derivative; there is
+none here). `mlax-lower-to-linalg` rewrites each op by its rule (one table keyed by op name): the
 contraction becomes a named `linalg.matmul` on a zero fill, the others `linalg.generic`s with
 scalar `arith` bodies (`max` is `arith.maximumf`, IEEE maximum: NaN propagates and -0 < +0, as
 XLA). `linalg-fuse-elementwise-ops` then folds the broadcast, the add and the max into the

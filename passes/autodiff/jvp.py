@@ -1,0 +1,100 @@
+"""Forward mode: re-emit a function's ops and, after each, its tangent (JVP_RULES).
+
+`emit_jvp` is the one routine both modes build on: it walks the callee's body in order,
+clones every primal op into the function being built, and calls the op's rule with the
+tangents of its operands (None = symbolic zero: ops whose operands all have zero tangents
+get no tangent code at all). A `func.call` is differentiated through by walking the called
+function's body in place (so derivative programs are flat and a called function that is
+itself a resolved jvp/vjp declaration, as in grad of grad, is handled like any other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from mlir import ir
+
+from mlax.dialect.transforms import read_transform
+from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
+from mlax.passes.autodiff.jvp_rules import JVP_RULES
+from mlax.passes.registry import PassFailure
+
+# Resolves a callee symbol to its func.func, giving a jvp/vjp declaration its body first
+# (an mlax.custom_jvp_call declaration comes back as it is: _emit_call uses its rule).
+FunctionLookup = Callable[[str], ir.Operation]
+
+
+def _block(function: ir.Operation) -> ir.Block:
+    return function.regions[0].blocks[0]
+
+
+def _function_name(function: ir.Operation) -> str:
+    return ir.StringAttr(function.attributes["sym_name"]).value
+
+
+def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequence[MaybeValue],
+             point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """Emit ``function``'s body at ``point`` on ``primals`` with its tangent computation;
+    returns the primal results and their tangents (None = zero)."""
+    if not function.regions[0].blocks:
+        raise PassFailure(f"mlax-autodiff: @{_function_name(function)} has no body to differentiate",
+                          function.location)
+    block = _block(function)
+    values: dict[ir.Value, ir.Value] = dict(zip(block.arguments, primals, strict=True))
+    tangent_of: dict[ir.Value, MaybeValue] = {
+        arg: t if t is not None and is_float(arg) else None
+        for arg, t in zip(block.arguments, tangents, strict=True)}
+    for op in [o.operation for o in block.operations]:
+        if op.name == "func.return":
+            return [values[v] for v in op.operands], [tangent_of.get(v) for v in op.operands]
+        operands = [values[v] for v in op.operands]
+        operand_tangents = [tangent_of.get(v) for v in op.operands]
+        if op.name == "func.call":
+            callee = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            outs, out_tangents = _emit_call(callee, operands, operand_tangents, point, lookup)
+        else:
+            outs, out_tangents = _emit_op(op, operands, operand_tangents, point)
+        for result, value, tangent in zip(op.results, outs, out_tangents, strict=True):
+            values[result] = value
+            tangent_of[result] = tangent
+    raise PassFailure(f"mlax-autodiff: @{_function_name(function)} has no func.return", function.location)
+
+
+def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
+               point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """Differentiate through a call: walk the called body, or, for a function with a custom
+    JVP (an `mlax.custom_jvp_call` declaration), the user's rule on materialized tangents."""
+    transform = read_transform(callee)
+    if transform is None:
+        return emit_jvp(callee, operands, tangents, point, lookup)
+    function = lookup(transform.fields["callee"])
+    if all(t is None for t in tangents):
+        return emit_jvp(function, operands, tangents, point, lookup)
+    rule = lookup(transform.fields["jvp"])
+    emitter = Emitter(point, callee.location)
+    dense = [emitter.materialize(t, v) for t, v in zip(tangents, operands, strict=True)]
+    results, _ = emit_jvp(rule, [*operands, *dense], [None] * (2 * len(operands)), point, lookup)
+    half = len(results) // 2
+    return results[:half], [t if is_float(t) else None for t in results[half:]]
+
+
+def _emit_op(op: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
+             point: ir.InsertionPoint) -> tuple[list[ir.Value], list[MaybeValue]]:
+    clone = op.clone(ip=point)
+    for i, value in enumerate(operands):
+        clone.operands[i] = value
+    outs = list(clone.results)
+    if all(t is None for t in tangents):
+        return outs, [None] * len(outs)
+    if not op.name.startswith("mlax."):
+        raise PassFailure(f"mlax-autodiff: cannot differentiate through {op.name}", op.location)
+    name = op.name.removeprefix("mlax.")
+    rule = JVP_RULES.get(name)
+    if rule is None:
+        raise PassFailure(f"mlax-autodiff: no JVP rule for {op.name} yet", op.location)
+    out_tangents = rule(Emitter(point, op.location), op, operands, tangents, outs)
+    for result, tangent in zip(outs, out_tangents, strict=True):
+        if tangent is not None and tangent.type != result.type:
+            raise PassFailure(f"mlax-autodiff: the JVP rule of {op.name} gave a tangent of type "
+                              f"{tangent.type} for a result of type {result.type}", op.location)
+    return outs, [t if is_float(r) else None for r, t in zip(outs, out_tangents, strict=True)]

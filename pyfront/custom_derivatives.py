@@ -1,0 +1,84 @@
+"""mlax.custom_jvp: a function with a user-written JVP rule, as jax.custom_jvp.
+
+Called inside a trace, the function and its rule are traced into private functions of the
+module and joined by an `mlax.custom_jvp_call` declaration, which the program calls;
+`mlax-autodiff` differentiates through it with the rule (and otherwise makes it a call of the
+function). Called outside a trace, the function simply runs. The rule must be linear in the
+tangents for reverse mode (as in JAX, where custom_jvp rules are transposed too).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from jax import tree_util
+from mlir import ir
+
+from mlax.autodiff import _call, _trace_callee
+from mlax.core import current_trace
+from mlax.dialect import get_context
+from mlax.dialect.transforms import declare_transform
+from mlax.source_info import current_location
+from mlax.tracing import function_name, unique_symbol
+
+
+class custom_jvp:  # noqa: N801 (JAX's name)
+    """Decorator: ``f = custom_jvp(f)``, then ``@f.defjvp`` on ``rule(primals, tangents) ->
+    (primal_out, tangent_out)``. ``nondiff_argnums`` arguments are passed to the rule first
+    and are not differentiated (they must not be traced values)."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+        self._tracing_rule = False
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args: Any) -> Any:
+        trace = current_trace()
+        if trace is None or self._tracing_rule:  # inside its own rule f is its plain function
+            return self.fun(*args)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {function_name(self.fun)} "
+                                 "using defjvp.")
+        static = tuple(args[i] for i in self.nondiff_argnums)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
+
+        def primal(*dyn: Any) -> Any:
+            full = list(dyn)
+            for i, value in sorted(zip(self.nondiff_argnums, static, strict=True)):
+                full.insert(i, value)
+            return self.fun(*full)
+
+        primal.__name__ = function_name(self.fun)
+        sub, leaves, in_tree = _trace_callee(primal, dynamic, trace)
+        n = len(leaves)
+
+        def rule(*flat: Any) -> Any:
+            primals = tree_util.tree_unflatten(in_tree, list(flat[:n]))[0]
+            tangents = tree_util.tree_unflatten(in_tree, list(flat[n:]))[0]
+            out, tangent_out = self.jvp(*static, primals, tangents)
+            return [*tree_util.tree_leaves(out), *tree_util.tree_leaves(tangent_out)]
+
+        rule.__name__ = f"{function_name(self.fun)}_rule"
+        self._tracing_rule = True
+        try:
+            rule_sub, _, _ = _trace_callee(rule, tuple(leaves) * 2, trace)
+        finally:
+            self._tracing_rule = False
+        if sub.captured or rule_sub.captured:
+            raise TypeError(f"custom_jvp function {function_name(self.fun)} (or its rule) uses a value of "
+                            "the enclosing traced function; pass it as an argument instead")
+        module = trace.block.owner.parent
+        with get_context(), current_location():
+            name = unique_symbol(module, f"{sub.name}_custom_jvp")
+            declared = declare_transform(module, "custom_jvp_call", name, callee=sub.name, jvp=rule_sub.name)
+        results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
+                        f"result of custom_jvp {function_name(self.fun)}")
+        return tree_util.tree_unflatten(sub.out_tree, results)

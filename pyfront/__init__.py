@@ -18,6 +18,7 @@ _ATTRIBUTES = {
     "config": "mlax.configuration",
     "jit": "mlax.api",
     "custom_jvp": "mlax.custom_derivatives",
+    "custom_vjp": "mlax.custom_derivatives",
     "grad": "mlax.autodiff",
     "hessian": "mlax.autodiff",
     "jacfwd": "mlax.autodiff",

@@ -82,3 +82,101 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
                         f"result of custom_jvp {function_name(self.fun)}")
         return tree_util.tree_unflatten(sub.out_tree, results)
+
+
+class custom_vjp:  # noqa: N801 (JAX's name)
+    """Decorator: ``f = custom_vjp(f)``, then ``f.defvjp(fwd, bwd)`` with ``fwd(*args) ->
+    (out, residuals)`` and ``bwd(residuals, cotangent) -> tuple of cotangents, one per
+    argument`` (None for a zero one). ``nondiff_argnums`` arguments are passed to fwd and bwd
+    first and are not differentiated. Reverse mode only, as in JAX."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self._tracing_rules = False
+        functools.update_wrapper(self, fun)
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: Any) -> Any:
+        trace = current_trace()
+        if trace is None or self._tracing_rules:
+            return self.fun(*args)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {function_name(self.fun)} "
+                                 "using defvjp.")
+        static = tuple(args[i] for i in self.nondiff_argnums)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
+
+        def with_static(*dyn: Any) -> list[Any]:
+            full = list(dyn)
+            for i, value in sorted(zip(self.nondiff_argnums, static, strict=True)):
+                full.insert(i, value)
+            return full
+
+        def primal(*dyn: Any) -> Any:
+            return self.fun(*with_static(*dyn))
+
+        primal.__name__ = function_name(self.fun)
+        sub, leaves, in_tree = _trace_callee(primal, dynamic, trace)
+        n_out = len(sub.out_avals)
+        residual_tree: list[Any] = []
+
+        def fwd(*flat: Any) -> list[Any]:
+            dyn = tree_util.tree_unflatten(in_tree, list(flat))[0]
+            out, residuals = self.fwd(*with_static(*dyn))
+            residual_leaves, tree = tree_util.tree_flatten(residuals)
+            residual_tree.append(tree)
+            return [*tree_util.tree_leaves(out), *residual_leaves]
+
+        def bwd(*flat: Any) -> list[Any]:
+            count = residual_tree[0].num_leaves
+            residuals = tree_util.tree_unflatten(residual_tree[0], list(flat[:count]))
+            cotangent = tree_util.tree_unflatten(sub.out_tree, list(flat[count:]))
+            cts = self.bwd(*static, residuals, cotangent)
+            if not isinstance(cts, tuple) or len(cts) != len(dynamic):
+                raise TypeError(f"custom_vjp bwd of {function_name(self.fun)} must return a tuple with one "
+                                f"cotangent per argument ({len(dynamic)}), got {type(cts).__name__}")
+            import mlax.numpy as mnp
+
+            out = []
+            for arg, ct in zip(dynamic, cts, strict=True):
+                for leaf, c in zip(tree_util.tree_leaves(arg),
+                                   tree_util.tree_leaves(ct) if ct is not None else [None] * len(
+                                       tree_util.tree_leaves(arg)), strict=True):
+                    like = mnp.asarray(leaf)
+                    out.append(mnp.zeros(like.shape, like.dtype) if c is None else mnp.asarray(c, like.dtype))
+            return out
+
+        fwd.__name__, bwd.__name__ = f"{sub.name}_fwd", f"{sub.name}_bwd"
+        self._tracing_rules = True
+        try:
+            fwd_sub, _, _ = _trace_callee(fwd, tuple(leaves), trace)
+            residual_avals = fwd_sub.out_avals[n_out:]
+            bwd_sub, _, _ = _trace_callee(bwd, (*[_placeholder(a) for a in residual_avals],
+                                                *[_placeholder(a) for a in sub.out_avals]), trace)
+        finally:
+            self._tracing_rules = False
+        if sub.captured or fwd_sub.captured or bwd_sub.captured:
+            raise TypeError(f"custom_vjp function {function_name(self.fun)} (or fwd/bwd) uses a value of the "
+                            "enclosing traced function; pass it as an argument instead")
+        module = trace.block.owner.parent
+        with get_context(), current_location():
+            name = unique_symbol(module, f"{sub.name}_custom_vjp")
+            declared = declare_transform(module, "custom_vjp_call", name, callee=sub.name, fwd=fwd_sub.name,
+                                         bwd=bwd_sub.name)
+        results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
+                        f"result of custom_vjp {function_name(self.fun)}")
+        return tree_util.tree_unflatten(sub.out_tree, results)
+
+
+def _placeholder(aval: Any) -> Any:
+    """A concrete stand-in of an abstract value, only to give a traced function its argument types."""
+    import numpy as np
+
+    from mlax.array import Array
+
+    return Array._wrap(np.zeros(aval.shape, aval.dtype), aval.weak_type)

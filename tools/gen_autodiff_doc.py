@@ -58,9 +58,12 @@ differentiates through such a call with the rule (on materialized tangents; the 
 linear in them for reverse mode) and otherwise turns the declaration into a call of the
 function. Inside its own rule the function is its plain self (so higher derivatives go
 through its implementation), and neither may use values of the enclosing traced function.
+`mlax.custom_vjp` (with `defvjp(fwd, bwd)` and `nondiff_argnums`) traces the function, fwd and
+bwd into an `mlax.custom_vjp_call` declaration. In a linearized program the output tangents are
+a call of a private marker function of (residuals, input tangents), which reverse mode
+transposes by calling bwd; forward mode through a custom_vjp function is an error, as in JAX.
 `mlax.linearize` runs forward mode at each call of the returned function (no partial
-evaluation). Not done yet: `custom_vjp` (its declaration is refused by the pass), `allow_int`,
-`holomorphic`;
+evaluation). Not done yet: `checkpoint`, `allow_int`, `holomorphic`;
 derivatives of called functions are inlined rather than memoized as separate functions.
 
 ## Rule status

@@ -24,12 +24,13 @@ from mlir.dialects import func
 
 from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
 from mlax.passes.autodiff.emit import Emitter
-from mlax.passes.autodiff.jvp import emit_jvp
+from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, emit_jvp
 from mlax.passes.autodiff.vjp import emit_vjp
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
+from mlax.passes.walk import nested_ops
 
 KINDS = ("jvp", "vjp")
-CUSTOM = "custom_jvp_call"
+CUSTOM = ("custom_jvp_call", "custom_vjp_call")
 
 
 class _Resolver:
@@ -50,7 +51,7 @@ class _Resolver:
             transform = read_transform(function)
         except DeclarationError as error:
             raise PassFailure(f"mlax-autodiff: {error}", function.location) from None
-        if transform is not None and transform.kind != CUSTOM:
+        if transform is not None and transform.kind not in CUSTOM:
             if transform.kind not in KINDS:
                 raise PassFailure(f"mlax-autodiff: @{name} is an {ATTR_PREFIX}{transform.kind} declaration, "
                                   f"which mlax-autodiff cannot differentiate through yet", function.location)
@@ -81,15 +82,31 @@ class _Resolver:
         self.in_progress.discard(name)
 
 
-def _call_primal(declaration: ir.Operation, callee: str) -> None:
-    """Outside differentiation a custom_jvp_call is its callee: the declaration becomes a
-    function that calls it."""
-    del declaration.attributes[ATTR_PREFIX + CUSTOM]
+def _call_primal(declaration: ir.Operation, kind: str, callee: str) -> None:
+    """Outside differentiation a custom_jvp_call / custom_vjp_call is its callee: the
+    declaration becomes a function that calls it."""
+    del declaration.attributes[ATTR_PREFIX + kind]
     with declaration.location:
         block = declaration.opview.add_entry_block()
         results = list(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)
         call = func.CallOp(results, callee, list(block.arguments), ip=ir.InsertionPoint(block))
         func.ReturnOp(list(call.results), ip=ir.InsertionPoint(block))
+
+
+def _erase_custom_linear_markers(module: ir.Operation) -> None:
+    """Reverse mode transposed every custom-VJP marker call; one left means forward mode met a
+    custom_vjp function, which (as in JAX) has no JVP."""
+    table = ir.SymbolTable(module)
+    for name in list(CUSTOM_LINEAR):
+        if name not in table:
+            continue
+        marker = table[name].operation
+        for op in nested_ops(module):
+            if op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name:
+                raise PassFailure("mlax-autodiff: can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                                  "function", op.location)
+        marker.erase()
+        del CUSTOM_LINEAR[name]
 
 
 @register_pass
@@ -111,5 +128,6 @@ class Autodiff(ModulePass):
                 resolver.resolve(op, transform.kind, transform.fields)
         for op in [o.operation for o in module.regions[0].blocks[0].operations]:
             transform = read_transform(op)
-            if transform is not None and transform.kind == CUSTOM:
-                _call_primal(op, transform.fields["callee"])
+            if transform is not None and transform.kind in CUSTOM:
+                _call_primal(op, transform.kind, transform.fields["callee"])
+        _erase_custom_linear_markers(module)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mlir import ir
+from mlir.dialects import func
 
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
@@ -60,22 +61,55 @@ def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequ
     raise PassFailure(f"mlax-autodiff: @{_function_name(function)} has no func.return", function.location)
 
 
+# Custom-VJP linear maps: symbol of a private marker function -> (the user's bwd, the number
+# of residual operands before the tangents).
+# A call of a marker stands, in a linearized program, for "the map whose transpose is bwd";
+# vjp.py transposes it by calling bwd, and the pass erases the markers when it is done.
+CUSTOM_LINEAR: dict[str, tuple[str, int]] = {}
+
+
 def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
                point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Differentiate through a call: walk the called body, or, for a function with a custom
-    JVP (an `mlax.custom_jvp_call` declaration), the user's rule on materialized tangents."""
+    derivative (an `mlax.custom_jvp_call` / `custom_vjp_call` declaration), its rules."""
     transform = read_transform(callee)
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup)
     function = lookup(transform.fields["callee"])
     if all(t is None for t in tangents):
         return emit_jvp(function, operands, tangents, point, lookup)
-    rule = lookup(transform.fields["jvp"])
     emitter = Emitter(point, callee.location)
     dense = [emitter.materialize(t, v) for t, v in zip(tangents, operands, strict=True)]
+    if transform.kind == "custom_vjp_call":
+        return _emit_custom_vjp(callee, transform.fields, operands, dense, point, lookup)
+    rule = lookup(transform.fields["jvp"])
     results, _ = emit_jvp(rule, [*operands, *dense], [None] * (2 * len(operands)), point, lookup)
     half = len(results) // 2
     return results[:half], [t if is_float(t) else None for t in results[half:]]
+
+
+def _emit_custom_vjp(declaration: ir.Operation, fields: dict, operands: list[ir.Value],
+                     tangents: list[ir.Value], point: ir.InsertionPoint,
+                     lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """The user's fwd on the primals gives the outputs and residuals; the output tangents are
+    a call of a marker function of (residuals, tangents) that reverse mode transposes with bwd."""
+    fwd = lookup(fields["fwd"])
+    results, _ = emit_jvp(fwd, operands, [None] * len(operands), point, lookup)
+    n_out = len(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)
+    outs, residuals = results[:n_out], results[n_out:]
+    module = declaration.parent
+    table = ir.SymbolTable(module)
+    name, k = "__mlax_custom_vjp_linear", 0
+    while name in table or name in CUSTOM_LINEAR:
+        k += 1
+        name = f"__mlax_custom_vjp_linear_{k}"
+    with declaration.location, ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
+        signature = ir.FunctionType.get([v.type for v in [*residuals, *tangents]], [v.type for v in outs])
+        func.FuncOp(name, signature, visibility="private")
+    CUSTOM_LINEAR[name] = (fields["bwd"], len(residuals))
+    with declaration.location:
+        call = func.CallOp([v.type for v in outs], name, [*residuals, *tangents], ip=point)
+    return outs, [t if is_float(t) else None for t in call.results]
 
 
 def _emit_op(op: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],

@@ -19,7 +19,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
-from mlax.passes.autodiff.jvp import FunctionLookup, emit_jvp
+from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.registry import PassFailure
 
@@ -81,21 +81,47 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         result_cts = [ct.pop(r, None) for r in op.results]
         if all(c is None for c in result_cts):
             continue
+        emitter = Emitter(point, op.location)
+        known = [None if v in linear else values[v] for v in op.operands]
+        if op.name == "func.call":
+            contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
+            _accumulate(ct, op, contributions, linear, emitter)
+            continue
         name = op.name.removeprefix("mlax.")
         rule = TRANSPOSE_RULES.get(name)
         if rule is None:
             raise PassFailure(f"mlax-autodiff: no transpose rule for {op.name} (reverse mode needs one for "
                               f"every op that is linear in the tangents)", op.location)
-        emitter = Emitter(point, op.location)
-        known = [None if v in linear else values[v] for v in op.operands]
-        contributions = rule(emitter, op, result_cts, known)
-        for operand, contribution in zip(op.operands, contributions, strict=True):
-            if operand in linear and contribution is not None:
-                if contribution.type != operand.type:
-                    raise PassFailure(f"mlax-autodiff: the transpose rule of {op.name} gave a cotangent of "
-                                      f"type {contribution.type} for an operand of type {operand.type}",
-                                      op.location)
-                ct[operand] = emitter.add(ct.get(operand), contribution)
+        _accumulate(ct, op, rule(emitter, op, result_cts, known), linear, emitter)
     input_cts = [ct.get(t) for t in linearized.tangents]
     linearized.function.erase()
     return outs, input_cts
+
+
+def _accumulate(ct: dict[ir.Value, MaybeValue], op: ir.Operation, contributions: Sequence[MaybeValue],
+                linear: set[ir.Value], emitter: Emitter) -> None:
+    """Add a transposed op's cotangent contributions to its linear operands."""
+    for operand, contribution in zip(op.operands, contributions, strict=True):
+        if operand in linear and contribution is not None:
+            if contribution.type != operand.type:
+                raise PassFailure(f"mlax-autodiff: the transpose of {op.name} gave a cotangent of type "
+                                  f"{contribution.type} for an operand of type {operand.type}", op.location)
+            ct[operand] = emitter.add(ct.get(operand), contribution)
+
+
+def _transpose_custom_vjp(e: Emitter, op: ir.Operation, cts: list[MaybeValue], known: list[MaybeValue],
+                          lookup: FunctionLookup) -> list[MaybeValue]:
+    """A custom-VJP linear map (residuals..., tangents...) -> tangent outs, transposed by the
+    user's bwd: (residuals..., output cotangents...) -> input cotangents."""
+    marker = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    if marker not in CUSTOM_LINEAR:
+        raise PassFailure(f"mlax-autodiff: cannot transpose a call of @{marker}", op.location)
+    bwd_name, count = CUSTOM_LINEAR[marker]
+    residuals = known[:count]
+    if any(r is None for r in residuals):
+        raise PassFailure("mlax-autodiff: the residuals of a custom_vjp depend on tangents", op.location)
+    bwd = lookup(bwd_name)
+    dense = [e.materialize(c, r) for c, r in zip(cts, op.results, strict=True)]
+    arguments = [*residuals, *dense]
+    input_cts, _ = emit_jvp(bwd, arguments, [None] * len(arguments), e.point, lookup)
+    return [None] * len(residuals) + list(input_cts)

@@ -181,3 +181,29 @@ def test_custom_jvp_rule_is_used() -> None:
     assert float(mlax.grad(clipped)(5.0)) == 3.0
     text = mlax.jit(mlax.grad(clipped)).lower(5.0).as_text(debug_info=False)
     assert "mlax.custom_jvp_call = {callee = @clipped_" in text and "jvp = @clipped_rule" in text
+
+
+def test_custom_vjp(rng: np.random.Generator, backend) -> None:
+    """bwd, not the function's own derivative, gives the cotangents (here deliberately 2x)."""
+    def pair(np_, custom):
+        @custom
+        def f(x, y):
+            return np_.sin(x) * y
+
+        def fwd(x, y):
+            return f(x, y), (np_.cos(x), np_.sin(x), y)
+
+        def bwd(res, g):
+            cos_x, sin_x, y = res
+            return cos_x * g * y * 2.0, sin_x * g
+
+        f.defvjp(fwd, bwd)
+        return f
+
+    f, jf = pair(mnp, mlax.custom_vjp), pair(jnp, jax.custom_vjp)
+    x, y = random_array(rng, (3,), np.float32), random_array(rng, (3,), np.float32)
+    assert_same(f(x, y), jf(x, y), rtol=1e-6)
+    assert_same(mlax.grad(lambda x, y: mnp.sum(f(x, y) ** 2), argnums=(0, 1))(x, y),
+                jax.grad(lambda x, y: jnp.sum(jf(x, y) ** 2), argnums=(0, 1))(x, y), rtol=1e-5)
+    with pytest.raises(Exception, match="can't apply forward-mode autodiff"):
+        mlax.jvp(lambda x: f(x, y), (x,), (x,))

@@ -103,9 +103,17 @@ def _check_float_inputs(fun: Callable[..., Any], args: tuple[Any, ...], nums: Se
                     "have no derivative: leave them out of argnums.")
 
 
-def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+def _unsupported_options(holomorphic: bool, allow_int: bool) -> None:
+    if holomorphic:
+        raise NotImplementedError("holomorphic=True: mlax has no complex dtypes yet")
+    if allow_int:
+        raise NotImplementedError("allow_int=True is not supported yet: leave integer arguments out of argnums")
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """``fun``'s value and its gradient with respect to the ``argnums`` arguments (as jax)."""
+    _unsupported_options(holomorphic, allow_int)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def run(trace: Trace, *args: Any) -> Any:
@@ -141,10 +149,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return _traced(run)
 
 
-def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``fun`` with respect to the ``argnums`` arguments."""
-    both = value_and_grad(fun, argnums, has_aux)
+    both = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def gradient(*args: Any) -> Any:

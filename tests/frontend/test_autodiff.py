@@ -207,3 +207,25 @@ def test_custom_vjp(rng: np.random.Generator, backend) -> None:
                 jax.grad(lambda x, y: jnp.sum(jf(x, y) ** 2), argnums=(0, 1))(x, y), rtol=1e-5)
     with pytest.raises(Exception, match="can't apply forward-mode autodiff"):
         mlax.jvp(lambda x: f(x, y), (x,), (x,))
+
+
+def test_custom_jvp_nondiff_argnums(rng: np.random.Generator) -> None:
+    """A non-differentiated (static) argument goes to the rule first, as in jax."""
+    @mlax.custom_jvp
+    def scaled(power, x):
+        return x ** power
+
+    @scaled.defjvp
+    def scaled_jvp(power, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return scaled(power, x), power * x ** (power - 1) * t
+
+    scaled = mlax.custom_jvp(scaled.fun, nondiff_argnums=(0,))
+    scaled.defjvp(scaled_jvp)
+    x = random_array(rng, (4,), np.float32, 0.5, 2.0)
+    assert_same(mlax.grad(lambda x: mnp.sum(scaled(3, x)))(x), 3 * x ** 2, rtol=1e-5)
+
+
+def test_unsupported_grad_options() -> None:
+    with pytest.raises(NotImplementedError, match="holomorphic"):
+        mlax.grad(lambda x: x, holomorphic=True)

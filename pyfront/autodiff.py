@@ -107,7 +107,8 @@ def _unsupported_options(holomorphic: bool, allow_int: bool) -> None:
     if holomorphic:
         raise NotImplementedError("holomorphic=True: mlax has no complex dtypes yet")
     if allow_int:
-        raise NotImplementedError("allow_int=True is not supported yet: leave integer arguments out of argnums")
+        raise NotImplementedError("allow_int=True is not supported yet: leave integer arguments out of "
+                                  "argnums")
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -19,6 +19,8 @@ _ATTRIBUTES = {
     "jit": "mlax.api",
     "custom_jvp": "mlax.custom_derivatives",
     "custom_vjp": "mlax.custom_derivatives",
+    "checkpoint": "mlax.custom_derivatives",
+    "remat": "mlax.custom_derivatives",
     "grad": "mlax.autodiff",
     "hessian": "mlax.autodiff",
     "jacfwd": "mlax.autodiff",

@@ -180,3 +180,30 @@ def _placeholder(aval: Any) -> Any:
     from mlax.array import Array
 
     return Array._wrap(np.zeros(aval.shape, aval.dtype), aval.weak_type)
+
+
+def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.checkpoint`` (``remat``): marks ``fun`` with an `mlax.checkpoint` declaration.
+
+    The values are exactly ``fun``'s; `mlax-autodiff` differentiates through it like any call.
+    It does not yet trade memory for recomputation (derivative programs are flattened and
+    every primal value is kept), which only matters for memory, never for the numbers."""
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any) -> Any:
+        trace = current_trace()
+        if trace is None:
+            return fun(*args)
+        sub, leaves, _ = _trace_callee(fun, args, trace)
+        module = trace.block.owner.parent
+        with get_context(), current_location():
+            name = unique_symbol(module, f"{sub.name}_checkpoint")
+            declared = declare_transform(module, "checkpoint", name, callee=sub.name)
+        results = _call(trace, name, ir.FunctionType(declared.type), [*leaves, *sub.captured], sub.out_avals,
+                        f"result of checkpoint {function_name(fun)}")
+        return tree_util.tree_unflatten(sub.out_tree, results)
+
+    return wrapped
+
+
+remat = checkpoint

@@ -63,7 +63,9 @@ bwd into an `mlax.custom_vjp_call` declaration. In a linearized program the outp
 a call of a private marker function of (residuals, input tangents), which reverse mode
 transposes by calling bwd; forward mode through a custom_vjp function is an error, as in JAX.
 `mlax.linearize` runs forward mode at each call of the returned function (no partial
-evaluation). Not done yet: `checkpoint`, `allow_int`, `holomorphic`;
+evaluation). `mlax.checkpoint` (`remat`) records an `mlax.checkpoint` declaration that the pass
+differentiates through like a call; it does not yet trade memory for recomputation. Not done
+yet: `allow_int`, `holomorphic`;
 derivatives of called functions are inlined rather than memoized as separate functions.
 
 ## Rule status

@@ -30,7 +30,8 @@ from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.walk import nested_ops
 
 KINDS = ("jvp", "vjp")
-CUSTOM = ("custom_jvp_call", "custom_vjp_call")
+# Kinds differentiated through at their calls, and otherwise replaced by a call of the callee.
+CUSTOM = ("custom_jvp_call", "custom_vjp_call", "checkpoint")
 
 
 class _Resolver:

@@ -76,7 +76,7 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup)
     function = lookup(transform.fields["callee"])
-    if all(t is None for t in tangents):
+    if all(t is None for t in tangents) or transform.kind == "checkpoint":
         return emit_jvp(function, operands, tangents, point, lookup)
     emitter = Emitter(point, callee.location)
     dense = [emitter.materialize(t, v) for t, v in zip(tangents, operands, strict=True)]

@@ -229,3 +229,13 @@ def test_custom_jvp_nondiff_argnums(rng: np.random.Generator) -> None:
 def test_unsupported_grad_options() -> None:
     with pytest.raises(NotImplementedError, match="holomorphic"):
         mlax.grad(lambda x: x, holomorphic=True)
+
+
+def test_checkpoint(rng: np.random.Generator) -> None:
+    x = random_array(rng, (4,), np.float32)
+    f = mlax.checkpoint(lambda x: mnp.sin(mnp.sin(x)))
+    jf = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+    assert_same(mlax.jit(f)(x), jax.jit(jf)(x), rtol=1e-6)
+    assert_same(mlax.grad(lambda x: mnp.sum(f(x) * x))(x), jax.grad(lambda x: jnp.sum(jf(x) * x))(x),
+                rtol=1e-5)
+    assert "mlax.checkpoint = {callee = @" in mlax.jit(f).lower(x).as_text(debug_info=False)

@@ -223,8 +223,9 @@ def _take(e: Emitter, x: ir.Value, axis: int, start: int, limit: int | None = No
     return e("slice", x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(strides))
 
 
-def _pad_axis(e: Emitter, x: ir.Value, value: float, axis: int, low: int, high: int,
+def _pad_axis(e: Emitter, x: ir.Value, value: float, *, axis: int, low: int, high: int,
               interior: int) -> ir.Value:
+    """``x`` padded with the constant ``value`` along ``axis`` only."""
     rank = len(spec(x).shape)
     lows, highs, interiors = [0] * rank, [0] * rank, [0] * rank
     lows[axis], highs[axis], interiors[axis] = low, high, interior
@@ -269,7 +270,8 @@ def _reduce_prod(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents
         first = _dual_map(lambda v, n1=n1: _take(e, v, 0, 0, n1), pair)
         second = _dual_map(lambda v, n1=n1: _take(e, v, 0, n1), pair)
         if n1 != n - n1:
-            second = (_pad_axis(e, second[0], 1, 0, 0, 1, 0), _pad_axis(e, second[1], 0, 0, 0, 1, 0))
+            second = (_pad_axis(e, second[0], 1, axis=0, low=0, high=1, interior=0),  # times 1
+                      _pad_axis(e, second[1], 0, axis=0, low=0, high=1, interior=0))
         pair, n = combine(e, first, second), n1
     return [e("reshape", pair[1], shape=spec(out).shape)]
 
@@ -277,8 +279,8 @@ def _reduce_prod(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents
 def _interleave(e: Emitter, a: ir.Value, b: ir.Value, axis: int) -> ir.Value:
     """a[0], b[0], a[1], b[1], ... along ``axis`` (a has as many elements as b, or one more)."""
     same = spec(a).shape[axis] == spec(b).shape[axis]
-    return e("add", _pad_axis(e, a, 0, axis, 0, 1 if same else 0, 1),
-             _pad_axis(e, b, 0, axis, 1, 0 if same else 1, 1))
+    return e("add", _pad_axis(e, a, 0, axis=axis, low=0, high=1 if same else 0, interior=1),
+             _pad_axis(e, b, 0, axis=axis, low=1, high=0 if same else 1, interior=1))
 
 
 def _associative_scan(e: Emitter, combine: Callable[[Emitter, Dual, Dual], Dual], elems: Dual,
@@ -296,9 +298,10 @@ def _associative_scan(e: Emitter, combine: Callable[[Emitter, Dual, Dual], Dual]
         even = combine(e, _dual_map(lambda v: _take(e, v, axis, 0, odd_len - 1), odd), rest)
     else:
         even = combine(e, odd, rest)
-    even = tuple(e("concatenate", _take(e, v, axis, 0, 1), w, dimension=axis)
-                 for v, w in zip(elems, even, strict=True))
-    return tuple(_interleave(e, v, w, axis) for v, w in zip(even, odd, strict=True))  # type: ignore[return-value]
+    # the first element of a scan is the first element of elems
+    value, tangent = (e("concatenate", _take(e, v, axis, 0, 1), w, dimension=axis)
+                      for v, w in zip(elems, even, strict=True))
+    return _interleave(e, value, odd[0], axis), _interleave(e, tangent, odd[1], axis)
 
 
 def _cumulative(combine_op: str) -> JvpRule:

@@ -24,39 +24,19 @@ from mlax.passes.lower_to_linalg.common import (
     generic,
     i64_array,
     is_bool,
-    is_float,
-    is_unsigned,
     reassociation,
     scalar,
-    width,
 )
+from mlax.passes.lower_to_linalg.convert import convert_scalar
 
 _HALF = ("f16", "bf16")
-
-
-def _cast(x: ir.Value, t: ir.Type) -> ir.Value:
-    """Convert scalar ``x`` to ``t`` as NumPy's astype (operands only ever widen to the
-    accumulator, narrow by truncation, or go from integers to floats)."""
-    source = x.type
-    unsigned = is_unsigned(source) or is_bool(source)
-    if source == t:
-        return x
-    if is_float(t) and is_float(source):
-        return arith.extf(t, x) if width(t) > width(source) else arith.truncf(t, x)
-    if is_float(t):
-        return (arith.uitofp if unsigned else arith.sitofp)(t, x)
-    if width(t) == width(source):  # iN <-> uiN: the same bits once the pass makes them signless
-        return x
-    if width(t) < width(source):
-        return arith.trunci(t, x)
-    return (arith.extui if unsigned else arith.extsi)(t, x)
 
 
 def _convert(value: ir.Value, t: ir.Type) -> ir.Value:
     tensor_type = ir.RankedTensorType(value.type)
     if tensor_type.element_type == t:
         return value
-    return generic([value], ir.RankedTensorType.get(tensor_type.shape, t), lambda x: _cast(x, t))
+    return generic([value], ir.RankedTensorType.get(tensor_type.shape, t), lambda x: convert_scalar(x, t))
 
 
 def _unit_groups(groups: Sequence[Sequence[int]]) -> list[list[int]]:

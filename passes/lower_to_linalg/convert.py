@@ -86,15 +86,18 @@ _CONVERSIONS: dict[tuple[bool, bool], Callable[[ir.Value, ir.Type], ir.Value]] =
     (False, True): _int_to_float, (False, False): _int_to_int}
 
 
+def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
+    """Scalar ``x`` converted to ``target`` with XLA's semantics (the body of ``convert``)."""
+    if x.type == target:
+        return x
+    if is_bool(target):
+        return _to_bool(x, target)
+    return _CONVERSIONS[is_float(x.type), is_float(target)](x, target)
+
+
 def _convert(op: ir.Operation) -> ir.Value:
     target = element_type(op.results[0])
-
-    def body(x: ir.Value) -> ir.Value:
-        if is_bool(target):
-            return _to_bool(x, target)
-        return _CONVERSIONS[is_float(x.type), is_float(target)](x, target)
-
-    return elementwise(body)(op)
+    return elementwise(lambda x: convert_scalar(x, target))(op)
 
 
 # --- bitcast_convert ---------------------------------------------------------------------

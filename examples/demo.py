@@ -61,7 +61,8 @@ def main() -> None:
 
     grads = mlax.jit(mlax.grad(loss))(params, x)
     expected_grads = jax.jit(jax.grad(lambda p, x: loss(p, x, jnp)))(params, x)
-    pairs = zip(jax.tree_util.tree_leaves(grads), jax.tree_util.tree_leaves(expected_grads), strict=True)
+    leaves = jax.tree_util.tree_leaves
+    pairs = zip(leaves(grads), leaves(expected_grads), strict=True)
     grad_err = max(float(np.max(np.abs(np.asarray(g) - np.asarray(e)))) for g, e in pairs)
     print(f"jit(grad(loss)) via the mlax-autodiff pass: max |mlax - jax| over all parameters = {grad_err:.2e}")
     assert grad_err < 1e-4, "mlax's gradient disagrees with jax"

@@ -235,50 +235,77 @@ def _basis(aval: Aval) -> list[np.ndarray]:
     return [eye[k].reshape(aval.shape) for k in range(size)]
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` with respect to array argument ``argnums``, column by column
-    with jvp (shape: output shape + input shape)."""
+def _stack(pieces: list[Any], leading: tuple[int, ...], trailing: tuple[int, ...], dtype: Any,
+           axis: int) -> Any:
+    """Jacobian block of shape leading + trailing from pieces stacked along ``axis`` (0: one
+    piece per element of leading; -1: one per element of trailing)."""
     import mlax.numpy as mnp
 
+    if not pieces:
+        return mnp.zeros(leading + trailing, dtype)
+    return mnp.stack(pieces, axis=axis).reshape(leading + trailing)
+
+
+def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bool) -> Callable[..., Any]:
+    """jacfwd (columns by jvp, one per input element) or jacrev (rows by vjp, one per output
+    element); pytrees in and out, as jax: the result has the output's structure, each leaf
+    holding the input's structure (a tuple over argnums when argnums is a tuple)."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
     def jacobian(*args: Any) -> Any:
-        x = args[argnums]
-        aval = abstractify(x)
+        _check_float_inputs(fun, args, nums, "jacfwd" if forward else "jacrev")
+        chosen = tuple(args[i] for i in nums)
+        in_leaves, in_tree = tree_util.tree_flatten(chosen)
 
-        def along(t: np.ndarray) -> Any:
-            def partial(v: Any) -> Any:
-                return fun(*args[:argnums], v, *args[argnums + 1:])
+        def partial(*leaves: Any) -> Any:
+            full = list(args)
+            for i, value in zip(nums, tree_util.tree_unflatten(in_tree, list(leaves)), strict=True):
+                full[i] = value
+            return fun(*full)
 
-            return jvp(partial, (x,), (t,))[1]
-
-        columns = [along(t) for t in _basis(aval)]
-        out_shape = abstractify(columns[0]).shape if columns else abstractify(fun(*args)).shape
-        if not columns:
-            return mnp.zeros(tuple(out_shape) + tuple(aval.shape), aval.dtype)
-        return mnp.stack(columns, axis=-1).reshape(tuple(out_shape) + tuple(aval.shape))
+        in_avals = [abstractify(leaf) for leaf in in_leaves]
+        if forward:
+            out, _ = jvp(partial, in_leaves, [np.zeros(a.shape, a.dtype) for a in in_avals])
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_avals = [abstractify(leaf) for leaf in out_leaves]
+            columns: list[list[Any]] = [[] for _ in in_leaves]  # per input leaf: tangent outs per element
+            for j, aval in enumerate(in_avals):
+                for basis in _basis(aval):
+                    tangents = [basis if k == j else np.zeros(a.shape, a.dtype)
+                                for k, a in enumerate(in_avals)]
+                    columns[j].append(tree_util.tree_leaves(jvp(partial, in_leaves, tangents)[1]))
+            blocks = [[_stack([c[o] for c in columns[j]], tuple(out_avals[o].shape), tuple(in_avals[j].shape),
+                              out_avals[o].dtype, -1) for j in range(len(in_leaves))]
+                      for o in range(len(out_leaves))]
+        else:
+            out, pull = vjp(partial, *in_leaves)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_avals = [abstractify(leaf) for leaf in out_leaves]
+            blocks = []
+            for o, aval in enumerate(out_avals):
+                rows = []
+                for basis in _basis(aval):
+                    cts = [basis if k == o else np.zeros(a.shape, a.dtype) for k, a in enumerate(out_avals)]
+                    rows.append(pull(tree_util.tree_unflatten(out_tree, cts)))
+                blocks.append([_stack([r[j] for r in rows], tuple(aval.shape), tuple(in_avals[j].shape),
+                                      aval.dtype, 0) for j in range(len(in_leaves))])
+        per_output = []
+        for row in blocks:
+            structured = tree_util.tree_unflatten(in_tree, row)
+            per_output.append(structured[0] if isinstance(argnums, int) else structured)
+        return tree_util.tree_unflatten(out_tree, per_output)
 
     return jacobian
 
 
-def jacrev(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` with respect to array argument ``argnums``, row by row with vjp
-    (shape: output shape + input shape)."""
-    import mlax.numpy as mnp
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by forward mode, one jvp per input element (no vmap yet)."""
+    return _jacobian(fun, argnums, forward=True)
 
-    def jacobian(*args: Any) -> Any:
-        x = args[argnums]
-        aval = abstractify(x)
 
-        def partial(v: Any) -> Any:
-            return fun(*args[:argnums], v, *args[argnums + 1:])
-
-        out, pull = vjp(partial, x)
-        out_aval = abstractify(out)
-        rows = [pull(c)[0] for c in _basis(out_aval)]
-        if not rows:
-            return mnp.zeros(tuple(out_aval.shape) + tuple(aval.shape), aval.dtype)
-        return mnp.stack(rows, axis=0).reshape(tuple(out_aval.shape) + tuple(aval.shape))
-
-    return jacobian
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by reverse mode, one vjp per output element (no vmap yet)."""
+    return _jacobian(fun, argnums, forward=False)
 
 
 def hessian(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:

@@ -78,6 +78,17 @@ def test_jacobians_and_hessian(rng: np.random.Generator) -> None:
     assert_same(mlax.hessian(g)(x), jax.hessian(jg)(x), rtol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev"])
+def test_jacobians_of_pytrees(rng: np.random.Generator, name: str) -> None:
+    p = {"u": random_array(rng, (3,), np.float32), "v": np.float32(1.5)}
+    y = random_array(rng, (1, 2), np.float32)
+    f = lambda p, y: {"a": mnp.sin(p["u"]) * mnp.sum(y), "b": p["v"] * y}  # noqa: E731
+    jf = lambda p, y: {"a": jnp.sin(p["u"]) * jnp.sum(y), "b": p["v"] * y}  # noqa: E731
+    assert_same(getattr(mlax, name)(f, argnums=(0, 1))(p, y), getattr(jax, name)(jf, argnums=(0, 1))(p, y),
+                rtol=1e-5)
+    assert_same(getattr(mlax, name)(f)(p, y), getattr(jax, name)(jf)(p, y), rtol=1e-5)
+
+
 def test_closure_over_traced_values(rng: np.random.Generator) -> None:
     """A function differentiated inside jit may use the enclosing function's values."""
     w, x = np.float32(0.7), random_array(rng, (5,), np.float32)

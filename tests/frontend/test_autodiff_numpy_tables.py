@@ -1,0 +1,61 @@
+"""Derivatives of the mlax.numpy functions of the numpy test tables (elementwise unary and
+binary, manipulation): jvp and vjp against jax on float32 inputs inside every function's
+domain. Functions whose outputs are not floats have no derivative and are left out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import mlax
+import mlax.numpy as mnp
+from tests.numpy.test_elementwise import BINARY, UNARY
+from tests.numpy.test_manipulation import CASES
+from tests.oracle import assert_same, random_array
+
+NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "real", "imag", "conj", "conjugate", "isreal", "iscomplex"}
+INTEGER_ONLY = {"bitwise_count", "bitwise_not", "invert", "bitwise_and", "bitwise_or", "bitwise_xor",
+                "left_shift", "right_shift"}
+LEFT_OUT = NOT_DIFFERENTIABLE_IN_JAX | INTEGER_ONLY
+
+
+def _float_outputs(jax_fn: Any, args: tuple[Any, ...]) -> bool:
+    leaves = jax.tree_util.tree_leaves(jax.eval_shape(jax_fn, *args))
+    return bool(leaves) and all(jnp.issubdtype(leaf.dtype, jnp.floating) for leaf in leaves)
+
+
+def _compare(fn: Any, jax_fn: Any, args: tuple[Any, ...], rng: np.random.Generator) -> None:
+    if not _float_outputs(jax_fn, args):
+        pytest.skip("no float outputs: nothing to differentiate")
+    tangents = tuple(random_array(rng, np.shape(a), np.float32) for a in args)
+    assert_same(mlax.jvp(fn, args, tangents), jax.jvp(jax_fn, args, tangents), rtol=5e-5, atol=1e-5,
+                check_weak_type=False)
+    _, pull = mlax.vjp(fn, *args)
+    jout, jpull = jax.vjp(jax_fn, *args)
+    cotangent = jax.tree_util.tree_map(
+        lambda o: random_array(rng, np.shape(o), np.float32).astype(o.dtype), jout)
+    assert_same(pull(cotangent), jpull(cotangent), rtol=5e-5, atol=1e-5, check_weak_type=False)
+
+
+@pytest.mark.parametrize("name", sorted(set(UNARY) - LEFT_OUT))
+def test_unary(name: str, rng: np.random.Generator) -> None:
+    low, high = (1.2, 2.0) if name == "arccosh" else (0.2, 0.8)
+    x = random_array(rng, (2, 3), np.float32, low, high)
+    _compare(getattr(mnp, name), UNARY[name], (x,), rng)
+
+
+@pytest.mark.parametrize("name", sorted(set(BINARY) - LEFT_OUT))
+def test_binary(name: str, rng: np.random.Generator) -> None:
+    x, y = (random_array(rng, (3, 2), np.float32, 0.3, 1.5) for _ in range(2))
+    _compare(getattr(mnp, name), BINARY[name], (x, y), rng)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_manipulation(name: str, rng: np.random.Generator) -> None:
+    build, shapes = CASES[name][0], CASES[name][1]
+    args = tuple(random_array(rng, s, np.float32) for s in shapes)
+    _compare(build(mnp), build(jnp), args, rng)

@@ -1,6 +1,7 @@
 """Derivatives of the mlax.numpy functions of the numpy test tables (elementwise unary and
-binary, manipulation): jvp and vjp against jax on float32 inputs inside every function's
-domain. Functions whose outputs are not floats have no derivative and are left out."""
+binary, manipulation, reductions, products, einsum): jvp and vjp against jax on float32 inputs
+inside every function's domain. Functions whose outputs are not floats have no derivative
+and are left out."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import pytest
 import mlax
 import mlax.numpy as mnp
 from tests.numpy.test_elementwise import BINARY, UNARY
+from tests.numpy.test_linalg import EINSUM, PRODUCT_SHAPES
 from tests.numpy.test_manipulation import CASES
+from tests.numpy.test_reductions import CUMULATIVE, REDUCTIONS, SINGLE_AXIS
 from tests.oracle import assert_same, random_array
 
 NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "real", "imag", "conj", "conjugate", "isreal", "iscomplex"}
@@ -59,3 +62,30 @@ def test_manipulation(name: str, rng: np.random.Generator) -> None:
     build, shapes = CASES[name][0], CASES[name][1]
     args = tuple(random_array(rng, s, np.float32) for s in shapes)
     _compare(build(mnp), build(jnp), args, rng)
+
+
+@pytest.mark.parametrize("name", sorted(set(REDUCTIONS) | set(CUMULATIVE)))
+@pytest.mark.parametrize("axis", [None, 1, (0, 2)])
+def test_reductions(name: str, axis: Any, rng: np.random.Generator) -> None:
+    if name in CUMULATIVE and not (axis is None or isinstance(axis, int)):
+        pytest.skip("cumulative functions take one axis")
+    if name in SINGLE_AXIS and isinstance(axis, tuple):
+        pytest.skip("one axis")
+    x = random_array(rng, (2, 3, 4), np.float32, 0.5, 1.5) * np.sign(random_array(rng, (2, 3, 4), np.float32))
+    ours, theirs = getattr(mnp, name), getattr(jnp, name)
+    _compare(lambda x: ours(x, axis=axis), lambda x: theirs(x, axis=axis), (x,), rng)
+
+
+PRODUCTS = [(name, k) for name, shapes in PRODUCT_SHAPES.items() for k in range(len(shapes))]
+
+
+@pytest.mark.parametrize("name,k", PRODUCTS)
+def test_products(name: str, k: int, rng: np.random.Generator) -> None:
+    args = tuple(random_array(rng, s, np.float32) for s in PRODUCT_SHAPES[name][k])
+    _compare(getattr(mnp, name), getattr(jnp, name), args, rng)
+
+
+@pytest.mark.parametrize("spec,shapes", EINSUM)
+def test_einsum(spec: str, shapes: list[tuple[int, ...]], rng: np.random.Generator) -> None:
+    args = tuple(random_array(rng, s, np.float32) for s in shapes)
+    _compare(lambda *a: mnp.einsum(spec, *a), lambda *a: jnp.einsum(spec, *a), args, rng)

@@ -20,78 +20,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func
 
-from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
-from mlax.passes.autodiff.emit import Emitter
+from mlax.passes.autodiff.emit import MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, emit_jvp
 from mlax.passes.autodiff.vjp import emit_vjp
+from mlax.passes.expand_transforms import FINALIZERS, HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.walk import nested_ops
 
 KINDS = ("jvp", "vjp")
-# Kinds differentiated through at their calls, and otherwise replaced by a call of the callee.
-CUSTOM = ("custom_jvp_call", "custom_vjp_call", "checkpoint")
 
 
-class _Resolver:
-    """Looks functions up by symbol, resolving jvp/vjp declarations on first use."""
-
-    def __init__(self, module: ir.Operation) -> None:
-        self.module = module
-        self.table = ir.SymbolTable(module)
-        self.in_progress: set[str] = set()
-
-    def lookup(self, name: str) -> ir.Operation:
-        if name not in self.table:
-            raise PassFailure(f"mlax-autodiff: no function @{name} in the module")
-        function = self.table[name].operation
-        if name in self.in_progress:
-            raise PassFailure(f"mlax-autodiff: @{name} depends on its own derivative", function.location)
-        try:
-            transform = read_transform(function)
-        except DeclarationError as error:
-            raise PassFailure(f"mlax-autodiff: {error}", function.location) from None
-        if transform is not None and transform.kind not in CUSTOM:
-            if transform.kind not in KINDS:
-                raise PassFailure(f"mlax-autodiff: @{name} is an {ATTR_PREFIX}{transform.kind} declaration, "
-                                  f"which mlax-autodiff cannot differentiate through yet", function.location)
-            self.resolve(function, transform.kind, transform.fields)
-        return function
-
-    def resolve(self, declaration: ir.Operation, kind: str, fields: dict) -> None:
-        name = ir.StringAttr(declaration.attributes["sym_name"]).value
-        self.in_progress.add(name)
-        callee = self.lookup(fields["callee"])
-        del declaration.attributes[ATTR_PREFIX + kind]
-        with declaration.location:
-            block = declaration.opview.add_entry_block()
-        arguments = list(block.arguments)
-        point = ir.InsertionPoint(block)
-        n_in = len(ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).inputs)
-        if kind == "jvp":
-            outs, extra = emit_jvp(callee, arguments[:n_in], arguments[n_in:], point, self.lookup)
-        else:
-            argnums = list(fields["argnums"])
-            outs, extra = emit_vjp(callee, arguments[:n_in], arguments[n_in:], argnums, point,
-                                   self.module, self.lookup)
-        results = list(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)
-        emitter = Emitter(point, declaration.location)
-        extra = [emitter.materialize(v, t) for v, t in zip(extra, results[len(outs):], strict=True)]
-        with declaration.location:
-            func.ReturnOp([*outs, *extra], ip=point)
-        self.in_progress.discard(name)
+def _jvp(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, fields: dict,
+         arguments: list[ir.Value], point: ir.InsertionPoint) -> list[MaybeValue]:
+    half = len(arguments) // 2
+    outs, tangents = emit_jvp(callee, arguments[:half], arguments[half:], point, resolver.lookup)
+    return [*outs, *tangents]
 
 
-def _call_primal(declaration: ir.Operation, kind: str, callee: str) -> None:
-    """Outside differentiation a custom_jvp_call / custom_vjp_call is its callee: the
-    declaration becomes a function that calls it."""
-    del declaration.attributes[ATTR_PREFIX + kind]
-    with declaration.location:
-        block = declaration.opview.add_entry_block()
-        results = list(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)
-        call = func.CallOp(results, callee, list(block.arguments), ip=ir.InsertionPoint(block))
-        func.ReturnOp(list(call.results), ip=ir.InsertionPoint(block))
+def _vjp(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, fields: dict,
+         arguments: list[ir.Value], point: ir.InsertionPoint) -> list[MaybeValue]:
+    n_in = len(ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).inputs)
+    outs, cotangents = emit_vjp(callee, arguments[:n_in], arguments[n_in:], list(fields["argnums"]), point,
+                                resolver.module, resolver.lookup)
+    return [*outs, *cotangents]
 
 
 def _erase_custom_linear_markers(module: ir.Operation) -> None:
@@ -119,16 +71,8 @@ class Autodiff(ModulePass):
     summary = "give mlax.jvp / mlax.vjp declarations bodies: forward mode and linearize + transpose"
 
     def run(self, module: ir.Operation) -> None:
-        resolver = _Resolver(module)
-        for op in [o.operation for o in module.regions[0].blocks[0].operations]:
-            try:
-                transform = read_transform(op)
-            except DeclarationError as error:
-                raise PassFailure(f"mlax-autodiff: {error}", op.location) from None
-            if transform is not None and transform.kind in KINDS and not op.regions[0].blocks:
-                resolver.resolve(op, transform.kind, transform.fields)
-        for op in [o.operation for o in module.regions[0].blocks[0].operations]:
-            transform = read_transform(op)
-            if transform is not None and transform.kind in CUSTOM:
-                _call_primal(op, transform.kind, transform.fields["callee"])
-        _erase_custom_linear_markers(module)
+        Resolver(module, KINDS, self.argument).run()
+
+
+HANDLERS.update(jvp=_jvp, vjp=_vjp)
+FINALIZERS.append(_erase_custom_linear_markers)

@@ -8,7 +8,7 @@ func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
 func.func @g(%x: tensor<f32>) -> tensor<f32> {
   return %x : tensor<f32>
 }
-// expected-error@+1 {{@g_vmap is an mlax.vmap declaration, which mlax-autodiff cannot differentiate through yet}}
+// expected-error@+1 {{@g_vmap is an mlax.vmap declaration, which mlax-autodiff cannot transform through (run mlax-expand-transforms)}}
 func.func private @g_vmap(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.vmap = {callee = @g, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 3 : i64}}
 func.func private @f_jvp(tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.jvp = {callee = @f}}
 
@@ -19,5 +19,5 @@ func.func @h(%x: tensor<f32>, %c: tensor<f32>) -> tensor<f32> {
   %0:2 = func.call @h_vjp(%x, %c, %c) : (tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
   return %0#1 : tensor<f32>
 }
-// expected-error@+1 {{@h_vjp depends on its own derivative}}
+// expected-error@+1 {{@h_vjp depends on its own transformation}}
 func.func private @h_vjp(tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.vjp = {callee = @h, argnums = array<i64: 0>}}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from mlax.passes.registry import PassPipeline, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-autodiff, mlax-inline, mlax-lower-to-linalg, canonicalize, "
+    ("linalg", "mlax-expand-transforms, mlax-inline, mlax-lower-to-linalg, canonicalize, "
                "linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
     ("buffers", "mlax-buffer-abi, mlax-distinct-results, "
                 "one-shot-bufferize{bufferize-function-boundaries "

@@ -29,6 +29,7 @@ _ATTRIBUTES = {
     "linearize": "mlax.autodiff",
     "value_and_grad": "mlax.autodiff",
     "vjp": "mlax.autodiff",
+    "vmap": "mlax.batching",
     "make_mlir": "mlax.api",
     "ConcretizationTypeError": "mlax.errors",
     "UnexpectedTracerError": "mlax.errors",

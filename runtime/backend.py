@@ -34,7 +34,7 @@ class InterpreterBackend:
         if any(True for _ in transform_declarations(module)):  # derivatives get their bodies first
             with module.context:
                 module = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-                run_pipeline(module, "mlax-autodiff")
+                run_pipeline(module, "mlax-expand-transforms")
         return Interpreter(module).program(entry)
 
 

@@ -12,6 +12,7 @@ driver; their rule clones and broadcasts so the table covers the whole dialect.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from mlir import ir
@@ -21,6 +22,8 @@ from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.registry import PassFailure
 
 BatchRule = Callable[[Emitter, ir.Operation, list[ir.Value], list[bool], int], list[ir.Value]]
+# A new value of an attribute from (its value, the batch size).
+AttrRewrite = Callable[[Any, int], Any]
 
 
 def _name(op: ir.Operation) -> str:
@@ -88,7 +91,7 @@ def _operandless(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched
 # --- reductions and shape ops: attributes shift by one -----------------------------------------------
 
 
-def _shift_attrs(**how: Callable[[object, int], object]) -> BatchRule:
+def _shift_attrs(**how: AttrRewrite) -> BatchRule:
     """A one-operand op whose named attributes are rewritten by ``how[name](value, size)``."""
 
     def rule(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[bool],
@@ -100,19 +103,19 @@ def _shift_attrs(**how: Callable[[object, int], object]) -> BatchRule:
     return rule
 
 
-def _dims(value: object, size: int) -> tuple[int, ...]:
+def _dims(value: Any, size: int) -> tuple[int, ...]:
     return _shifted(value)
 
 
-def _axis(value: object, size: int) -> int:
+def _axis(value: Any, size: int) -> int:
     return int(value) + 1
 
 
-def _prepend_size(value: object, size: int) -> tuple[int, ...]:
+def _prepend_size(value: Any, size: int) -> tuple[int, ...]:
     return (size, *value)
 
 
-def _prepend(first: int) -> Callable[[object, int], tuple[int, ...]]:
+def _prepend(first: int) -> AttrRewrite:
     return lambda value, size: (first, *value)
 
 
@@ -146,7 +149,7 @@ def _pad(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[b
     value = operands[1]
     if not batched[1]:
         return [e("pad", x, value, **config)]
-    padded = e("pad", x, e.zeros(value), **config)
+    padded = e("pad", x, e("constant", value=np.zeros((), spec(value).dtype)), **config)
     mask = e("pad", _true_like(e, x), e("constant", value=np.asarray(False)), **config)
     fill = e("broadcast_in_dim", value, shape=spec(padded).shape, broadcast_dimensions=(0,))
     return [e("select", mask, padded, fill)]

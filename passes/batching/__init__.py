@@ -1,0 +1,116 @@
+"""`mlax-batch`: give every `mlax.vmap` declaration a batched body (no per-example loop).
+
+The handler moves each batched argument's batch axis to dimension 0 (a transpose), walks the
+callee's ops in order and, for each op with a batched operand, emits the op's batch rule
+(rules.py: one per op, every batched value keeps its batch dimension at 0, as JAX's
+batching rules with bdim 0); ops with only unbatched operands are copied as they are. Calls
+are batched by walking the called body in place (custom derivatives and checkpoints through
+their callee). Results are moved to their out_axes; an unbatched result asked for with an
+axis is broadcast. Resolution goes through the shared Resolver (passes/expand_transforms.py),
+so vmap of grad and grad of vmap resolve innermost first under `mlax-expand-transforms`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mlir import ir
+
+from mlax.dialect.transforms import read_transform
+from mlax.passes.autodiff.emit import Emitter, spec
+from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
+from mlax.passes.expand_transforms import HANDLERS, Resolver
+from mlax.passes.registry import ModulePass, PassFailure, register_pass
+
+FunctionLookup = Callable[[str], ir.Operation]
+
+
+def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: Sequence[bool], size: int,
+                 point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[bool]]:
+    """Emit ``function``'s body at ``point`` on ``operands`` (those flagged batched carry a
+    leading batch dimension of ``size``); returns the results and which of them are batched."""
+    block = function.regions[0].blocks[0]
+    values: dict[ir.Value, ir.Value] = dict(zip(block.arguments, operands, strict=True))
+    flags: dict[ir.Value, bool] = dict(zip(block.arguments, batched, strict=True))
+    for op in [o.operation for o in block.operations]:
+        if op.name == "func.return":
+            return [values[v] for v in op.operands], [flags[v] for v in op.operands]
+        args = [values[v] for v in op.operands]
+        arg_flags = [flags[v] for v in op.operands]
+        if op.name == "func.call":
+            target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            transform = read_transform(target)
+            if transform is not None:  # custom derivative or checkpoint: its callee's values
+                target = lookup(transform.fields["callee"])
+            outs, out_flags = emit_batched(target, args, arg_flags, size, point, lookup)
+        elif not any(arg_flags):
+            clone = op.clone(ip=point)
+            for i, value in enumerate(args):
+                clone.operands[i] = value
+            outs, out_flags = list(clone.results), [False] * len(clone.results)
+        else:
+            outs = _apply_rule(op, args, arg_flags, size, point)
+            out_flags = [True] * len(outs)
+        for result, value, flag in zip(op.results, outs, out_flags, strict=True):
+            values[result], flags[result] = value, flag
+    raise PassFailure("mlax-batch: function without func.return", function.location)
+
+
+def _apply_rule(op: ir.Operation, args: list[ir.Value], flags: list[bool], size: int,
+                point: ir.InsertionPoint) -> list[ir.Value]:
+    name = op.name.removeprefix("mlax.")
+    rule = BATCH_RULES.get(name) if op.name.startswith("mlax.") else None
+    if rule is None:
+        raise PassFailure(f"mlax-batch: no batching rule for {op.name} yet", op.location)
+    outs = rule(Emitter(point, op.location), op, args, flags, size)
+    for result, out in zip(op.results, outs, strict=True):
+        expected = [size, *spec(result).shape]
+        if list(spec(out).shape) != expected or spec(out).dtype != spec(result).dtype:
+            raise PassFailure(f"mlax-batch: the batching rule of {op.name} gave {out.type} for a result of "
+                              f"type {result.type} (expected a leading dimension of {size})", op.location)
+    return outs
+
+
+def _move(e: Emitter, value: ir.Value, source: int, destination: int) -> ir.Value:
+    if source == destination:
+        return value
+    order = [d for d in range(len(spec(value).shape)) if d != source]
+    order.insert(destination, source)
+    return e("transpose", value, permutation=tuple(order))
+
+
+def _vmap(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, fields: dict,
+          arguments: list[ir.Value], point: ir.InsertionPoint) -> list[ir.Value]:
+    size = int(fields["axis_size"])
+    e = Emitter(point, declaration.location)
+    operands, flags = [], []
+    for argument, axis in zip(arguments, fields["in_axes"], strict=True):
+        operands.append(argument if axis == -1 else _move(e, argument, axis, 0))
+        flags.append(axis != -1)
+    outs, out_flags = emit_batched(callee, operands, flags, size, point, resolver.lookup)
+    results = []
+    for out, flag, axis in zip(outs, out_flags, fields["out_axes"], strict=True):
+        if axis == -1:
+            if flag:
+                raise PassFailure("mlax-batch: an output with out_axes None (-1) depends on the batched "
+                                  "inputs", declaration.location)
+            results.append(out)
+            continue
+        results.append(_move(e, out if flag else broadcast_batch(e, out, size), 0, axis))
+    return results
+
+
+HANDLERS["vmap"] = _vmap
+
+
+@register_pass
+@dataclass
+class Batch(ModulePass):
+    """Resolve mlax.vmap declarations into batched functions."""
+
+    argument = "mlax-batch"
+    summary = "give mlax.vmap declarations batched bodies from per-op batching rules"
+
+    def run(self, module: ir.Operation) -> None:
+        Resolver(module, ("vmap",), self.argument).run()

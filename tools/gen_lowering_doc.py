@@ -86,13 +86,13 @@ One op per primitive, on value-semantics tensors, in the order the Python code r
 `mlax-expand-transforms` and `mlax-inline` run first: they give transformation declarations
 (`mlax.jvp`, `mlax.vjp`, `mlax.vmap`) their bodies and inline the calls (a `jit(grad(f))`
 program calls its derivative; there is none here). `mlax-lower-to-linalg` rewrites each op by
-its rule (one table keyed by op name): the contraction becomes a named `linalg.matmul` on a
-zero fill, the others `linalg.generic`s with scalar `arith` bodies (`max` is `arith.maximumf`, IEEE maximum: NaN propagates and -0 < +0, as
-XLA). `linalg-fuse-elementwise-ops` then folds the broadcast, the add and the max into the
-reduction that consumes them: one loop nest reads the matmul result once. The sum's `addf`
-may be reassociated (`fastmath<reassoc>`), which lets LLVM vectorize it.
-`mlax-approximate-math` would now turn any `math.exp`/`tanh`/`log`/`erf` into polynomials
-(none here).
+its rule (one table keyed by op name): the contraction becomes a named `linalg.matmul` on a zero
+fill, the others `linalg.generic`s with scalar `arith` bodies (`max` is `arith.maximumf`, IEEE
+maximum: NaN propagates and -0 < +0, as XLA). `linalg-fuse-elementwise-ops` then folds the
+broadcast, the add and the max into the reduction that consumes them: one loop nest reads the
+matmul result once. The sum's `addf` may be reassociated (`fastmath<reassoc>`), which lets LLVM
+vectorize it. `mlax-approximate-math` would now turn any `math.exp`/`tanh`/`log`/`erf` into
+polynomials (none here).
 
 ```mlir
 {ir["linalg"]}

@@ -229,27 +229,21 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     return out, vjp_fn
 
 
-def _basis(aval: Aval) -> list[np.ndarray]:
-    size = int(np.prod(aval.shape, dtype=np.int64))
-    eye = np.eye(size, dtype=np.dtype(aval.dtype))
-    return [eye[k].reshape(aval.shape) for k in range(size)]
-
-
-def _stack(pieces: list[Any], leading: tuple[int, ...], trailing: tuple[int, ...], dtype: Any,
-           axis: int) -> Any:
-    """Jacobian block of shape leading + trailing from pieces stacked along ``axis`` (0: one
-    piece per element of leading; -1: one per element of trailing)."""
-    import mlax.numpy as mnp
-
-    if not pieces:
-        return mnp.zeros(leading + trailing, dtype)
-    return mnp.stack(pieces, axis=axis).reshape(leading + trailing)
+def _stacked_basis(avals: Sequence[Aval], position: int) -> list[np.ndarray]:
+    """Batched (leading axis: the elements of leaf ``position``) one-hot values for a list of
+    leaves: the identity for that leaf, zeros for the others."""
+    size = int(np.prod(avals[position].shape, dtype=np.int64))
+    return [np.eye(size, dtype=np.dtype(a.dtype)).reshape((size, *a.shape)) if k == position
+            else np.zeros((size, *a.shape), np.dtype(a.dtype)) for k, a in enumerate(avals)]
 
 
 def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bool) -> Callable[..., Any]:
-    """jacfwd (columns by jvp, one per input element) or jacrev (rows by vjp, one per output
-    element); pytrees in and out, as jax: the result has the output's structure, each leaf
-    holding the input's structure (a tuple over argnums when argnums is a tuple)."""
+    """jacfwd (vmap of jvp over the input basis) or jacrev (vmap of the vjp over the output
+    basis), as jax: one batched program per input (or output) leaf, no loop over elements;
+    pytrees in and out: the result has the output's structure, each leaf holding the input's
+    structure (a tuple over argnums when argnums is a tuple)."""
+    from mlax.batching import vmap
+
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jacobian(*args: Any) -> Any:
@@ -265,30 +259,26 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
 
         in_avals = [abstractify(leaf) for leaf in in_leaves]
         if forward:
-            out, _ = jvp(partial, in_leaves, [np.zeros(a.shape, a.dtype) for a in in_avals])
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_avals = [abstractify(leaf) for leaf in out_leaves]
-            columns: list[list[Any]] = [[] for _ in in_leaves]  # per input leaf: tangent outs per element
-            for j, aval in enumerate(in_avals):
-                for basis in _basis(aval):
-                    tangents = [basis if k == j else np.zeros(a.shape, a.dtype)
-                                for k, a in enumerate(in_avals)]
-                    columns[j].append(tree_util.tree_leaves(jvp(partial, in_leaves, tangents)[1]))
-            blocks = [[_stack([c[o] for c in columns[j]], tuple(out_avals[o].shape), tuple(in_avals[j].shape),
-                              out_avals[o].dtype, -1) for j in range(len(in_leaves))]
-                      for o in range(len(out_leaves))]
+            out = partial(*in_leaves)
         else:
             out, pull = vjp(partial, *in_leaves)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_avals = [abstractify(leaf) for leaf in out_leaves]
-            blocks = []
-            for o, aval in enumerate(out_avals):
-                rows = []
-                for basis in _basis(aval):
-                    cts = [basis if k == o else np.zeros(a.shape, a.dtype) for k, a in enumerate(out_avals)]
-                    rows.append(pull(tree_util.tree_unflatten(out_tree, cts)))
-                blocks.append([_stack([r[j] for r in rows], tuple(aval.shape), tuple(in_avals[j].shape),
-                                      aval.dtype, 0) for j in range(len(in_leaves))])
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_avals = [abstractify(leaf) for leaf in out_leaves]
+        blocks: list[list[Any]] = [[None] * len(in_leaves) for _ in out_leaves]
+        if forward:
+            for j, in_aval in enumerate(in_avals):
+                tangents = _stacked_basis(in_avals, j)
+                columns = vmap(lambda *t: tree_util.tree_leaves(jvp(partial, in_leaves, t)[1]))(*tangents)
+                for o, out_aval in enumerate(out_avals):  # (in elements, *out shape) -> out shape + in shape
+                    column = columns[o].reshape((-1, *out_aval.shape))
+                    order = (*range(1, len(out_aval.shape) + 1), 0)
+                    blocks[o][j] = column.transpose(order).reshape((*out_aval.shape, *in_aval.shape))
+        else:
+            for o, out_aval in enumerate(out_avals):
+                cotangents = tree_util.tree_unflatten(out_tree, _stacked_basis(out_avals, o))
+                rows = vmap(lambda c: list(pull(c)))(cotangents)
+                for j, in_aval in enumerate(in_avals):
+                    blocks[o][j] = rows[j].reshape((*out_aval.shape, *in_aval.shape))
         per_output = []
         for row in blocks:
             structured = tree_util.tree_unflatten(in_tree, row)
@@ -299,12 +289,12 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
 
 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by forward mode, one jvp per input element (no vmap yet)."""
+    """The Jacobian of ``fun`` by forward mode: vmap of jvp over the input basis."""
     return _jacobian(fun, argnums, forward=True)
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by reverse mode, one vjp per output element (no vmap yet)."""
+    """The Jacobian of ``fun`` by reverse mode: vmap of the vjp over the output basis."""
     return _jacobian(fun, argnums, forward=False)
 
 

@@ -40,10 +40,10 @@ differentiation it is an MLIR pass over the mlax dialect:
    something needs its body, so `vmap(grad(f))`, `grad(vmap(f))` and `vmap(vmap(f))` resolve
    innermost first. The backends run it before compiling.
 
+`jacfwd`/`jacrev` are vmap of jvp/vjp, so `hessian` is vmap over jvp over vmap over vjp.
 Not done yet: batched start indices of `dynamic_slice`/`dynamic_update_slice` (needs a gather
-op, issue 7), `axis_name` collectives, `jacfwd`/`jacrev` on top of vmap (they loop over
-basis vectors today), memoized batched functions for called functions (bodies are walked in
-place).
+op, issue 7), `axis_name` collectives, memoized batched functions for called functions
+(bodies are walked in place).
 
 ## Rule status
 

@@ -89,6 +89,12 @@ def test_jacobians_of_pytrees(rng: np.random.Generator, name: str) -> None:
     assert_same(getattr(mlax, name)(f)(p, y), getattr(jax, name)(jf)(p, y), rtol=1e-5)
 
 
+def test_jacrev_is_one_batched_program(rng: np.random.Generator) -> None:
+    x = random_array(rng, (4,), np.float32)
+    text = mlax.jit(mlax.jacrev(lambda x: mnp.sin(x) * x)).lower(x).as_text(debug_info=False)
+    assert "mlax.vmap = {" in text and "mlax.vjp = {" in text
+
+
 def test_closure_over_traced_values(rng: np.random.Generator) -> None:
     """A function differentiated inside jit may use the enclosing function's values."""
     w, x = np.float32(0.7), random_array(rng, (5,), np.float32)

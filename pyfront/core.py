@@ -172,9 +172,13 @@ class Tracer(ArrayMethods):
 
 
 def is_array_like(x: Any) -> bool:
+    """mlax arrays and tracers, NumPy arrays and scalars, Python scalars, and jax.Arrays (code
+    moving from JAX often still holds some: they are read as NumPy arrays)."""
+    import jax
+
     from mlax.array import Array
 
-    return isinstance(x, (Tracer, Array, np.ndarray, np.generic) + front_dtypes.PYTHON_SCALARS)
+    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, jax.Array) + front_dtypes.PYTHON_SCALARS)
 
 
 def to_numpy(x: Any) -> np.ndarray:

@@ -92,3 +92,14 @@ def test_python_scalars_are_weak_numpy_scalars_are_not() -> None:
         assert mnp.asarray(value).weak_type == jnp.asarray(value).weak_type, value
         assert mnp.array(value).weak_type == jnp.array(value).weak_type, value
         assert mnp.asarray(value).dtype == jnp.asarray(value).dtype, value
+
+
+def test_jax_arrays_are_array_like() -> None:
+    """Code moving from JAX may still hold jax.Arrays: mlax reads them as NumPy arrays."""
+    import jax.numpy as jnp
+
+    a, b = mnp.arange(3.0), jnp.arange(3.0) * 2
+    np.testing.assert_array_equal(np.asarray(a - b), [0.0, -1.0, -2.0])
+    np.testing.assert_array_equal(np.asarray(b - a), [0.0, 1.0, 2.0])
+    assert isinstance(b - a, mlax.Array)
+    np.testing.assert_array_equal(np.asarray(mlax.jit(lambda x, y: x * y)(b, a)), [0.0, 2.0, 8.0])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlax.tools.docgen import write_doc
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "autodiff.md"
 
 INTRO = """# Automatic differentiation
@@ -94,9 +96,7 @@ def render() -> str:
 
 
 def main() -> int:
-    DOC.write_text(render())
-    print(f"wrote {DOC}")
-    return 0
+    return write_doc(DOC, render)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlax.tools.docgen import write_doc
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "batching.md"
 
 INTRO = """# Batching (vmap)
@@ -61,9 +63,7 @@ def render() -> str:
 
 
 def main() -> int:
-    DOC.write_text(render())
-    print(f"wrote {DOC}")
-    return 0
+    return write_doc(DOC, render)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The mlax dialect: op table, IRDL definition, builders, inference and reference semantics."""
 
-from mlax.dialect import ops  # noqa: F401  (registers every op family)
+from mlax.dialect import control_flow, ops  # noqa: F401  (register the op families and declaration kinds)
 from mlax.dialect.builder import build, infer, read_attributes
 from mlax.dialect.context import get_context, make_context
 from mlax.dialect.registry import OPS, OpDef, get_op

@@ -19,6 +19,8 @@ from mlax.dialect import dtypes
 IRDL_BASE = {
     "i64": "#builtin.integer",
     "i64s": "#builtin.dense_array",
+    "bool": "#builtin.integer",
+    "symbols": "#builtin.array",
     "bools": "#builtin.dense_array",
     "f64": "#builtin.float",
     "str": "#builtin.string",
@@ -90,6 +92,10 @@ def to_attribute(kind: str, value: Any) -> ir.Attribute:
         return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
     if kind == "i64s":
         return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+    if kind == "bool":
+        return ir.BoolAttr.get(bool(value))
+    if kind == "symbols":
+        return ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(str(v)) for v in value])
     if kind == "bools":
         return ir.DenseBoolArrayAttr.get([bool(v) for v in value])
     if kind == "f64":
@@ -113,6 +119,10 @@ def from_attribute(kind: str, attr: ir.Attribute) -> Any:
         return ir.IntegerAttr(attr).value
     if kind == "i64s":
         return tuple(ir.DenseI64ArrayAttr(attr))
+    if kind == "bool":
+        return ir.BoolAttr(attr).value
+    if kind == "symbols":
+        return tuple(ir.FlatSymbolRefAttr(a).value for a in ir.ArrayAttr(attr))
     if kind == "bools":
         return tuple(bool(v) for v in ir.DenseBoolArrayAttr(attr))
     if kind == "f64":

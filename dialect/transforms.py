@@ -15,6 +15,7 @@ kind, the fields and that rule. `mlax-autodiff` / `mlax-batch` give declarations
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ ATTR_PREFIX = "mlax."
 # how diagnostics spell the expected form.
 _FIELD_CLASSES: dict[str, tuple[type, str]] = {
     "symbol": (ir.FlatSymbolRefAttr, "a symbol reference (@f)"),
+    "symbols": (ir.ArrayAttr, "an array of symbol references ([@f, @g])"),
+    "bool": (ir.BoolAttr, "true or false"),
     "i64s": (ir.DenseI64ArrayAttr, "array<i64: ...>"),
     "i64": (ir.IntegerAttr, "an integer"),
     "str": (ir.StringAttr, "a string"),
@@ -38,7 +41,8 @@ _FIELD_CLASSES: dict[str, tuple[type, str]] = {
 Signature = tuple[list[ir.Type], list[ir.Type]]
 FunctionTypes = Callable[[str], ir.FunctionType]
 # A signature rule: (field values, types of the functions the symbol fields name) -> the
-# expected signature of the declaration (key "") and of each auxiliary function it names.
+# expected signature of the declaration (key "") and of each auxiliary function it names
+# (key: the field, or ``field[i]`` for the i-th function of a `symbols` field).
 SignatureRule = Callable[[dict[str, Any], FunctionTypes], dict[str, Signature]]
 
 
@@ -78,6 +82,24 @@ class Transform:
     @property
     def callee(self) -> str:
         return self.fields["callee"]
+
+
+def field_symbol(values: dict[str, Any], key: str) -> str:
+    """The symbol a signature key names: ``"callee"`` or ``"branches[1]"``."""
+    match = re.fullmatch(r"(\w+)\[(\d+)\]", key)
+    return values[match[1]][int(match[2])] if match else values[key]
+
+
+def referenced_symbols(kind: str, values: dict[str, Any]) -> list[str]:
+    """Every function a declaration names, in field order."""
+    symbols: list[str] = []
+    for field in get_kind(kind).fields:
+        value = values.get(field.name)
+        if field.kind == "symbol" and value is not None:
+            symbols.append(value)
+        elif field.kind == "symbols" and value is not None:
+            symbols.extend(value)
+    return symbols
 
 
 def _ins(t: ir.FunctionType) -> list[ir.Type]:
@@ -148,7 +170,7 @@ def _custom_vjp(values: dict[str, Any], types: FunctionTypes) -> dict[str, Signa
     return {"": (ins, outs), "fwd": (ins, outs + residuals), "bwd": (residuals + outs, ins)}
 
 
-def _kind(name: str, fields: str, rule: SignatureRule, summary: str) -> TransformKind:
+def make_kind(name: str, fields: str, rule: SignatureRule, summary: str) -> TransformKind:
     """A kind from a field spec like ``"callee: symbol, axis_name?: str"``."""
     parsed = []
     for item in fields.split(","):
@@ -158,18 +180,18 @@ def _kind(name: str, fields: str, rule: SignatureRule, summary: str) -> Transfor
 
 
 KINDS: dict[str, TransformKind] = {k.name: k for k in (
-    _kind("jvp", "callee: symbol", _jvp,
+    make_kind("jvp", "callee: symbol", _jvp,
           "(primals..., tangents...) -> (outs..., tangent outs...)"),
-    _kind("vjp", "callee: symbol, argnums: i64s", _vjp,
+    make_kind("vjp", "callee: symbol, argnums: i64s", _vjp,
           "(primals..., output cotangents...) -> (outs..., cotangents of the argnums arguments)"),
-    _kind("vmap", "callee: symbol, in_axes: i64s, out_axes: i64s, axis_size: i64, axis_name?: str",
+    make_kind("vmap", "callee: symbol, in_axes: i64s, out_axes: i64s, axis_size: i64, axis_name?: str",
           _vmap, "callee's types with a dimension of axis_size inserted at each axis (-1: unbatched)"),
-    _kind("custom_jvp_call", "callee: symbol, jvp: symbol", _custom_jvp,
+    make_kind("custom_jvp_call", "callee: symbol, jvp: symbol", _custom_jvp,
           "the callee's type; @jvp has the type of the callee's jvp"),
-    _kind("custom_vjp_call", "callee: symbol, fwd: symbol, bwd: symbol", _custom_vjp,
+    make_kind("custom_vjp_call", "callee: symbol, fwd: symbol, bwd: symbol", _custom_vjp,
           "the callee's type; @fwd: primals -> (outs..., residuals...), "
           "@bwd: (residuals..., output cotangents...) -> input cotangents"),
-    _kind("checkpoint", "callee: symbol", _same_as_callee,
+    make_kind("checkpoint", "callee: symbol", _same_as_callee,
           "the callee's type (rematerialised in the backward pass)"),
 )}
 
@@ -264,7 +286,7 @@ def _function_types(module: ir.Module | ir.Operation, values: dict[str, Any]) ->
     table = _symbol_table(module)
 
     def types(field: str) -> ir.FunctionType:
-        symbol = values[field]
+        symbol = field_symbol(values, field)
         if symbol not in table or table[symbol].operation.name != "func.func":
             raise DeclarationError(f"{field} @{symbol} is not a function of this module")
         target = table[symbol]
@@ -330,14 +352,20 @@ def _problems(module: ir.Module | ir.Operation, op: func.FuncOp, transform: Tran
         return problems + [str(error)]
     table = _symbol_table(module)
     for field, sig in expected.items():
-        actual = table[transform.fields[field]].type if field else op.type
+        actual = table[field_symbol(transform.fields, field)].type if field else op.type
         if str(actual) != str(_fn_type(sig)):
-            whose = f"{field} function @{transform.fields[field]}" if field else "the declaration"
-            problems.append(f"{whose} has type {actual} but callee @{transform.callee} requires "
-                            f"{_fn_type(sig)}")
+            symbol = field_symbol(transform.fields, field) if field else ""
+            whose = f"{field} function @{symbol}" if field else "the declaration"
+            source = get_kind(transform.kind).fields[0]
+            problems.append(f"{whose} has type {actual} but {source.name} "
+                            f"{_describe_source(transform.fields[source.name])} requires {_fn_type(sig)}")
     if _refers_to_itself(transform, symbols):
         problems.append("refers to itself through its callees")
     return problems
+
+
+def _describe_source(value: str | tuple[str, ...]) -> str:
+    return f"@{value}" if isinstance(value, str) else "[" + ", ".join(f"@{v}" for v in value) + "]"
 
 
 def _refers_to_itself(transform: Transform, symbols: dict[str, Transform]) -> bool:
@@ -345,8 +373,7 @@ def _refers_to_itself(transform: Transform, symbols: dict[str, Transform]) -> bo
     todo, seen = [transform], set()
     while todo:
         current = todo.pop()
-        for field in KINDS[current.kind].fields:
-            target = current.fields[field.name] if field.kind == "symbol" else None
+        for target in referenced_symbols(current.kind, current.fields):
             if target == transform.name:
                 return True
             if target in symbols and target not in seen:

@@ -5,7 +5,7 @@ and the IRDL-defined mlax dialect has none. The programs the front end builds (a
 function calling the derivative functions `mlax-autodiff` wrote) are small and called once,
 so the CPU pipeline flattens them before lowering: each `func.call` of a private function
 with a body is replaced by a copy of that body (recursively), and private functions nothing
-calls any more are erased.
+calls or names any more are erased (control-flow declarations keep their bodies).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from mlax.dialect.transforms import referenced_symbols, transform_declarations
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.walk import nested_ops
 
@@ -66,6 +67,8 @@ class Inline(ModulePass):
             raise PassFailure("mlax-inline: calls nest more than 64 levels deep (recursion?)")
         used = {ir.FlatSymbolRefAttr(op.attributes["callee"]).value
                 for op in nested_ops(module) if op.name == "func.call"}
+        for _, declaration in transform_declarations(module):  # branch and loop bodies
+            used.update(referenced_symbols(declaration.kind, declaration.fields))
         for name, function in private.items():
             if name not in used:
                 function.erase()

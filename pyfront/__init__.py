@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("lax", "nn", "numpy", "scipy", "tree_util")
+_SUBMODULES = ("lax", "nn", "numpy", "random", "scipy", "tree_util")
 _ATTRIBUTES = {
     "Array": "mlax.array",
     "config": "mlax.configuration",

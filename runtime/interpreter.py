@@ -15,8 +15,10 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect import get_op, read_attributes
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS, REFERENCES
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
+from mlax.dialect.transforms import read_transform
 
 
 class InterpreterError(RuntimeError):
@@ -86,8 +88,6 @@ class FunctionProgram:
 
 
 def _undefined_function_message(func_op: ir.Operation, name: str) -> str:
-    from mlax.dialect.transforms import read_transform
-
     transform = read_transform(func_op)
     if transform is not None:
         return (f"@{name} is an unresolved mlax.{transform.kind} transformation declaration; "
@@ -111,12 +111,20 @@ class Interpreter:
         name = op.name
         if name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            declaration = read_transform(_lookup_function(self.module, callee))
+            if declaration is not None and declaration.kind in CONTROL_FLOW_KINDS:
+                runner, fields = REFERENCES[declaration.kind], declaration.fields
+                specs = [TensorSpec.from_mlir(r.type) for r in op.results]
+                return lambda *args: runner(fields, self.call, list(args), specs)
             return lambda *args: self.program(callee)(list(args))
         if name.startswith("mlax.") and name.removeprefix("mlax.") in OPS:
             reference = get_op(name).reference
             attrs = read_attributes(op)
             return lambda *args: reference(*args, **attrs)
         raise InterpreterError(f"the interpreter cannot run '{name}' at {op.location}")
+
+    def call(self, name: str, args: list[np.ndarray]) -> list[np.ndarray]:
+        return self.program(name)(args)
 
     def run(self, name: str, args: Sequence[Any]) -> list[np.ndarray]:
         return self.program(name)([np.asarray(a) for a in args])

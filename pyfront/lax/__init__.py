@@ -1,6 +1,7 @@
 """mlax.lax: the primitives of the mlax dialect, one wrapper per op (as jax.lax), plus the
 composites jax.lax also offers (square, integer_pow, asin, sinh, ...)."""
 
+from mlax.lax.control_flow import *  # noqa: F403
 from mlax.lax.elementwise import *  # noqa: F403
 from mlax.lax.linalg import *  # noqa: F403
 from mlax.lax.reductions import *  # noqa: F403

@@ -53,6 +53,16 @@ func.func @g_bwd(%r: tensor<4xf32>, %c: tensor<i1>, %ct: tensor<4xf32>) -> tenso
   %0 = "mlax.mul"(%r, %ct) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+func.func @step(%c: tensor<f32>, %x: tensor<3xf32>, %w: tensor<4xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  return %c, %x : tensor<f32>, tensor<3xf32>
+}
+func.func @keep_going(%c: tensor<f32>, %w: tensor<4xf32>) -> tensor<i1> {
+  %t = "mlax.constant"() {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  return %t : tensor<i1>
+}
+func.func @loop_body(%c: tensor<f32>, %w: tensor<4xf32>) -> tensor<f32> {
+  return %c : tensor<f32>
+}
 func.func private @external(tensor<4xf32>) -> tensor<4xf32>
 """
 
@@ -77,6 +87,12 @@ DECLARATIONS = [
     ("custom_vjp_call", {"callee": "g", "fwd": "g_fwd", "bwd": "g_bwd"},
      fn_type(["tensor<4xf32>"], ["tensor<4xf32>"])),
     ("checkpoint", {"callee": "f"}, fn_type(F_IN, F_OUT)),
+    ("cond", {"branches": ("g", "g")}, fn_type(["tensor<i1>", "tensor<4xf32>"], ["tensor<4xf32>"])),
+    ("cond", {"branches": ("g", "g", "g")}, fn_type(["tensor<i32>", "tensor<4xf32>"], ["tensor<4xf32>"])),
+    ("while", {"cond": "keep_going", "body": "loop_body"},
+     fn_type(["tensor<f32>", "tensor<4xf32>"], ["tensor<f32>"])),
+    ("scan", {"body": "step", "length": 5, "reverse": True, "num_carry": 1, "num_consts": 1},
+     fn_type(["tensor<f32>", "tensor<5x3xf32>", "tensor<4xf32>"], ["tensor<f32>", "tensor<5x3xf32>"])),
 ]
 
 
@@ -99,7 +115,8 @@ def test_declare_read_verify_roundtrip(module: ir.Module, kind: str, fields: dic
     transform = read_transform(op)
     assert (transform.name, transform.kind) == ("decl", kind)
     assert transform.fields == {f.name: fields.get(f.name) for f in KINDS[kind].fields}
-    assert transform.callee == fields["callee"]
+    first = KINDS[kind].fields[0].name
+    assert transform.fields[first] == fields[first]
     assert verify_transforms(module) == []
     assert [t for _, t in transform_declarations(module)] == [transform]
     reparsed = ir.Module.parse(str(module))  # the printed form reads back the same
@@ -116,7 +133,7 @@ def test_upstream_mlir_opt_reads_declarations(module: ir.Module) -> None:
 
 
 def test_plain_functions_are_not_declarations(module: ir.Module) -> None:
-    assert [read_transform(op) for op in module.body.operations] == [None] * 6
+    assert [read_transform(op) for op in module.body.operations] == [None] * 9
     with ir.InsertionPoint(module.body):
         const = ir.Operation.create("mlax.constant", results=[ir.RankedTensorType.get([], ir.F32Type.get())],
                                     attributes={"value": ir.DenseElementsAttr.get(np.array([1], np.float32))})

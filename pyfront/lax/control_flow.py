@@ -1,0 +1,323 @@
+"""Structured control flow as jax.lax: cond, switch, while_loop, fori_loop, scan, map.
+
+Branches and loop bodies are traced once, each into a private function of the program, and
+the construct is a call of an `mlax.cond` / `mlax.while` / `mlax.scan` declaration naming them
+(dialect/control_flow.py says why functions rather than regions). Enclosing traced values the
+bodies use become extra operands shared by all the bodies of one construct (closure
+conversion), so `mlax-autodiff` and `mlax-batch` see every input. Outside a trace each
+construct runs as a jitted program of its own.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jax import tree_util
+from mlir import ir
+from mlir.dialects import func
+
+from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
+from mlax.dialect import get_context
+from mlax.dialect.transforms import declare_transform
+from mlax.source_info import current_location
+from mlax.tracing import SubFunction, function_name, trace_subfunction, unique_symbol
+
+
+def _staged(run: Callable[..., Any], *arrays: Any) -> Any:
+    """``run(trace, *arrays)`` in the current trace, or as a jitted program outside one."""
+    trace = current_trace()
+    if trace is not None:
+        return run(trace, *arrays)
+    from mlax.api import jit
+
+    return jit(lambda *a: run(current_trace(), *a))(*arrays)
+
+
+def _avals_text(avals: Sequence[Aval]) -> str:
+    return "(" + ", ".join(str(a) for a in avals) + ")"
+
+
+def _same_types(a: Sequence[Aval], b: Sequence[Aval]) -> bool:
+    pairs = zip(a, b, strict=False)
+    return len(a) == len(b) and all(x.shape == y.shape and x.dtype == y.dtype for x, y in pairs)
+
+
+class _Body:
+    """One function to trace: on leaves of ``in_tree`` with ``in_avals`` (paths name them)."""
+
+    def __init__(self, fun: Callable[..., Any], in_tree: Any, in_avals: Sequence[Aval],
+                 paths: Sequence[str], unpack: Callable[[Any], tuple[Any, ...]] = lambda x: (x,)) -> None:
+        self.fun, self.in_tree, self.in_avals, self.paths, self.unpack = fun, in_tree, in_avals, paths, unpack
+
+    def trace(self, parent: Trace) -> SubFunction:
+        def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            return self.unpack(tree_util.tree_unflatten(self.in_tree, tracers)), {}
+
+        return trace_subfunction(self.fun, build_args, self.in_avals, self.paths, parent)
+
+
+def _trace_bodies(trace: Trace, bodies: Sequence[_Body]) -> tuple[list[SubFunction], list[Tracer]]:
+    """Trace ``bodies``; each function then takes its own arguments followed by the enclosing
+    values ANY of them captured (in one shared order), the construct's trailing operands."""
+    subs = [body.trace(trace) for body in bodies]
+    consts: dict[int, Tracer] = {}
+    for sub in subs:
+        consts.update((id(c), c) for c in sub.captured)
+    shared = list(consts.values())
+    module = trace.block.owner.parent
+    for sub in subs:
+        if [id(c) for c in sub.captured] != list(consts):
+            _share_consts(ir.SymbolTable(module)[sub.name].operation, sub, shared)
+    return subs, shared
+
+
+def _share_consts(function: ir.Operation, sub: SubFunction, shared: list[Tracer]) -> None:
+    block = function.regions[0].blocks[0]
+    own = len(sub.in_avals)
+    old = {id(c): block.arguments[own + i] for i, c in enumerate(sub.captured)}
+    with get_context():
+        for c in shared:
+            argument = block.add_argument(c.value.type, ir.Location.name(f"captured {c.origin}"))
+            if id(c) in old:
+                old[id(c)].replace_all_uses_with(argument)
+        for i in reversed(range(len(sub.captured))):
+            block.erase_argument(own + i)
+        results = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results
+        function.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in block.arguments], list(results)))
+
+
+def _emit(trace: Trace, kind: str, base: str, operands: Sequence[Any], out_avals: Sequence[Aval],
+          origin: str, **fields: Any) -> list[Tracer]:
+    """Declare the construct and call it on ``operands``."""
+    module = trace.block.owner.parent
+    values = [trace.value_of(x) for x in operands]
+    with get_context(), current_location():
+        declaration = declare_transform(module, kind, unique_symbol(module, f"{base}_{kind}"),
+                                        loc=current_location(), **fields)
+        results = list(ir.FunctionType(declaration.type).results)
+        with ir.InsertionPoint(trace.block):
+            call = func.CallOp(results, ir.StringAttr(declaration.attributes["sym_name"]).value, values)
+    return [Tracer(trace, v, a, origin) for v, a in zip(call.results, out_avals, strict=True)]
+
+
+def _flatten(tree: Any, name: str) -> tuple[list[Any], Any, list[Aval], list[str]]:
+    pairs, treedef = tree_util.tree_flatten_with_path(tree)
+    leaves = [leaf for _, leaf in pairs]
+    paths = [name + tree_util.keystr(path) for path, _ in pairs]
+    return leaves, treedef, [abstractify(leaf) for leaf in leaves], paths
+
+
+def _scalar_selector(trace: Trace, value: Any, what: str) -> Aval:
+    aval = abstractify(value)
+    if aval.shape != ():
+        raise TypeError(f"{what} must be a scalar, got shape {aval.shape}")
+    return aval
+
+
+# ---- cond and switch ---------------------------------------------------------------------------
+
+
+def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]], operands: tuple,
+              names: Sequence[str]) -> Any:
+    leaves, tree, avals, paths = _flatten(operands, "operand")
+    bodies = [_Body(b, tree, avals, paths, unpack=tuple) for b in branches]
+    subs, consts = _trace_bodies(trace, bodies)
+    first = subs[0]
+    for name, sub in zip(names[1:], subs[1:], strict=True):
+        if sub.out_tree != first.out_tree or not _same_types(sub.out_avals, first.out_avals):
+            raise TypeError(
+                f"{names[0]} and {name} output must have identical types, got\n"
+                f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
+                f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}")
+    out_avals = [Aval(a.shape, a.dtype, all(s.out_avals[i].weak_type for s in subs))
+                 for i, a in enumerate(first.out_avals)]
+    outs = _emit(trace, "cond", first.name, [selector, *leaves, *consts], out_avals,
+                 f"result of cond over {', '.join(function_name(b) for b in branches)}",
+                 branches=tuple(s.name for s in subs))
+    return tree_util.tree_unflatten(first.out_tree, outs)
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced (as jax.lax)."""
+    import mlax.lax as lax
+
+    def run(trace: Trace, pred: Any, operands: tuple) -> Any:
+        aval = _scalar_selector(trace, pred, "Pred")
+        if aval.dtype != np.bool_:
+            pred = lax.ne(pred, np.zeros((), aval.dtype))
+        return _branches(trace, pred, [false_fun, true_fun], operands, ["false_fun", "true_fun"])
+
+    return _staged(run, pred, operands)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[clamp(index, 0, len(branches) - 1)](*operands)`` (as jax.lax.switch)."""
+    import mlax.lax as lax
+
+    branches = list(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+
+    def run(trace: Trace, index: Any, operands: tuple) -> Any:
+        aval = _scalar_selector(trace, index, "Branch index")
+        if not np.issubdtype(aval.dtype, np.integer):
+            raise TypeError(f"Branch index must have an integer type, got {aval.dtype.name}")
+        if len(branches) == 1:
+            return branches[0](*operands)
+        if len(branches) == 2:
+            selector = lax.ge(index, np.ones((), aval.dtype))
+        else:
+            bounds = np.zeros((), aval.dtype), np.asarray(len(branches) - 1, aval.dtype)
+            selector = lax.convert_element_type(lax.clamp(bounds[0], index, bounds[1]), np.int32)
+        names = [f"branches[{i}]" for i in range(len(branches))]
+        return _branches(trace, selector, branches, operands, names)
+
+    return _staged(run, index, operands)
+
+
+# ---- loops -------------------------------------------------------------------------------------
+
+
+def _check_carry(what: str, paths: Sequence[str], in_tree: Any, in_avals: Sequence[Aval],
+                 out_tree: Any, out_avals: Sequence[Aval]) -> None:
+    if out_tree != in_tree:
+        raise TypeError(f"{what} output and input must have identical types: the carry has structure "
+                        f"{in_tree} on input but {out_tree} on output")
+    for path, a, b in zip(paths, in_avals, out_avals, strict=True):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise TypeError(f"{what} output and input must have identical types: the carry {path} enters "
+                            f"as {a} but leaves as {b}")
+
+
+def _carry_avals(in_avals: Sequence[Aval], out_avals: Sequence[Aval]) -> list[Aval]:
+    pairs = zip(in_avals, out_avals, strict=True)
+    return [Aval(a.shape, a.dtype, a.weak_type and b.weak_type) for a, b in pairs]
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+    """Apply ``body_fun`` to the carry while ``cond_fun`` holds (as jax.lax.while_loop)."""
+
+    def run(trace: Trace, init_val: Any) -> Any:
+        leaves, tree, avals, paths = _flatten(init_val, "init_val")
+        (cond_sub, body_sub), consts = _trace_bodies(trace, [_Body(cond_fun, tree, avals, paths),
+                                                             _Body(body_fun, tree, avals, paths)])
+        if len(cond_sub.out_avals) != 1 or cond_sub.out_avals[0].shape != () \
+                or cond_sub.out_avals[0].dtype != np.bool_:
+            raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
+                            f"{_avals_text(cond_sub.out_avals)}")
+        _check_carry("body_fun", paths, tree, avals, body_sub.out_tree, body_sub.out_avals)
+        outs = _emit(trace, "while", body_sub.name, [*leaves, *consts],
+                     _carry_avals(avals, body_sub.out_avals),
+                     f"result of while_loop {function_name(body_fun)}",
+                     cond=cond_sub.name, body=body_sub.name)
+        return tree_util.tree_unflatten(tree, outs)
+
+    return _staged(run, init_val)
+
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int | bool = 1, _split_transpose: bool = False) -> tuple[Any, Any]:
+    """Loop ``f(carry, x) -> (carry, y)`` over the leading axis of ``xs`` (as jax.lax.scan).
+
+    ``unroll`` is accepted for compatibility; the loop is not unrolled.
+    """
+
+    def run(trace: Trace, init: Any, xs: Any) -> tuple[Any, Any]:
+        carry_leaves, carry_tree, carry_avals, carry_paths = _flatten(init, "init")
+        x_leaves, x_tree, x_avals, x_paths = _flatten(xs, "xs")
+        sizes = {a.shape[0] if a.shape else None for a in x_avals}
+        if None in sizes:
+            path = next(p for p, a in zip(x_paths, x_avals, strict=False) if not a.shape)
+            raise ValueError(f"scan got value with no leading axis to scan over: {path} has shape ()")
+        if len(sizes) > 1 or (length is not None and sizes and sizes != {length}):
+            found = ", ".join(f"{p} axis 0 of size {a.shape[0]}"
+                              for p, a in zip(x_paths, x_avals, strict=True))
+            given = f" and length={length}" if length is not None else ""
+            raise ValueError(f"scan got values with different leading axis sizes: {found}{given}")
+        if not sizes and length is None:
+            raise ValueError("scan got no values to scan over and `length` not provided.")
+        steps = int(length) if length is not None else sizes.pop()
+        slice_avals = [Aval(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
+        in_tree = tree_util.tree_structure((init, xs))
+        body = _Body(_pair_returning(f), in_tree, [*carry_avals, *slice_avals],
+                     [*carry_paths, *(p + "[i]" for p in x_paths)], unpack=tuple)
+        (sub,), consts = _trace_bodies(trace, [body])
+        carry_out_tree, y_tree = sub.out_tree.children()
+        n = len(carry_leaves)
+        _check_carry("scan body function carry", carry_paths, carry_tree, carry_avals, carry_out_tree,
+                     sub.out_avals[:n])
+        y_avals = [Aval((steps, *a.shape), a.dtype, a.weak_type) for a in sub.out_avals[n:]]
+        outs = _emit(trace, "scan", sub.name, [*carry_leaves, *x_leaves, *consts],
+                     [*_carry_avals(carry_avals, sub.out_avals[:n]), *y_avals],
+                     f"result of scan {function_name(f)}", body=sub.name, length=steps,
+                     reverse=bool(reverse), num_carry=n, num_consts=len(consts))
+        return tree_util.tree_unflatten(carry_tree, outs[:n]), tree_util.tree_unflatten(y_tree, outs[n:])
+
+    return _staged(run, init, xs)
+
+
+def _pair_returning(f: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(f)
+    def body(carry: Any, x: Any) -> tuple[Any, Any]:
+        out = f(carry, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"scan body function {function_name(f)} must return a pair (carry, y), got "
+                            f"{type(out).__name__}")
+        return tuple(out)
+
+    return body
+
+
+def _concrete_int(x: Any) -> int | None:
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    if isinstance(x, np.ndarray) and x.shape == () and np.issubdtype(x.dtype, np.integer):
+        return int(x)
+    return None
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *,
+              unroll: int | bool | None = None) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)`` (as jax.lax.fori_loop).
+
+    With concrete bounds it is a scan of ``upper - lower`` steps (reverse-differentiable);
+    with traced bounds a while_loop (forward-differentiable only), as in JAX.
+    """
+    import mlax.lax as lax
+    import mlax.numpy as mnp
+
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    dtype = mnp.result_type(lower, upper)
+    if lo is not None and hi is not None:
+        def step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
+            i, val = carry
+            return (lax.add(i, np.ones((), dtype)), body_fun(i, val)), None
+
+        (_, result), _ = scan(step, (np.asarray(lo, dtype), init_val), None, length=builtins.max(hi - lo, 0))
+        return result
+
+    def cond_fun(carry: tuple[Any, Any, Any]) -> Any:
+        return lax.lt(carry[0], carry[1])
+
+    def body(carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+        i, hi_, val = carry
+        return lax.add(i, np.ones((), dtype)), hi_, body_fun(i, val)
+
+    start = lax.convert_element_type(lower, dtype)
+    stop = lax.convert_element_type(upper, dtype)
+    return while_loop(cond_fun, body, (start, stop, init_val))[2]
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
+    """``f`` applied to each slice of the leading axis of ``xs``, stacked (as jax.lax.map)."""
+    if batch_size is not None:
+        raise NotImplementedError("mlax.lax.map: batch_size is not supported yet; use mlax.vmap")
+    return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
+
+
+__all__ = ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]

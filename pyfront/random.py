@@ -1,0 +1,471 @@
+"""mlax.random: JAX's counter-based PRNG (threefry-2x32) written with mlax.lax operations.
+
+Keys are raw ``uint32[..., 2]`` arrays (JAX's legacy key representation): ``key`` returns the
+same data as ``PRNGKey``, so keys are ordinary arrays that trace, batch and compile like any
+other value. Every sampler follows ``jax.random`` (jax 0.10.2, ``jax_threefry_partitionable``
+on) step for step, so bits, keys and integer samples match JAX bit for bit and float samples
+up to the rounding of the transcendental functions they use. Sorting-based samplers
+(``permutation``, ``choice`` without replacement) wait for the sort op of issue 7.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mlax import dtypes as front_dtypes
+from mlax import lax
+from mlax import numpy as mnp
+from mlax.numpy.util import asarray, normalize_axis
+
+__all__ = [
+    "PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key", "key_data",
+    "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "wrap_key_data",
+]
+
+_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+_U32 = np.dtype(np.uint32)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_SORT_MISSING = "needs a sort op, which mlax does not have yet (issue 7)"
+
+
+# -- the threefry-2x32 block cipher ---------------------------------------------------------
+
+def _rotate_left(x: Any, d: int) -> Any:
+    return lax.bitwise_or(lax.shift_left(x, d), lax.shift_right_logical(x, 32 - d))
+
+
+def _threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """Threefry-2x32 with 20 rounds (Salmon et al. 2011), unrolled as jax's lowering: the
+    uint32 words ``x1, x2`` hashed under the key words ``k1, k2`` (rank 0)."""
+    ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), 0x1BD11BDA))
+    x1, x2 = lax.add(x1, ks[0]), lax.add(x2, ks[1])
+    for i in range(5):
+        for rotation in _ROTATIONS[i % 2]:
+            x1 = lax.add(x1, x2)
+            x2 = lax.bitwise_xor(x1, _rotate_left(x2, rotation))
+        x1 = lax.add(x1, ks[(i + 1) % 3])
+        x2 = lax.add(lax.add(x2, ks[(i + 2) % 3]), i + 1)
+    return x1, x2
+
+
+def _iota_2x32(shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """The row-major element index of ``shape`` as (high, low) uint32 words (jax's
+    ``iota_2x32_shape``); the high word is 0 below 2**32 elements, the only sizes supported."""
+    size = math.prod(shape)
+    if size > 2**32:
+        raise NotImplementedError(f"mlax.random: arrays of more than 2**32 elements (got {size})")
+    high = mnp.zeros(shape, _U32)
+    return high, lax.reshape(lax.iota(_U32, size), shape)
+
+
+def _hash_counters(key: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
+    k1, k2 = _key_words(key)
+    return _threefry2x32(k1, k2, *_iota_2x32(shape))
+
+
+def _key_words(key: Any) -> tuple[Any, Any]:
+    return lax.index_in_dim(key, 0, keepdims=False), lax.index_in_dim(key, 1, keepdims=False)
+
+
+# -- keys -----------------------------------------------------------------------------------
+
+def _shape(name: str, shape: Any) -> tuple[int, ...]:
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"mlax.random.{name}: shape must be a sequence of ints, got {shape!r}")
+    shape = tuple(operator.index(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"mlax.random.{name}: shape {shape} has a negative dimension")
+    return shape
+
+
+def _unwrap_jax_key(key: Any) -> Any:
+    """A JAX typed key array (``jax.random.key``) as its raw uint32 data; anything else as is."""
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        import jax
+
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            return np.asarray(jax.random.key_data(key))
+    return key
+
+
+def _check_key(name: str, key: Any, allow_batched: bool = False) -> Any:
+    """The raw key as an mlax value, checked to be uint32 with a trailing dimension of 2."""
+    key = asarray(_unwrap_jax_key(key))
+    if key.dtype != _U32 or key.ndim < 1 or key.shape[-1] != 2:
+        raise TypeError(f"mlax.random.{name}: a key is a uint32 array of shape (..., 2) (from "
+                        f"mlax.random.key or PRNGKey), got {key.dtype}{list(key.shape)}")
+    if not allow_batched and key.ndim != 1:
+        raise ValueError(f"mlax.random.{name} accepts a single key, but was given a key array of shape "
+                         f"{key.shape[:-1]} != (). Use mlax.vmap for batching.")
+    return key
+
+
+def PRNGKey(seed: Any) -> Any:
+    """The key ``uint32[2]`` of an integer seed: its high and low 32 bits (a 32-bit seed has a
+    zero high word, and Python ints wrap to 32 bits unless x64 is on, as in JAX)."""
+    if isinstance(seed, int):
+        seed = np.int64(seed)  # as jax: OverflowError beyond int64, then canonicalized
+    seed = asarray(seed)
+    if seed.ndim:
+        raise TypeError(f"mlax.random.PRNGKey accepts a scalar seed, but was given an array of shape "
+                        f"{seed.shape} != (). Use mlax.vmap for batching")
+    if not front_dtypes.issubdtype(seed.dtype, np.integer):
+        raise TypeError(f"mlax.random.PRNGKey: the seed must be an integer, got {seed.dtype}")
+    high = lax.convert_element_type(lax.shift_right_logical(seed, 32), _U32)
+    low = lax.convert_element_type(seed, _U32)
+    return lax.concatenate([lax.reshape(high, (1,)), lax.reshape(low, (1,))], 0)
+
+
+def key(seed: Any) -> Any:
+    """As ``jax.random.key``, but the key is the raw ``uint32[2]`` data of ``PRNGKey`` (mlax has
+    no key dtype); every mlax.random function takes either."""
+    return PRNGKey(seed)
+
+
+def key_data(keys: Any) -> Any:
+    """The uint32 data of keys: the keys themselves, as mlax keys are raw data."""
+    return _check_key("key_data", keys, allow_batched=True)
+
+
+def wrap_key_data(key_bits_array: Any) -> Any:
+    """Keys from uint32 data of shape (..., 2): the data itself, checked."""
+    return _check_key("wrap_key_data", key_bits_array, allow_batched=True)
+
+
+def _split(key: Any, shape: tuple[int, ...]) -> Any:
+    """``shape`` new keys: the hash of the counters 0, 1, ... (jax's fold-like split)."""
+    bits1, bits2 = _hash_counters(key, shape)
+    return lax.concatenate([lax.expand_dims(bits1, (len(shape),)),
+                            lax.expand_dims(bits2, (len(shape),))], len(shape))
+
+
+def split(key: Any, num: int | Sequence[int] = 2) -> Any:
+    """``num`` new keys (or a ``num``-shaped array of keys), shape ``(*num, 2)``."""
+    key = _check_key("split", key)
+    return _split(key, _shape("split", tuple(num) if isinstance(num, Sequence) else (num,)))
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new key from ``key`` and a 32-bit integer ``data`` (an array's value wraps to uint32)."""
+    key = _check_key("fold_in", key)
+    if isinstance(data, int) and not 0 <= data < 2**32:
+        raise OverflowError(f"Python integer {data} out of bounds for uint32")
+    data = asarray(data, _U32 if isinstance(data, int) else None)
+    if data.ndim:
+        raise TypeError(f"mlax.random.fold_in accepts a scalar, but was given an array of shape "
+                        f"{data.shape} != (). Use mlax.vmap for batching.")
+    k1, k2 = _key_words(key)
+    bits1, bits2 = _threefry2x32(k1, k2, mnp.zeros((1,), _U32),
+                                 lax.reshape(lax.convert_element_type(data, _U32), (1,)))
+    return lax.concatenate([bits1, bits2], 0)
+
+
+# -- bits and floats ------------------------------------------------------------------------
+
+def _random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    """Unsigned ``bit_width``-bit random integers of ``shape`` (jax's partitionable layout)."""
+    bits1, bits2 = _hash_counters(key, shape)
+    dtype = _UINT[bit_width]
+    if bit_width == 64:
+        high = lax.convert_element_type(bits1, dtype)
+        return lax.bitwise_or(lax.shift_left(high, 32), lax.convert_element_type(bits2, dtype))
+    return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), dtype)
+
+
+def _user_dtype(name: str, dtype: Any, default: Any, kind: type) -> np.dtype:
+    """The canonical ``dtype`` (``default`` when None), checked to be a ``kind``."""
+    dtype = front_dtypes.canonicalize(default if dtype is None else dtype)
+    if not front_dtypes.issubdtype(dtype, kind):
+        raise ValueError(f"dtype argument to mlax.random.{name} must be a {kind.__name__} dtype, got {dtype}")
+    return dtype
+
+
+def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Uniform random bits as unsigned integers (default uint32, uint64 under x64)."""
+    key = _check_key("bits", key)
+    dtype = _user_dtype("bits", dtype, np.uint64, np.unsignedinteger)
+    return _random_bits(key, dtype.itemsize * 8, _shape("bits", shape))
+
+
+def _uniform(key: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, maxval: Any) -> Any:
+    """Random bits as the mantissa of a float in [1, 2), minus 1, scaled to [minval, maxval)."""
+    finfo = mnp.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    rng_bits = nbits if nmant >= 8 else 8  # bfloat16: 8 bits for 7 mantissa bits
+    uint_dtype = _UINT[nbits]
+    random = lax.convert_element_type(_random_bits(key, rng_bits, shape), uint_dtype)
+    one_bits = np.array(1.0, dtype).view(uint_dtype)
+    float_bits = lax.bitwise_or(lax.shift_right_logical(random, rng_bits - nmant), one_bits)
+    floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), 1.0)
+    minval = mnp.broadcast_to(lax.convert_element_type(minval, dtype), shape)
+    maxval = mnp.broadcast_to(lax.convert_element_type(maxval, dtype), shape)
+    return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
+
+
+def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
+            maxval: Any = 1.0) -> Any:
+    """Uniform floats in ``[minval, maxval)`` (default float32, float64 under x64)."""
+    key = _check_key("uniform", key)
+    dtype = _user_dtype("uniform", dtype, np.float64, np.floating)
+    shape = _shape("uniform", shape)
+    _check_broadcast("uniform", shape, minval, maxval)
+    return _uniform(key, shape, dtype, minval, maxval)
+
+
+def _check_broadcast(name: str, shape: tuple[int, ...], *params: Any) -> None:
+    """JAX's rule: parameter shapes must broadcast to exactly ``shape``."""
+    param_shapes = [np.shape(p) if not hasattr(p, "shape") else p.shape for p in params]
+    if param_shapes and np.broadcast_shapes(shape, *param_shapes) != shape:
+        raise ValueError(f"mlax.random.{name}: parameter shapes {param_shapes} must broadcast to the "
+                         f"shape argument {shape}")
+
+
+def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Standard normal floats: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
+    key = _check_key("normal", key)
+    dtype = _user_dtype("normal", dtype, np.float64, np.floating)
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = _uniform(key, _shape("normal", shape), dtype, lo, 1.0)
+    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
+
+
+def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None,
+                     dtype: Any = None) -> Any:
+    """Standard normal floats restricted to the open interval (lower, upper), by inverting the
+    CDF on a uniform sample of [erf(lower / sqrt 2), erf(upper / sqrt 2))."""
+    key = _check_key("truncated_normal", key)
+    dtype = _user_dtype("truncated_normal", dtype, np.float64, np.floating)
+    if shape is None:
+        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+    else:
+        shape = _shape("truncated_normal", shape)
+        _check_broadcast("truncated_normal", shape, lower, upper)
+    sqrt2 = np.array(np.sqrt(2), dtype)
+    lower = lax.convert_element_type(lower, dtype)
+    upper = lax.convert_element_type(upper, dtype)
+    a = lax.erf(lax.div(lower, sqrt2))
+    b = lax.erf(lax.div(upper, sqrt2))
+    out = lax.mul(sqrt2, lax.erf_inv(_uniform(key, shape, dtype, a, b)))
+    low = lax.nextafter(lax.stop_gradient(lower), np.array(np.inf, dtype))
+    high = lax.nextafter(lax.stop_gradient(upper), np.array(-np.inf, dtype))
+    return mnp.clip(out, low, high)
+
+
+def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low") -> Any:
+    """Booleans that are True with probability ``p``; ``mode="high"`` spends twice the bits to
+    resolve probabilities below float epsilon."""
+    if mode not in ("high", "low"):
+        raise ValueError(f"got {mode=}, expected 'high' or 'low'")
+    key = _check_key("bernoulli", key)
+    p = asarray(p)
+    if not front_dtypes.issubdtype(p.dtype, np.floating):
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
+    if shape is None:
+        shape = p.shape
+    else:
+        shape = _shape("bernoulli", shape)
+        _check_broadcast("bernoulli", shape, p)
+    if mode == "low":
+        return mnp.less(_uniform(key, shape, p.dtype, 0.0, 1.0), p)
+    u1, u2 = _unstack(_uniform(key, (2, *shape), p.dtype, 0.0, 1.0))
+    u2 = lax.mul(u2, 2.0 ** -mnp.finfo(p.dtype).nmant)
+    return mnp.less(u2, mnp.subtract(p, u1))
+
+
+def _unstack(x: Any) -> tuple[Any, Any]:
+    return lax.index_in_dim(x, 0, keepdims=False), lax.index_in_dim(x, 1, keepdims=False)
+
+
+def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Any:
+    """Standard Gumbel floats ``-log(-log(u))``; ``mode="high"`` (not "highest") as in JAX."""
+    key = _check_key("gumbel", key)
+    dtype = _user_dtype("gumbel", dtype, np.float64, np.floating)
+    return _gumbel(key, _shape("gumbel", shape), dtype, "low" if mode is None else mode)
+
+
+def _gumbel(key: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> Any:
+    info = mnp.finfo(dtype)
+    if mode == "low":
+        u = _uniform(key, shape, dtype, np.array(info.tiny, dtype), 1.0)
+        return mnp.negative(mnp.log(mnp.negative(mnp.log(u))))
+    if mode != "high":
+        raise ValueError(f"mlax.random.gumbel: mode must be 'low' or 'high', got {mode!r}")
+    high, low = _unstack(_uniform(key, (2, *shape), dtype, 0.0, 1.0))
+    small = mnp.add(mnp.add(high, mnp.multiply(np.array(2.0 ** -info.nmant, dtype), low)),
+                    np.array(info.tiny, dtype))
+    x = mnp.where(mnp.greater_equal(high, 0.5), high, small)
+    return mnp.negative(mnp.log(mnp.negative(mnp.log1p(mnp.negative(x)))))
+
+
+# -- integers and discrete choices ----------------------------------------------------------
+
+def _convert_and_clip_integer(val: Any, dtype: np.dtype) -> Any:
+    """``val`` in integer ``dtype``, clipped to its range rather than wrapped."""
+    val_info, info = mnp.iinfo(val.dtype), mnp.iinfo(dtype)
+    low = np.array(max(info.min, val_info.min), val.dtype)
+    high = np.array(min(info.max, val_info.max), val.dtype)
+    return lax.convert_element_type(lax.clamp(low, val, high), dtype)
+
+
+def _integer_bounds(val: Any) -> Any:
+    val = asarray(val)
+    return val if front_dtypes.issubdtype(val.dtype, np.integer) else mnp.astype(val, int)
+
+
+def _randint(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any, dtype: np.dtype) -> Any:
+    """``minval + (2 * nbits random bits) mod span``: jax's modulus method, biased only when the
+    span is not a power of two, and then by at most span / 2**nbits."""
+    minval, maxval = _integer_bounds(minval), _integer_bounds(maxval)
+    dtype_max = _convert_and_clip_integer(asarray(mnp.iinfo(dtype).max, dtype), maxval.dtype)
+    maxval_out_of_range = mnp.broadcast_to(lax.gt(maxval, dtype_max), shape)
+    minval = mnp.broadcast_to(_convert_and_clip_integer(minval, dtype), shape)
+    maxval = mnp.broadcast_to(_convert_and_clip_integer(maxval, dtype), shape)
+    nbits = mnp.iinfo(dtype).bits
+    k1, k2 = _unstack(_split(key, (2,)))
+    higher_bits, lower_bits = _random_bits(k1, nbits, shape), _random_bits(k2, nbits, shape)
+    unsigned = _UINT[nbits]
+    span = lax.convert_element_type(lax.sub(maxval, minval), unsigned)
+    empty = lax.le(maxval, minval)  # then span 1: minval is returned
+    span = lax.select(empty, mnp.ones(shape, unsigned), span)
+    # maxval past the dtype's range: one more value; a span wrapping to 0 makes rem a no-op
+    span = lax.select(lax.bitwise_and(maxval_out_of_range, lax.bitwise_not(empty)), lax.add(span, 1), span)
+    multiplier = lax.rem(mnp.full(shape, 2 ** (nbits // 2), unsigned), span)  # 2**nbits mod span
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
+    offset = lax.add(lax.mul(lax.rem(higher_bits, span), multiplier), lax.rem(lower_bits, span))
+    return lax.add(minval, lax.convert_element_type(lax.rem(offset, span), dtype))
+
+
+def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Any:
+    """Uniform integers in ``[minval, maxval)`` (default int32, int64 under x64); types
+    narrower than 32 bits are sampled in int32 to reduce the modulus bias."""
+    key = _check_key("randint", key)
+    dtype = front_dtypes.canonicalize(int if dtype is None else dtype)
+    if not front_dtypes.issubdtype(dtype, np.integer):
+        raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
+    shape = _shape("randint", shape)
+    _check_broadcast("randint", shape, minval, maxval)
+    info = mnp.iinfo(dtype)
+    if info.bits >= 32:
+        return _randint(key, shape, minval, maxval, dtype)
+    int32 = np.dtype(np.int32)
+    minval = mnp.clip(mnp.astype(asarray(minval), int32), int(info.min), int(info.max))
+    maxval = mnp.clip(mnp.astype(asarray(maxval), int32), int(info.min), int(info.max) + 1)
+    return mnp.astype(_randint(key, shape, minval, maxval, int32), dtype)
+
+
+def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | None = None,
+                replace: bool = True, mode: str | None = None) -> Any:
+    """Samples of the categorical distributions ``softmax(logits, axis)``: the argmax of
+    ``logits`` plus Gumbel noise (the Gumbel-max trick)."""
+    key = _check_key("categorical", key)
+    logits = asarray(logits)
+    axis = normalize_axis("mlax.random.categorical", axis, logits.ndim)
+    batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _shape("categorical", shape)
+        _check_broadcast("categorical", shape, np.empty(batch_shape))
+    if not replace:
+        raise NotImplementedError(f"mlax.random.categorical(replace=False) {_SORT_MISSING} (top_k)")
+    prefix = shape[:len(shape) - len(batch_shape)]
+    axis -= logits.ndim  # counted from the end: the sample dims are leading
+    noise_shape = list(shape[len(prefix):])
+    noise_shape.insert(axis % logits.ndim, logits.shape[axis])
+    noise = _gumbel(key, (*prefix, *noise_shape), logits.dtype, "low" if mode is None else mode)
+    return mnp.argmax(mnp.add(noise, lax.expand_dims(logits, tuple(range(len(prefix))))), axis=axis)
+
+
+def _shuffle_rounds(n: int) -> int:
+    """Sort rounds jax's shuffle uses for ``n`` elements (tjablin's heuristic, exponent 3)."""
+    return int(np.ceil(3 * np.log(max(1, n)) / np.log(2**32 - 1)))
+
+
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
+    """A random permutation of ``arange(x)`` or of ``x`` along ``axis``. JAX sorts by random keys,
+    so only the sizes that need no sort (at most one element) are available yet."""
+    key = _check_key("permutation", key)
+    x = asarray(x)
+    if not x.ndim:
+        if not front_dtypes.issubdtype(x.dtype, np.integer):
+            raise TypeError("x must be an integer or at least 1-dimensional")
+        x = mnp.arange(operator.index(x))
+        axis = normalize_axis("mlax.random.permutation", axis, 1)
+    else:
+        axis = normalize_axis("mlax.random.permutation", axis, x.ndim)
+    n = x.size if independent or x.ndim == 1 else x.shape[axis]
+    if _shuffle_rounds(n):
+        raise NotImplementedError(f"mlax.random.permutation of {n} elements {_SORT_MISSING}")
+    return x
+
+
+def _take(a: Any, indices: Any, axis: int) -> Any:
+    """``jnp.take(a, indices, axis)`` for in-range indices, without a gather op: the maximum
+    along ``axis`` of ``a`` masked to its lowest value except at the index (exact for every
+    value, NaN and -0.0 included)."""
+    lead, n, tail, k = a.shape[:axis], a.shape[axis], a.shape[axis + 1:], indices.ndim
+    out_shape = (*lead, *indices.shape, n, *tail)
+    n_dim = len(lead) + k
+    hit = lax.eq(lax.broadcast_in_dim(indices, out_shape, tuple(range(len(lead), n_dim))),
+                 lax.broadcasted_iota(indices.dtype, out_shape, n_dim))
+    a = lax.broadcast_in_dim(a, out_shape, (*range(len(lead)), *range(n_dim, len(out_shape))))
+    if front_dtypes.issubdtype(a.dtype, np.floating):
+        lowest = -np.inf
+    else:
+        lowest = False if a.dtype == np.bool_ else mnp.iinfo(a.dtype).min
+    return mnp.max(lax.select(hit, a, mnp.full(out_shape, lowest, a.dtype)), axis=n_dim)
+
+
+def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
+           axis: int = 0, mode: str | None = None) -> Any:
+    """Random samples of ``a`` (or of ``arange(a)``) along ``axis``, uniformly or with
+    probabilities ``p``. Without replacement this needs a sort (issue 7): only the trivial
+    sizes work."""
+    key = _check_key("choice", key)
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"shape argument of mlax.random.choice must be a sequence, got {shape}")
+    shape = _shape("choice", shape)
+    arr = asarray(a)
+    if arr.ndim == 0:
+        n_inputs = operator.index(a)
+    else:
+        axis = normalize_axis("mlax.random.choice", axis, arr.ndim)
+        n_inputs = arr.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return mnp.zeros(shape, arr.dtype)
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) "
+                         "when 'replace=False'")
+    if p is None and not replace:
+        perm = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
+        result = lax.slice_in_dim(perm, 0, n_draws, axis=axis if arr.ndim else 0)
+        return mnp.reshape(result, shape if arr.ndim == 0 else
+                           arr.shape[:axis] + shape + arr.shape[axis + 1:])
+    if p is None:
+        ind = randint(key, shape, 0, n_inputs)
+    else:
+        if not replace:
+            raise NotImplementedError(f"mlax.random.choice(replace=False, p=...) {_SORT_MISSING} (top_k)")
+        p_arr = asarray(p)
+        if not front_dtypes.issubdtype(p_arr.dtype, np.inexact):
+            p_arr = mnp.astype(p_arr, front_dtypes.default_float())
+        if p_arr.shape != (n_inputs,):
+            raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
+                             f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
+        p_cuml = mnp.cumsum(p_arr)
+        total = lax.index_in_dim(p_cuml, n_inputs - 1, keepdims=False)
+        r = mnp.multiply(total, mnp.subtract(1, _uniform(key, shape, p_cuml.dtype, 0.0, 1.0)))
+        # searchsorted(p_cuml, r) on a nondecreasing p_cuml: how many entries lie below r
+        below = mnp.less(p_cuml, lax.expand_dims(r, (len(shape),)))
+        ind = mnp.sum(mnp.astype(below, int), axis=-1)
+    result = ind if arr.ndim == 0 else _take(arr, ind, axis)
+    return mnp.reshape(result, shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:])

@@ -40,6 +40,8 @@ class Resolver:
         return PassFailure(f"{self.pass_name}: {message}", location)
 
     def lookup(self, name: str) -> ir.Operation:
+        if name not in self.table:  # maybe created since (the table does not see new symbols)
+            self.table = ir.SymbolTable(self.module)
         if name not in self.table:
             raise self.fail(f"no function @{name} in the module")
         function = self.table[name].operation

@@ -1,6 +1,9 @@
-"""Module-level symbols that lowering passes call into (BLAS, libm): declared once per module."""
+"""Module-level symbols passes create: library functions lowering calls into (BLAS, libm),
+declared once per module, and the private helper functions the transformation passes write."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import func
@@ -14,3 +17,30 @@ def declare_function(module: ir.Operation, name: str, function_type: ir.Function
             return
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
         func.FuncOp(name, function_type, visibility="private")
+
+
+def unique_name(module: ir.Operation, base: str) -> str:
+    """``base``, or ``base_<k>`` for the first k that no symbol of ``module`` uses."""
+    table = ir.SymbolTable(module)
+    name, k = base, 0
+    while name in table:
+        k += 1
+        name = f"{base}_{k}"
+    return name
+
+
+def define_function(module: ir.Operation, base: str, arg_types: Sequence[ir.Type], location: ir.Location,
+                    build: Callable[[ir.InsertionPoint, list[ir.Value]], Sequence[ir.Value]]) -> str:
+    """Append a private function of ``arg_types`` whose body ``build(point, arguments)`` writes
+    (it returns the results); the result types follow from what it returns. Returns its name."""
+    name = unique_name(module, base)
+    with location, ir.InsertionPoint(module.regions[0].blocks[0]):
+        function = func.FuncOp(name, ir.FunctionType.get(list(arg_types), []), visibility="private")
+        block = function.add_entry_block()
+    point = ir.InsertionPoint(block)
+    results = list(build(point, list(block.arguments)))
+    with location:
+        func.ReturnOp(results, ip=point)
+        function.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(list(arg_types), [r.type for r in results]))
+    return name

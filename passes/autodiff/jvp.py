@@ -15,7 +15,9 @@ from collections.abc import Callable, Sequence
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
+from mlax.passes.autodiff.control_flow import emit_control_flow_jvp
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp_rules import JVP_RULES
 from mlax.passes.registry import PassFailure
@@ -75,6 +77,8 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
     transform = read_transform(callee)
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup)
+    if transform.kind in CONTROL_FLOW_KINDS:
+        return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup)
     function = lookup(transform.fields["callee"])
     if all(t is None for t in tangents) or transform.kind == "checkpoint":
         return emit_jvp(function, operands, tangents, point, lookup)

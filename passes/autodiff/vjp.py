@@ -18,10 +18,14 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
+from mlax.dialect.transforms import read_transform
+from mlax.passes.autodiff.control_flow import transpose_control_flow
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.registry import PassFailure
+from mlax.passes.symbols import unique_name
 
 
 @dataclass
@@ -41,7 +45,7 @@ def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operat
     ``function``."""
     inputs = list(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs)
     with function.location, ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
-        scratch = func.FuncOp("__mlax_linearize", ir.FunctionType.get(
+        scratch = func.FuncOp(unique_name(module, "__mlax_linearize"), ir.FunctionType.get(
             inputs + [inputs[a] for a in argnums], []), visibility="private")
         block = scratch.add_entry_block()  # under the function's location
     primals = list(block.arguments)[:len(inputs)]
@@ -84,7 +88,13 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         emitter = Emitter(point, op.location)
         known = [None if v in linear else values[v] for v in op.operands]
         if op.name == "func.call":
-            contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
+            target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            transform = read_transform(target)
+            if transform is not None and transform.kind in CONTROL_FLOW_KINDS:
+                contributions = transpose_control_flow(emitter, op, target, transform, result_cts, known,
+                                                       lookup)
+            else:
+                contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
             _accumulate(ct, op, contributions, linear, emitter)
             continue
         name = op.name.removeprefix("mlax.")

@@ -96,10 +96,11 @@ def _span(start: int, count: int) -> list[int]:
 
 
 def emit_control_flow_jvp(declaration: ir.Operation, transform: Transform, operands: list[ir.Value],
-                          tangents: list[MaybeValue], point: ir.InsertionPoint,
-                          lookup: Any) -> tuple[list[ir.Value], list[MaybeValue]]:
-    """The primal results of a call of a control-flow declaration and their tangents."""
-    b = _Builder(declaration.parent, point, declaration.location, lookup)
+                          tangents: list[MaybeValue], point: ir.InsertionPoint, lookup: Any,
+                          location: ir.Location) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """The primal results of a call (at ``location``) of a control-flow declaration and their
+    tangents."""
+    b = _Builder(declaration.parent, point, location, lookup)
     name = ir.StringAttr(declaration.attributes["sym_name"]).value
     if all(t is None for t in tangents):
         outs = b.call(name, operands)

@@ -54,7 +54,7 @@ def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequ
         operand_tangents = [tangent_of.get(v) for v in op.operands]
         if op.name == "func.call":
             callee = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-            outs, out_tangents = _emit_call(callee, operands, operand_tangents, point, lookup)
+            outs, out_tangents = _emit_call(callee, operands, operand_tangents, point, lookup, op.location)
         else:
             outs, out_tangents = _emit_op(op, operands, operand_tangents, point)
         for result, value, tangent in zip(op.results, outs, out_tangents, strict=True):
@@ -71,14 +71,15 @@ CUSTOM_LINEAR: dict[str, tuple[str, int]] = {}
 
 
 def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
-               point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
+               point: ir.InsertionPoint, lookup: FunctionLookup,
+               location: ir.Location) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Differentiate through a call: walk the called body, or, for a function with a custom
     derivative (an `mlax.custom_jvp_call` / `custom_vjp_call` declaration), its rules."""
     transform = read_transform(callee)
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup)
     if transform.kind in CONTROL_FLOW_KINDS:
-        return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup)
+        return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup, location)
     function = lookup(transform.fields["callee"])
     if all(t is None for t in tangents) or transform.kind == "checkpoint":
         return emit_jvp(function, operands, tangents, point, lookup)

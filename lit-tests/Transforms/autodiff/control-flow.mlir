@@ -1,0 +1,104 @@
+// RUN: %mlax-opt --mlax-autodiff %s --split-input-file --verify-diagnostics | FileCheck %s
+
+// Forward mode through a cond: the primal cond, then a cond over the tangent parts of the
+// branches' JVPs (each calls the branch's jvp and keeps only the tangent outputs).
+// CHECK-LABEL: func.func private @f_jvp(%arg0: tensor<i1>, %arg1: tensor<3xf32>, %arg2: tensor<i1>, %arg3: tensor<3xf32>)
+// CHECK:         %[[Y:.*]] = call @branches_cond(%arg0, %arg1)
+// CHECK:         %[[T:.*]] = call @sine_tangent_cond(%arg0, %arg1, %arg3)
+// CHECK:         return %[[Y]], %[[T]]
+// CHECK-LABEL: func.func private @sine_tangent(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> tensor<3xf32>
+// CHECK:         %[[J:.*]]:2 = call @sine_jvp(%arg0, %arg1)
+// CHECK:         return %[[J]]#1
+// CHECK:       func.func private @sine_tangent_cond(tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@sine_tangent, @double_tangent]}}
+func.func private @sine(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @double(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.add"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @branches_cond(tensor<i1>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@sine, @double]}}
+func.func @f(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @branches_cond(%p, %x) : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @f_jvp(tensor<i1>, tensor<3xf32>, tensor<i1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.jvp = {callee = @f}}
+
+// -----
+
+// Reverse mode through a scan: the forward scan also stacks the carry entering each step
+// (@step_residuals); the cotangents come from a scan in the opposite direction whose body
+// calls the vjp of the tangent body; the const's cotangent is summed in its carry.
+// CHECK-LABEL: func.func private @f_vjp(%arg0: tensor<f32>, %arg1: tensor<4xf32>, %arg2: tensor<f32>)
+// CHECK:         %[[FWD:.*]]:2 = call @step_residuals_scan(%{{.*}}, %arg1, %arg0) : (tensor<f32>, tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<4xf32>)
+// CHECK:         %[[BWD:.*]]:2 = call @step_tangent_transpose_scan(%arg2, %{{.*}}, %[[FWD]]#1, %arg1, %{{.*}}, %arg0)
+// CHECK:         return %[[FWD]]#0, %[[BWD]]#1
+// CHECK-LABEL: func.func private @step_residuals(%arg0: tensor<f32>, %arg1: tensor<f32>, %arg2: tensor<f32>) -> (tensor<f32>, tensor<f32>)
+// CHECK:         %[[S:.*]] = call @step(%arg0, %arg1, %arg2)
+// CHECK:         return %[[S]], %arg0
+// CHECK:       func.func private @step_residuals_scan({{.*}}) -> (tensor<f32>, tensor<4xf32>) attributes {mlax.scan = {body = @step_residuals, length = 4 : i64, num_carry = 1 : i64, num_consts = 1 : i64, reverse = false}}
+// CHECK-LABEL: func.func private @step_tangent_transpose(
+// CHECK:         call @step_tangent_vjp
+// CHECK:         "mlax.add"
+// CHECK:       func.func private @step_tangent_transpose_scan({{.*}}) attributes {mlax.scan = {body = @step_tangent_transpose, length = 4 : i64, num_carry = 2 : i64, num_consts = 1 : i64, reverse = true}}
+func.func private @step(%c: tensor<f32>, %x: tensor<f32>, %w: tensor<f32>) -> tensor<f32> {
+  %0 = "mlax.mul"(%c, %w) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %1 = "mlax.add"(%0, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %2 = "mlax.tanh"(%1) : (tensor<f32>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+func.func private @step_scan(tensor<f32>, tensor<4xf32>, tensor<f32>) -> tensor<f32> attributes {mlax.scan = {body = @step, length = 4 : i64, reverse = false, num_carry = 1 : i64, num_consts = 1 : i64}}
+func.func @f(%w: tensor<f32>, %xs: tensor<4xf32>) -> tensor<f32> {
+  %zero = "mlax.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = func.call @step_scan(%zero, %xs, %w) : (tensor<f32>, tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @f_vjp(tensor<f32>, tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.vjp = {callee = @f, argnums = array<i64: 0>}}
+
+// -----
+
+// Forward mode through a while loop carries (value, tangent) pairs: the tangent loop's cond
+// ignores the tangents, its body is the body's JVP.
+// CHECK-LABEL: func.func private @f_jvp(%arg0: tensor<f32>, %arg1: tensor<f32>)
+// CHECK:         call @body_while(%arg0)
+// CHECK:         %[[T:.*]]:2 = call @body_tangent_while(%arg0, %arg1)
+// CHECK:         return %{{.*}}, %[[T]]#1
+// CHECK-LABEL: func.func private @small_tangent(%arg0: tensor<f32>, %arg1: tensor<f32>) -> tensor<i1>
+// CHECK:         call @small(%arg0)
+// CHECK:       attributes {mlax.while = {body = @body_tangent, cond = @small_tangent}}
+func.func private @small(%x: tensor<f32>) -> tensor<i1> {
+  %one = "mlax.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = "mlax.compare"(%x, %one) {comparison_direction = "LT"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func private @body(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "mlax.exp"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @body_while(tensor<f32>) -> tensor<f32> attributes {mlax.while = {cond = @small, body = @body}}
+func.func @f(%x: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @body_while(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @f_jvp(tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.jvp = {callee = @f}}
+
+// -----
+
+// Reverse mode through a while loop is an error (its trip count is not known ahead), as in JAX.
+func.func private @small(%x: tensor<f32>) -> tensor<i1> {
+  %one = "mlax.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = "mlax.compare"(%x, %one) {comparison_direction = "LT"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func private @body(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "mlax.exp"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @body_while(tensor<f32>) -> tensor<f32> attributes {mlax.while = {cond = @small, body = @body}}
+func.func @f(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error@+1 {{Reverse-mode differentiation does not work for lax.while_loop}}
+  %0 = func.call @body_while(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @f_vjp(tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.vjp = {callee = @f, argnums = array<i64: 0>}}

@@ -426,7 +426,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
            axis: int = 0, mode: str | None = None) -> Any:
     """Random samples of ``a`` (or of ``arange(a)``) along ``axis``, uniformly or with
     probabilities ``p``. Without replacement this needs a sort (issue 7): only the trivial
-    sizes work."""
+    sizes work (``mode``, the Gumbel precision of that case, is accepted for JAX's signature)."""
     key = _check_key("choice", key)
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of mlax.random.choice must be a sequence, got {shape}")
@@ -437,6 +437,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     else:
         axis = normalize_axis("mlax.random.choice", axis, arr.ndim)
         n_inputs = arr.shape[axis]
+    out_shape = shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:]
     n_draws = math.prod(shape)
     if n_draws == 0:
         return mnp.zeros(shape, arr.dtype)
@@ -447,9 +448,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
                          "when 'replace=False'")
     if p is None and not replace:
         perm = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
-        result = lax.slice_in_dim(perm, 0, n_draws, axis=axis if arr.ndim else 0)
-        return mnp.reshape(result, shape if arr.ndim == 0 else
-                           arr.shape[:axis] + shape + arr.shape[axis + 1:])
+        return mnp.reshape(lax.slice_in_dim(perm, 0, n_draws, axis=axis if arr.ndim else 0), out_shape)
     if p is None:
         ind = randint(key, shape, 0, n_inputs)
     else:
@@ -468,4 +467,4 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         below = mnp.less(p_cuml, lax.expand_dims(r, (len(shape),)))
         ind = mnp.sum(mnp.astype(below, int), axis=-1)
     result = ind if arr.ndim == 0 else _take(arr, ind, axis)
-    return mnp.reshape(result, shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:])
+    return mnp.reshape(result, out_shape)

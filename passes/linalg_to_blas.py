@@ -7,9 +7,10 @@ blocking, threads), and NumPy already ships one (OpenBLAS, ILP64). After bufferi
 - its body is ``out + a * b`` (f32 or f64 throughout) over two inputs and one output;
 - each loop dimension is a batch (in a, b and the output), M (a and output), N (b and output)
   or K (a and b, a reduction) dimension;
-- on identity-layout (row-major) buffers, a's dimensions read (batch, M, K) or (batch, K, M),
-  b's (batch, K, N) or (batch, N, K), the output's (batch, M, N), with each group in the same
-  order everywhere, so every group is one contiguous run of a row-major matrix.
+- on dense row-major buffers (possibly slices at an offset), a's dimensions read (batch, M, K)
+  or (batch, K, M), b's (batch, K, N) or (batch, N, K), the output's (batch, M, N), with each
+  group in the same order everywhere, so every group is one contiguous run of a row-major
+  matrix.
 
 Such an op (also what ``linalg.matmul``/``batch_matmul`` and reshaped N-d contractions become
 after elementwise fusion) is replaced by ``@mlax_sgemm`` / ``@mlax_dgemm`` calls, declared with
@@ -72,10 +73,16 @@ def _is_multiply_accumulate(op: ir.Operation) -> bool:
 
 
 def _row_major(value: ir.Value) -> ir.MemRefType | None:
+    """The type of a buffer laid out as a dense row-major array: the identity layout, or a
+    strided one with exactly those strides and any offset (a slice of a stacked array, as
+    loops over scans read)."""
     if not isinstance(value.type, ir.MemRefType):
         return None
     t = ir.MemRefType(value.type)
-    if t.affine_map != ir.AffineMap.get_identity(t.rank) or not t.has_static_shape:
+    if not t.has_static_shape:
+        return None
+    dense = [math.prod(t.shape[i + 1:]) for i in range(t.rank)]
+    if t.get_strides_and_offset()[0] != dense:
         return None
     return t
 
@@ -139,8 +146,12 @@ def _i64(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(64), value)
 
 
-def _base_address(buffer: ir.Value) -> ir.Value:
+def _base_address(buffer: ir.Value, element_bytes: int) -> ir.Value:
+    """The address of element 0 of ``buffer`` (its allocation's aligned pointer plus its offset)."""
     index = memref.extract_aligned_pointer_as_index(buffer)
+    if ir.MemRefType(buffer.type).get_strides_and_offset()[1] != 0:
+        offset = memref.ExtractStridedMetadataOp(buffer).results[1]
+        index = arith.addi(index, arith.muli(offset, arith.constant(ir.IndexType.get(), element_bytes)))
     return arith.index_cast(ir.IntegerType.get_signless(64), index)
 
 
@@ -162,7 +173,7 @@ def _rewrite(op: ir.Operation, gemm: Gemm) -> str:
         lda = size_m if gemm.transpose_a else size_k
         ldb = size_k if gemm.transpose_b else size_n
         fixed = [arith.constant(i32, _ROW_MAJOR), trans_a, trans_b, size_m, size_n, size_k, one]
-        bases = [_base_address(v) for v in op.operands]
+        bases = [_base_address(v, element_bytes) for v in op.operands]
 
         def call(addresses: list[ir.Value]) -> None:
             pa, pb, pc = (_pointer(x) for x in addresses)

@@ -47,6 +47,39 @@ Not done yet: batched start indices of `dynamic_slice`/`dynamic_update_slice` (n
 op, issue 7), `axis_name` collectives, memoized batched functions for called functions
 (bodies are walked in place).
 
+## Control flow
+
+`cond`/`switch`, `while_loop`/`fori_loop` and `scan`/`map` are calls of `mlax.cond`,
+`mlax.while` and `mlax.scan` declarations that name their branch and body functions
+(`dialect/control_flow.py`). A call with no batched operand is copied as it is. Otherwise
+`passes/batching/control_flow.py` applies JAX's batching rules: it writes a NEW construct
+(or plain calls) whose bodies are `mlax.vmap` declarations of the old ones, resolved at once
+through the shared resolver, so their bodies are batched by the same walk and nested
+constructs, vmap of vmap and composition with grad need nothing more. Which loop carries
+are batched is a fixpoint over the body (a carry is batched if it enters batched or the
+body makes it batched); the others, such as a `fori_loop`'s counter, stay unbatched.
+
+| construct | case | batched form |
+|---|---|---|
+"""
+
+
+# (construct, when, what the batched program does): the rules of passes/batching/control_flow.py.
+CONTROL_FLOW = (
+    ("cond", "selector unbatched", "a cond over the vmapped branches; each result batched if any "
+     "branch's is"),
+    ("cond", "selector batched", "every vmapped branch runs; `select` per example picks each result "
+     "(two branches: the i1 selector; more: the index clamped into range, compared with each "
+     "branch number)"),
+    ("while", "predicate unbatched", "a while over the vmapped cond and body"),
+    ("while", "predicate batched", "every carry batched; loop while ANY example's predicate holds "
+     "(`reduce_or`); the body selects the new carry where the example's predicate holds, the "
+     "old one where it has finished"),
+    ("scan", "any", "a scan of the vmapped body; batched scanned operands and stacked results are "
+     "transposed between batch x length and length x batch, so each slice has the batch at 0"),
+)
+
+RULES_HEADING = """
 ## Rule status
 
 | op | batching rule |
@@ -56,10 +89,13 @@ op, issue 7), `axis_name` collectives, memoized batched functions for called fun
 
 def render() -> str:
     from mlax.dialect.registry import OPS
+    from mlax.passes.batching.control_flow import RULES
     from mlax.passes.batching.rules import BATCH_RULES
 
+    assert {construct for construct, _, _ in CONTROL_FLOW} == set(RULES), "describe every construct"
+    constructs = [f"| `mlax.{construct}` | {when} | {what} |" for construct, when, what in CONTROL_FLOW]
     rows = [f"| `{name}` | {'yes' if name in BATCH_RULES else '-'} |" for name in sorted(OPS)]
-    return INTRO + "\n".join(rows) + "\n"
+    return INTRO + "\n".join(constructs) + "\n" + RULES_HEADING + "\n".join(rows) + "\n"
 
 
 def main() -> int:

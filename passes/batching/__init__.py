@@ -5,9 +5,10 @@ callee's ops in order and, for each op with a batched operand, emits the op's ba
 (rules.py: one per op, every batched value keeps its batch dimension at 0, as JAX's
 batching rules with bdim 0); ops with only unbatched operands are copied as they are. Calls
 are batched by walking the called body in place (custom derivatives and checkpoints through
-their callee). Results are moved to their out_axes; an unbatched result asked for with an
-axis is broadcast. Resolution goes through the shared Resolver (passes/expand_transforms.py),
-so vmap of grad and grad of vmap resolve innermost first under `mlax-expand-transforms`.
+their callee); calls of control-flow constructs by their rules (control_flow.py). Results
+are moved to their out_axes; an unbatched result asked for with an axis is broadcast.
+Resolution goes through the shared Resolver (passes/expand_transforms.py), so vmap of grad
+and grad of vmap resolve innermost first under `mlax-expand-transforms`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mlir import ir
 
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
+from mlax.passes.batching.control_flow import batch_control_flow, control_flow
 from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
 from mlax.passes.expand_transforms import HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
@@ -38,8 +40,10 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
             return [values[v] for v in op.operands], [flags[v] for v in op.operands]
         args = [values[v] for v in op.operands]
         arg_flags = [flags[v] for v in op.operands]
-        if op.name == "func.call":
-            target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value) \
+            if op.name == "func.call" else None
+        construct = control_flow(target)
+        if target is not None and construct is None:
             transform = read_transform(target)
             if transform is not None:  # custom derivative or checkpoint: its callee's values
                 target = lookup(transform.fields["callee"])
@@ -49,6 +53,8 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
             for i, value in enumerate(args):
                 clone.operands[i] = value
             outs, out_flags = list(clone.results), [False] * len(clone.results)
+        elif construct is not None:
+            outs, out_flags = batch_control_flow(op, construct, args, arg_flags, size, point, lookup)
         else:
             outs = _apply_rule(op, args, arg_flags, size, point)
             out_flags = [True] * len(outs)

@@ -161,3 +161,12 @@ def test_compile_cache_is_bounded(rng: np.random.Generator, monkeypatch) -> None
     for k in range(4):
         mlax.jit(lambda v, k=k: v * (k + 10))(random_array(rng, (2,), np.float32))
     assert len(cpu._COMPILED) <= 2
+
+
+def test_matmul_of_a_stacked_slice_calls_blas(rng: np.random.Generator) -> None:
+    """Each step of a scan reads a slice of its stacked operand: a dense matrix at an offset."""
+    xs, w = random_array(rng, (6, 5, 7), np.float32), random_array(rng, (7, 3), np.float32)
+    text = mlax.jit(lambda xs, w: mlax.lax.map(lambda x: x @ w, xs)).lower(xs, w).as_text("buffers")
+    assert "call @mlax_sgemm" in text
+    got = mlax.jit(lambda xs, w: mlax.lax.map(lambda x: x @ w, xs))(xs, w)
+    np.testing.assert_allclose(np.asarray(got), xs.astype(np.float64) @ w, rtol=1e-5, atol=1e-6)

@@ -113,3 +113,19 @@ func.func @test_left_alone(%ai: memref<2x3xi32>, %bi: memref<3x4xi32>, %ci: memr
   }
   return %r : tensor<2x4xf32>
 }
+
+// A dense slice at an offset (a step of a scan reading its stacked operand) is a matrix too:
+// the pointer passed is the allocation's aligned pointer plus offset * 4 bytes.
+// CHECK-LABEL: func.func @test_slice_at_offset
+// CHECK:         %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[A:.*]] :
+// CHECK:         %{{.*}}, %[[OFFSET:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[A]]
+// CHECK:         %[[BYTES:.*]] = arith.muli %[[OFFSET]], %c4
+// CHECK:         %[[ADDR:.*]] = arith.addi %[[BASE]], %[[BYTES]]
+// CHECK:         %[[A64:.*]] = arith.index_cast %[[ADDR]]
+// CHECK:         %[[PA:.*]] = llvm.inttoptr %[[A64]]
+// CHECK:         call @mlax_sgemm({{.*}}, %[[PA]], %c3_i64,
+func.func @test_slice_at_offset(%stack: memref<5x2x3xf32>, %i: index, %b: memref<3x4xf32>, %c: memref<2x4xf32>) {
+  %a = memref.subview %stack[%i, 0, 0] [1, 2, 3] [1, 1, 1] : memref<5x2x3xf32> to memref<2x3xf32, strided<[3, 1], offset: ?>>
+  linalg.matmul ins(%a, %b : memref<2x3xf32, strided<[3, 1], offset: ?>>, memref<3x4xf32>) outs(%c : memref<2x4xf32>)
+  return
+}

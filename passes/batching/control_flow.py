@@ -1,0 +1,236 @@
+"""Batching `mlax.cond` / `mlax.while` / `mlax.scan` calls: JAX's control-flow batching rules.
+
+A construct with a batched operand becomes a NEW construct (or, for a batched cond selector,
+plain calls) whose bodies are `mlax.vmap` declarations of the old bodies, resolved at once
+through the shared Resolver, so nested constructs and vmap of vmap batch recursively. Which
+loop carries must be batched is a fixpoint over the body (JAX's ``_batch_jaxpr`` with
+``instantiate``): a carry is batched if it enters batched or the body makes it batched.
+
+- cond, unbatched selector: a cond of the vmapped branches.
+- cond, batched selector: every vmapped branch runs; each output selects per example
+  (the index clamped into range, as the unbatched cond does).
+- while, unbatched predicate: a while of the vmapped cond and body. Batched predicate: all
+  carries batched; loop while ANY example's predicate holds, and the body keeps the carries
+  of finished examples (select between the new and the old carry).
+- scan: batched scanned operands and stacked results have the batch at 0 outside and at 1
+  inside the scan (a transpose each way), so each slice carries it at 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func
+
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
+from mlax.dialect.transforms import Transform, declare_transform, read_transform
+from mlax.passes.autodiff.emit import Emitter, spec
+from mlax.passes.batching.rules import broadcast_batch
+from mlax.passes.expand_transforms import THROUGH
+from mlax.passes.registry import PassFailure
+from mlax.passes.symbols import define_function, unique_name
+
+FunctionLookup = Callable[[str], ir.Operation]
+
+
+def control_flow(function: ir.Operation | None) -> Transform | None:
+    """The construct ``function`` declares, if it is a control-flow declaration."""
+    transform = read_transform(function) if function is not None else None
+    return transform if transform is not None and transform.kind in CONTROL_FLOW_KINDS else None
+
+
+# --- which values end up batched (over-approximated: batched if any input is) --------------------
+
+
+def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: FunctionLookup) -> list[bool]:
+    """Which results of ``function`` `emit_batched` may return batched given batched ``flags``;
+    a result marked False is certainly unbatched (it may be asked for with out_axes -1)."""
+    block = function.regions[0].blocks[0]
+    batched = dict(zip(block.arguments, flags, strict=True))
+    for op in [o.operation for o in block.operations]:
+        ins = [batched[v] for v in op.operands]
+        if op.name == "func.return":
+            return ins
+        outs = [any(ins)] * len(op.results)
+        if op.name == "func.call" and any(ins):
+            target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            transform = read_transform(target)
+            if transform is not None and transform.kind in THROUGH:
+                target = lookup(transform.fields["callee"])
+            if control_flow(target) is None:
+                outs = batched_outputs(target, ins, lookup)
+        batched.update(zip(op.results, outs, strict=True))
+    raise PassFailure("mlax-batch: function without func.return", function.location)
+
+
+def _carry_fixpoint(body: ir.Operation, carry: list[bool], rest: list[bool],
+                    lookup: FunctionLookup) -> list[bool]:
+    """Carries that must be batched: those entering batched or made batched by the body."""
+    while True:
+        outs = batched_outputs(body, [*carry, *rest], lookup)[:len(carry)]
+        grown = [a or b for a, b in zip(carry, outs, strict=True)]
+        if grown == carry:
+            return carry
+        carry = grown
+
+
+# --- where the batched construct goes ------------------------------------------------------------
+
+
+def _axes(flags: Sequence[bool]) -> tuple[int, ...]:
+    return tuple(0 if f else -1 for f in flags)
+
+
+@dataclass
+class _Site:
+    """The batched call being written: where, at which batch size, and how to make functions."""
+
+    module: ir.Operation
+    point: ir.InsertionPoint
+    location: ir.Location
+    size: int
+    lookup: FunctionLookup
+
+    @property
+    def e(self) -> Emitter:
+        return Emitter(self.point, self.location)
+
+    def call(self, name: str, operands: Sequence[ir.Value], point: ir.InsertionPoint | None = None
+             ) -> list[ir.Value]:
+        results = ir.FunctionType(ir.TypeAttr(self.lookup(name).attributes["function_type"]).value).results
+        where = self.point if point is None else point
+        with self.location:
+            return list(func.CallOp(list(results), name, list(operands), ip=where).results)
+
+    def declare(self, kind: str, base: str, **fields: Any) -> str:
+        """A new declaration of ``kind``; a vmap is resolved right away (given its body)."""
+        name = unique_name(self.module, f"{base}_{kind}")
+        declare_transform(self.module, kind, name, loc=self.location, **fields)
+        self.lookup(name)
+        return name
+
+    def vmapped(self, name: str, ins: Sequence[bool], outs: Sequence[bool]) -> str:
+        """``@name`` batched: arguments and results carry the batch at 0 where flagged."""
+        return self.declare("vmap", name, callee=name, in_axes=_axes(ins), out_axes=_axes(outs),
+                            axis_size=self.size)
+
+    def broadcast(self, values: Sequence[ir.Value], flags: Sequence[bool], want: Sequence[bool]
+                  ) -> list[ir.Value]:
+        """``values``, those ``want`` batched but not ``flags`` batched broadcast along the batch."""
+        e = self.e
+        return [broadcast_batch(e, v, self.size) if w and not f else v
+                for v, f, w in zip(values, flags, want, strict=True)]
+
+
+def _select(e: Emitter, pred: ir.Value, on_true: ir.Value, on_false: ir.Value) -> ir.Value:
+    """Per example: ``pred`` (shape (size,)) broadcast to the operands' shape picks a side."""
+    shape = spec(on_true).shape
+    if len(shape) > 1:
+        pred = e("broadcast_in_dim", pred, shape=tuple(shape), broadcast_dimensions=(0,))
+    return e("select", pred, on_true, on_false)
+
+
+def _swap01(e: Emitter, value: ir.Value) -> ir.Value:
+    """Exchange the two leading dimensions (batch <-> scanned axis)."""
+    rank = spec(value).ndim
+    return e("transpose", value, permutation=(1, 0, *range(2, rank)))
+
+
+# --- the rules ----------------------------------------------------------------------------------------
+
+Batched = tuple[list[ir.Value], list[bool]]
+Rule = Callable[[_Site, dict, list[ir.Value], list[bool], int], Batched]
+
+
+def _cond(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
+    branches = fields["branches"]
+    selector, operands, in_flags = args[0], args[1:], flags[1:]
+    if not flags[0]:
+        columns = zip(*(batched_outputs(at.lookup(b), in_flags, at.lookup) for b in branches), strict=True)
+        out_flags = [any(column) for column in columns]
+        vmapped = tuple(at.vmapped(b, in_flags, out_flags) for b in branches)
+        name = at.declare("cond", vmapped[0], branches=vmapped)
+        return at.call(name, [selector, *operands]), out_flags
+    results = [at.call(at.vmapped(b, in_flags, [True] * n), operands) for b in branches]
+    return _pick(at.e, selector, results), [True] * n
+
+
+def _pick(e: Emitter, selector: ir.Value, results: list[list[ir.Value]]) -> list[ir.Value]:
+    """Per example, the results of the branch ``selector`` names: for two branches a boolean
+    (false, true); otherwise an index clamped into range, each branch tested in turn."""
+    if len(results) == 2:
+        tests = [(selector, results[1])]
+        outs = results[0]
+    else:
+        index = e("clamp", e("constant", value=np.int32(0)), selector,
+                  e("constant", value=np.int32(len(results) - 1)))
+        tests = [(e("compare", index, e.full(index, i), comparison_direction="EQ"), r)
+                 for i, r in enumerate(results[:-1])]
+        outs = results[-1]
+    for pred, chosen in tests:
+        outs = [_select(e, pred, a, b) for a, b in zip(chosen, outs, strict=True)]
+    return outs
+
+
+def _while(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
+    consts = flags[n:]
+    carry = _carry_fixpoint(at.lookup(fields["body"]), flags[:n], consts, at.lookup)
+    pred_batched = batched_outputs(at.lookup(fields["cond"]), [*carry, *consts], at.lookup)[0]
+    if pred_batched:  # examples finish at different iterations: every carry is per example
+        carry = [True] * n
+    operands = [*at.broadcast(args[:n], flags[:n], carry), *args[n:]]
+    ins = [*carry, *consts]
+    body = at.vmapped(fields["body"], ins, carry)
+    cond = at.vmapped(fields["cond"], ins, [pred_batched])
+    if pred_batched:
+        types, lanes, step = [v.type for v in operands], cond, body
+
+        def any_holds(point: ir.InsertionPoint, values: list[ir.Value]) -> list[ir.Value]:
+            (pred,) = at.call(lanes, values, point)
+            return [Emitter(point, at.location)("reduce_or", pred, dimensions=(0,))]
+
+        def step_holding(point: ir.InsertionPoint, values: list[ir.Value]) -> list[ir.Value]:
+            (pred,) = at.call(lanes, values, point)
+            new = at.call(step, values, point)
+            e = Emitter(point, at.location)
+            return [_select(e, pred, a, b) for a, b in zip(new, values[:n], strict=True)]
+
+        cond = define_function(at.module, f"{lanes}_any", types, at.location, any_holds)
+        body = define_function(at.module, f"{step}_masked", types, at.location, step_holding)
+    name = at.declare("while", body, cond=cond, body=body)
+    return at.call(name, operands), carry
+
+
+def _scan(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
+    num_carry, num_consts = fields["num_carry"], fields["num_consts"]
+    xs_end = len(args) - num_consts
+    function = at.lookup(fields["body"])
+    carry = _carry_fixpoint(function, flags[:num_carry], flags[num_carry:], at.lookup)
+    ins = [*carry, *flags[num_carry:]]
+    outs = [*carry, *batched_outputs(function, ins, at.lookup)[num_carry:]]
+    e = at.e
+    xs = [_swap01(e, x) if f else x
+          for x, f in zip(args[num_carry:xs_end], flags[num_carry:xs_end], strict=True)]
+    operands = [*at.broadcast(args[:num_carry], flags[:num_carry], carry), *xs, *args[xs_end:]]
+    body = at.vmapped(fields["body"], ins, outs)
+    name = at.declare("scan", body, body=body, length=fields["length"], reverse=fields["reverse"],
+                      num_carry=num_carry, num_consts=num_consts)
+    results = at.call(name, operands)
+    ys = [_swap01(e, y) if f else y for y, f in zip(results[num_carry:], outs[num_carry:], strict=True)]
+    return [*results[:num_carry], *ys], outs
+
+
+RULES: dict[str, Rule] = {"cond": _cond, "while": _while, "scan": _scan}
+
+
+def batch_control_flow(call: ir.Operation, construct: Transform, args: list[ir.Value], flags: list[bool],
+                       size: int, point: ir.InsertionPoint, lookup: FunctionLookup) -> Batched:
+    """The batched form of ``call``, a call of ``construct`` with some operand batched: its
+    results and which of them are batched (at dimension 0)."""
+    module = lookup(construct.name).parent
+    at = _Site(module, point, call.location, size, lookup)
+    return RULES[construct.kind](at, construct.fields, args, flags, len(call.results))

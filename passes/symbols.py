@@ -4,9 +4,13 @@ declared once per module, and the private helper functions the transformation pa
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import func
+
+from mlax.dialect.transforms import declare_transform
 
 
 def declare_function(module: ir.Operation, name: str, function_type: ir.FunctionType) -> None:
@@ -44,3 +48,28 @@ def define_function(module: ir.Operation, base: str, arg_types: Sequence[ir.Type
         function.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(arg_types), [r.type for r in results]))
     return name
+
+
+@dataclass
+class CallSite:
+    """Where a transformation pass writes the code for one call, and how it makes the functions
+    and declarations that code calls (autodiff and batching of control flow share it)."""
+
+    module: ir.Operation
+    point: ir.InsertionPoint
+    location: ir.Location
+    lookup: Callable[[str], ir.Operation]  # resolves declarations on demand (expand_transforms)
+
+    def call(self, name: str, operands: Sequence[ir.Value],
+             point: ir.InsertionPoint | None = None) -> list[ir.Value]:
+        results = ir.FunctionType(ir.TypeAttr(self.lookup(name).attributes["function_type"]).value).results
+        with self.location:
+            return list(func.CallOp(list(results), name, list(operands), ip=point or self.point).results)
+
+    def declare(self, kind: str, base: str, **fields: Any) -> str:
+        """A new ``mlax.<kind>`` declaration named after ``base``; a transformation is resolved
+        (given its body) right away, since nothing else would look it up."""
+        name = unique_name(self.module, f"{base}_{kind}")
+        declare_transform(self.module, kind, name, loc=self.location, **fields)
+        self.lookup(name)
+        return name

@@ -19,16 +19,15 @@ residuals are the inputs of a step, not the intermediates of its body).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.dialect.transforms import Transform, declare_transform
+from mlax.dialect.transforms import Transform
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.registry import PassFailure
-from mlax.passes.symbols import define_function, unique_name
+from mlax.passes.symbols import CallSite, define_function
 
 WHILE_TRANSPOSE_ERROR = (
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
@@ -39,26 +38,8 @@ def _function_type(function: ir.Operation) -> ir.FunctionType:
     return ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
 
 
-@dataclass
-class _Builder:
+class _Builder(CallSite):
     """Where derivative code for one call goes, and how to make the functions it needs."""
-
-    module: ir.Operation
-    point: ir.InsertionPoint
-    location: ir.Location
-    lookup: Any  # FunctionLookup
-
-    def call(self, name: str, operands: Sequence[ir.Value]) -> list[ir.Value]:
-        results = list(_function_type(self.lookup(name)).results)
-        with self.location:
-            return list(func.CallOp(results, name, list(operands), ip=self.point).results)
-
-    def declare(self, kind: str, base: str, **fields: Any) -> str:
-        """A new declaration of ``kind``; transformation kinds are resolved right away."""
-        name = unique_name(self.module, f"{base}_{kind}")
-        declare_transform(self.module, kind, name, loc=self.location, **fields)
-        self.lookup(name)
-        return name
 
     def adapter(self, base: str, target: str, arg_types: Sequence[ir.Type], in_map: Sequence[int],
                 out_map: Sequence[int]) -> str:

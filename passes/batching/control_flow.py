@@ -20,19 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import func
 
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
-from mlax.dialect.transforms import Transform, declare_transform, read_transform
+from mlax.dialect.transforms import Transform, read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules import broadcast_batch
 from mlax.passes.expand_transforms import THROUGH
 from mlax.passes.registry import PassFailure
-from mlax.passes.symbols import define_function, unique_name
+from mlax.passes.symbols import CallSite, define_function
 
 FunctionLookup = Callable[[str], ir.Operation]
 
@@ -86,32 +84,14 @@ def _axes(flags: Sequence[bool]) -> tuple[int, ...]:
 
 
 @dataclass
-class _Site:
+class _Site(CallSite):
     """The batched call being written: where, at which batch size, and how to make functions."""
 
-    module: ir.Operation
-    point: ir.InsertionPoint
-    location: ir.Location
     size: int
-    lookup: FunctionLookup
 
     @property
     def e(self) -> Emitter:
         return Emitter(self.point, self.location)
-
-    def call(self, name: str, operands: Sequence[ir.Value], point: ir.InsertionPoint | None = None
-             ) -> list[ir.Value]:
-        results = ir.FunctionType(ir.TypeAttr(self.lookup(name).attributes["function_type"]).value).results
-        where = self.point if point is None else point
-        with self.location:
-            return list(func.CallOp(list(results), name, list(operands), ip=where).results)
-
-    def declare(self, kind: str, base: str, **fields: Any) -> str:
-        """A new declaration of ``kind``; a vmap is resolved right away (given its body)."""
-        name = unique_name(self.module, f"{base}_{kind}")
-        declare_transform(self.module, kind, name, loc=self.location, **fields)
-        self.lookup(name)
-        return name
 
     def vmapped(self, name: str, ins: Sequence[bool], outs: Sequence[bool]) -> str:
         """``@name`` batched: arguments and results carry the batch at 0 where flagged."""
@@ -232,5 +212,5 @@ def batch_control_flow(call: ir.Operation, construct: Transform, args: list[ir.V
     """The batched form of ``call``, a call of ``construct`` with some operand batched: its
     results and which of them are batched (at dimension 0)."""
     module = lookup(construct.name).parent
-    at = _Site(module, point, call.location, size, lookup)
+    at = _Site(module, point, call.location, lookup, size)
     return RULES[construct.kind](at, construct.fields, args, flags, len(call.results))

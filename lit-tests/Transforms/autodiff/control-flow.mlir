@@ -102,3 +102,56 @@ func.func @f(%x: tensor<f32>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 func.func private @f_vjp(tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.vjp = {callee = @f, argnums = array<i64: 0>}}
+
+// -----
+
+// Reverse mode through a cond: the transposed cond runs, on the taken branch, the vjp of that
+// branch's tangent map with respect to its linear operand (the known operand x is passed).
+// CHECK-LABEL: func.func private @f_vjp(%arg0: tensor<i1>, %arg1: tensor<3xf32>, %arg2: tensor<3xf32>)
+// CHECK:         %[[Y:.*]] = call @branches_cond(%arg0, %arg1)
+// CHECK:         %[[CT:.*]] = call @sine_tangent_transpose_cond(%arg0, %arg1, %arg2)
+// CHECK:         return %[[Y]], %[[CT]]
+// CHECK-LABEL: func.func private @sine_tangent_transpose(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> tensor<3xf32>
+// CHECK:         %[[V:.*]]:2 = call @sine_tangent_vjp(%arg0, %{{.*}}, %arg1)
+// CHECK:         return %[[V]]#1
+// CHECK:       attributes {mlax.cond = {branches = [@sine_tangent_transpose, @double_tangent_transpose]}}
+func.func private @sine(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @double(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.add"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @branches_cond(tensor<i1>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@sine, @double]}}
+func.func @f(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @branches_cond(%p, %x) : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @f_vjp(tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.vjp = {callee = @f, argnums = array<i64: 1>}}
+
+// -----
+
+// Forward mode through a scan: the primal scan stacks its incoming carries; the tangent scan
+// carries the carry tangent over (stacked carries, xs, xs tangents) with (consts, const
+// tangents) as consts, and its body keeps the tangent outputs of the body's jvp.
+// CHECK-LABEL: func.func private @f_jvp(%arg0: tensor<f32>, %arg1: tensor<4xf32>, %arg2: tensor<f32>, %arg3: tensor<4xf32>)
+// CHECK:         %[[P:.*]]:2 = call @step_residuals_scan(%{{.*}}, %arg1, %arg0)
+// CHECK:         %[[T:.*]] = call @step_tangent_scan(%{{.*}}, %[[P]]#1, %arg1, %arg3, %arg0, %arg2)
+// CHECK:         return %[[P]]#0, %[[T]]
+// CHECK-LABEL: func.func private @step_tangent(%arg0: tensor<f32>, %arg1: tensor<f32>, %arg2: tensor<f32>, %arg3: tensor<f32>, %arg4: tensor<f32>, %arg5: tensor<f32>) -> tensor<f32>
+// CHECK:         %[[J:.*]]:2 = call @step_jvp(%arg1, %arg2, %arg4, %arg0, %arg3, %arg5)
+// CHECK:         return %[[J]]#1
+// CHECK:       attributes {mlax.scan = {body = @step_tangent, length = 4 : i64, num_carry = 1 : i64, num_consts = 2 : i64, reverse = true}}
+func.func private @step(%c: tensor<f32>, %x: tensor<f32>, %w: tensor<f32>) -> tensor<f32> {
+  %0 = "mlax.mul"(%c, %w) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %1 = "mlax.add"(%0, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+func.func private @step_scan(tensor<f32>, tensor<4xf32>, tensor<f32>) -> tensor<f32> attributes {mlax.scan = {body = @step, length = 4 : i64, reverse = true, num_carry = 1 : i64, num_consts = 1 : i64}}
+func.func @f(%w: tensor<f32>, %xs: tensor<4xf32>) -> tensor<f32> {
+  %zero = "mlax.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = func.call @step_scan(%zero, %xs, %w) : (tensor<f32>, tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @f_jvp(tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.jvp = {callee = @f}}

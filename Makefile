@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint
+.PHONY: demo test lint rnn
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/python examples/demo.py
+
+rnn: $(STAMP)
+	$(VENV)/bin/python examples/rnn.py --check
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -n auto tests

@@ -11,12 +11,14 @@ cleared. Not part of the tests: nothing here asserts on time.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -63,6 +65,34 @@ def _softmax(np_: Any) -> Callable[..., Any]:
     return softmax
 
 
+def _load_rnn_example() -> Any:
+    path = Path(__file__).resolve().parents[1] / "examples" / "rnn.py"
+    spec = importlib.util.spec_from_file_location("rnn", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_RNN = _load_rnn_example()
+
+
+def _rnn_train_step(np_: Any) -> Callable[..., Any]:
+    """value_and_grad of examples/rnn.py's loss; loss and gradients as one vector (one array to check)."""
+    lib = jax if np_ is jnp else mlax
+    value_and_grad = lib.value_and_grad(_RNN.loss_fn(lib))
+
+    def train_step(xs, ys, wx, wh, b, wo, bo):
+        loss, grads = value_and_grad({"wx": wx, "wh": wh, "b": b, "wo": wo, "bo": bo}, xs, ys)
+        return np_.concatenate([np_.reshape(loss, (1,)), *(np_.ravel(grads[k]) for k in sorted(grads))])
+    return train_step
+
+
+def _rnn_args() -> tuple[np.ndarray, ...]:
+    rng = np.random.RandomState(0)
+    params = _RNN.init_params(rng, hidden=64)
+    return (*_RNN.make_data(rng, batch=8, sequence=100), *(params[k] for k in ("wx", "wh", "b", "wo", "bo")))
+
+
 def cases(rng: np.random.Generator) -> list[Case]:
     def f32(*shape: int, scale: float = 1.0) -> np.ndarray:
         return (rng.standard_normal(shape) * scale).astype(np.float32)
@@ -79,6 +109,8 @@ def cases(rng: np.random.Generator) -> list[Case]:
         Case("sum over 16M f32", lambda np_: lambda x: np_.sum(x), (f32(16 * 1024 * 1024),), 1.2,
              rtol=1e-4, atol=1e-2),
         Case("tiny call: x*2+1 on 8 f32", lambda np_: lambda x: x * 2 + 1, (f32(8),), 3.0),
+        Case("RNN train step: jit(value_and_grad), 100-step scan, hidden 64, batch 8", _rnn_train_step,
+             _rnn_args(), 2.0, rtol=1e-4, atol=1e-5),
     ]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
+from mlax import dtypes as front_dtypes
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
@@ -105,10 +107,11 @@ def _emit(trace: Trace, kind: str, base: str, operands: Sequence[Any], out_avals
     return [Tracer(trace, v, a, origin) for v, a in zip(call.results, out_avals, strict=True)]
 
 
-def _flatten(tree: Any, name: str) -> tuple[list[Any], Any, list[Aval], list[str]]:
+def _flatten(tree: Any, name: str | list[str]) -> tuple[list[Any], Any, list[Aval], list[str]]:
+    """Leaves, structure, avals and paths (``name`` + key path, or the given list of paths)."""
     pairs, treedef = tree_util.tree_flatten_with_path(tree)
     leaves = [leaf for _, leaf in pairs]
-    paths = [name + tree_util.keystr(path) for path, _ in pairs]
+    paths = name if isinstance(name, list) else [name + tree_util.keystr(path) for path, _ in pairs]
     return leaves, treedef, [abstractify(leaf) for leaf in leaves], paths
 
 
@@ -134,8 +137,7 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
                 f"{names[0]} and {name} output must have identical types, got\n"
                 f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
                 f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}")
-    out_avals = [Aval(a.shape, a.dtype, all(s.out_avals[i].weak_type for s in subs))
-                 for i, a in enumerate(first.out_avals)]
+    out_avals = list(first.out_avals)  # JAX types the result as the first branch's (weak types included)
     outs = _emit(trace, "cond", first.name, [selector, *leaves, *consts], out_avals,
                  f"result of cond over {', '.join(function_name(b) for b in branches)}",
                  branches=tuple(s.name for s in subs))
@@ -169,11 +171,11 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
             raise TypeError(f"Branch index must have an integer type, got {aval.dtype.name}")
         if len(branches) == 1:
             return branches[0](*operands)
+        index = lax.convert_element_type(index, np.int32)  # wraps a wider index first, as JAX
         if len(branches) == 2:
-            selector = lax.ge(index, np.ones((), aval.dtype))
+            selector = lax.ge(index, np.int32(1))
         else:
-            bounds = np.zeros((), aval.dtype), np.asarray(len(branches) - 1, aval.dtype)
-            selector = lax.convert_element_type(lax.clamp(bounds[0], index, bounds[1]), np.int32)
+            selector = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
         names = [f"branches[{i}]" for i in range(len(branches))]
         return _branches(trace, selector, branches, operands, names)
 
@@ -199,13 +201,44 @@ def _carry_avals(in_avals: Sequence[Aval], out_avals: Sequence[Aval]) -> list[Av
     return [Aval(a.shape, a.dtype, a.weak_type and b.weak_type) for a, b in pairs]
 
 
+def _promote_weak_carry(trace: Trace, leaves: list[Any], avals: list[Aval],
+                        out_avals: Sequence[Aval]) -> bool:
+    """JAX's promotion of weakly typed initial carries: one the body returns with another dtype
+    (``init=0`` with a float body) is converted to the promoted dtype. Whether any was."""
+    import mlax.lax as lax
+
+    changed = False
+    for i, (a, b) in enumerate(zip(avals, out_avals, strict=True)):
+        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
+            dtype = front_dtypes.result_type(leaves[i], SimpleNamespace(aval=b))
+            leaves[i] = lax.convert_element_type(leaves[i], dtype)
+            avals[i] = Aval(a.shape, dtype, False)
+            changed = True
+    return changed
+
+
+def _discard(trace: Trace, subs: Sequence[SubFunction]) -> None:
+    """Erase traced bodies before tracing them again."""
+    table = ir.SymbolTable(trace.block.owner.parent)
+    for sub in subs:
+        table[sub.name].operation.erase()
+
+
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     """Apply ``body_fun`` to the carry while ``cond_fun`` holds (as jax.lax.while_loop)."""
+    return _while_loop(cond_fun, body_fun, init_val, "init_val")
 
+
+def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
+                name: str | list[str]) -> Any:
     def run(trace: Trace, init_val: Any) -> Any:
-        leaves, tree, avals, paths = _flatten(init_val, "init_val")
-        (cond_sub, body_sub), consts = _trace_bodies(trace, [_Body(cond_fun, tree, avals, paths),
-                                                             _Body(body_fun, tree, avals, paths)])
+        leaves, tree, avals, paths = _flatten(init_val, name)
+        while True:
+            (cond_sub, body_sub), consts = _trace_bodies(trace, [_Body(cond_fun, tree, avals, paths),
+                                                                 _Body(body_fun, tree, avals, paths)])
+            if body_sub.out_tree != tree or not _promote_weak_carry(trace, leaves, avals, body_sub.out_avals):
+                break
+            _discard(trace, [cond_sub, body_sub])
         if len(cond_sub.out_avals) != 1 or cond_sub.out_avals[0].shape != () \
                 or cond_sub.out_avals[0].dtype != np.bool_:
             raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
@@ -226,9 +259,13 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
 
     ``unroll`` is accepted for compatibility; the loop is not unrolled.
     """
+    return _scan(f, init, xs, length, reverse, "init")
 
+
+def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: int | None, reverse: bool,
+          name: str | list[str]) -> tuple[Any, Any]:
     def run(trace: Trace, init: Any, xs: Any) -> tuple[Any, Any]:
-        carry_leaves, carry_tree, carry_avals, carry_paths = _flatten(init, "init")
+        carry_leaves, carry_tree, carry_avals, carry_paths = _flatten(init, name)
         x_leaves, x_tree, x_avals, x_paths = _flatten(xs, "xs")
         sizes = {a.shape[0] if a.shape else None for a in x_avals}
         if None in sizes:
@@ -244,11 +281,16 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         steps = int(length) if length is not None else sizes.pop()
         slice_avals = [Aval(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
         in_tree = tree_util.tree_structure((init, xs))
-        body = _Body(_pair_returning(f), in_tree, [*carry_avals, *slice_avals],
-                     [*carry_paths, *(p + "[i]" for p in x_paths)], unpack=tuple)
-        (sub,), consts = _trace_bodies(trace, [body])
-        carry_out_tree, y_tree = sub.out_tree.children()
         n = len(carry_leaves)
+        while True:
+            body = _Body(_pair_returning(f), in_tree, [*carry_avals, *slice_avals],
+                         [*carry_paths, *(p + "[i]" for p in x_paths)], unpack=tuple)
+            (sub,), consts = _trace_bodies(trace, [body])
+            carry_out_tree, y_tree = sub.out_tree.children()
+            if carry_out_tree != carry_tree or \
+                    not _promote_weak_carry(trace, carry_leaves, carry_avals, sub.out_avals[:n]):
+                break
+            _discard(trace, [sub])
         _check_carry("scan body function carry", carry_paths, carry_tree, carry_avals, carry_out_tree,
                      sub.out_avals[:n])
         y_avals = [Aval((steps, *a.shape), a.dtype, a.weak_type) for a in sub.out_avals[n:]]
@@ -273,6 +315,11 @@ def _pair_returning(f: Callable[..., Any]) -> Callable[..., Any]:
     return body
 
 
+def _python_ints(*values: Any) -> bool:
+    """Python int bounds give a weakly typed loop index, as in JAX."""
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
 def _concrete_int(x: Any) -> int | None:
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         return int(x)
@@ -292,13 +339,19 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     import mlax.numpy as mnp
 
     lo, hi = _concrete_int(lower), _concrete_int(upper)
+    paths = _flatten(init_val, "init_val")[3]
     dtype = mnp.result_type(lower, upper)
     if lo is not None and hi is not None:
+        weak = _python_ints(lower, upper)
+        one = 1 if weak else np.ones((), dtype)
+
         def step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
             i, val = carry
-            return (lax.add(i, np.ones((), dtype)), body_fun(i, val)), None
+            return (lax.add(i, one), body_fun(i, val)), None
 
-        (_, result), _ = scan(step, (np.asarray(lo, dtype), init_val), None, length=builtins.max(hi - lo, 0))
+        start = lo if weak else np.asarray(lo, dtype)
+        steps = builtins.max(hi - lo, 0)
+        (_, result), _ = _scan(step, (start, init_val), None, steps, False, ["i", *paths])
         return result
 
     def cond_fun(carry: tuple[Any, Any, Any]) -> Any:
@@ -310,7 +363,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
     start = lax.convert_element_type(lower, dtype)
     stop = lax.convert_element_type(upper, dtype)
-    return while_loop(cond_fun, body, (start, stop, init_val))[2]
+    return _while_loop(cond_fun, body, (start, stop, init_val), ["i", "upper", *paths])[2]
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001

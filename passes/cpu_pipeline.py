@@ -4,12 +4,18 @@ Each stage is a pipeline text and its IR can be printed on its own
 (``jit(f).lower(x).as_text("loops")``, ``mlax-opt --pass-pipeline='builtin.module(
 mlax-cpu-pipeline{to=buffers})'``):
 
-- ``linalg``: derivative declarations get their bodies and calls are inlined; mlax ops become
+- ``linalg``: derivative declarations get their bodies, cond/while/scan calls become scf ops
+  on tensors calling their bodies, and calls are inlined; mlax ops become
   linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
   exp/log/tanh/erf... become polynomials in arith (vectorizable).
 - ``buffers``: one-shot bufferization across the function boundary; results become
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
-  return); temporaries are freed; f32/f64 matmuls become BLAS calls.
+  return); temporaries are freed; f32/f64 matmuls become BLAS calls. Loops copy nothing per
+  step: a scan's y is computed into its row of the stacked output (``eliminate-empty-tensors``)
+  and a step's new carry is handed on (``allow-return-allocs-from-loops``; ``canonicalize``
+  then folds loop results that are their init buffers, so they can become out-parameters, and
+  ``inline`` inlines the deallocation's ``dealloc_helper``, whose dynamic memref arguments the
+  bare-pointer convention cannot convert).
 - ``loops``: the remaining linalg ops become scf loops (LLVM's O3 loop vectorizer turns the
   innermost ones into SIMD code); the outermost loop of each big loop nest is split across
   OpenMP threads; buffers of i1 become buffers of bytes (NumPy's bools).
@@ -24,13 +30,13 @@ from dataclasses import dataclass
 from mlax.passes.registry import PassPipeline, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-expand-transforms, mlax-inline, mlax-lower-to-linalg, canonicalize, "
-               "linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
-    ("buffers", "mlax-buffer-abi, mlax-distinct-results, "
-                "one-shot-bufferize{bufferize-function-boundaries "
+    ("linalg", "mlax-expand-transforms, mlax-lower-control-flow, mlax-inline, mlax-lower-to-linalg, "
+               "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
+    ("buffers", "mlax-buffer-abi, mlax-distinct-results, eliminate-empty-tensors, "
+                "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
                 "function-boundary-type-conversion=identity-layout-map}, "
-                "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
-                "buffer-deallocation-pipeline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
+                "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
+                "buffer-deallocation-pipeline, inline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
                 "canonicalize"),
     ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "
               "mlax-widen-bool-buffers, canonicalize"),

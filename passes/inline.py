@@ -30,20 +30,20 @@ def _private_definitions(module: ir.Operation) -> dict[str, ir.Operation]:
 
 
 def _inline(call: ir.Operation, callee: ir.Operation) -> None:
-    block = callee.regions[0].blocks[0]
-    values: dict[ir.Value, ir.Value] = dict(zip(block.arguments, call.operands, strict=True))
-    point = ir.InsertionPoint(call)
+    """Replace ``call`` by the ops of a copy of ``callee``: ops in nested regions (scf bodies)
+    use the arguments too, so the copy's arguments are replaced use by use, not op by op."""
+    copy = callee.clone(ip=ir.InsertionPoint(call))
+    block = copy.regions[0].blocks[0]
+    for argument, operand in zip(block.arguments, call.operands, strict=True):
+        argument.replace_all_uses_with(operand)
     for op in [o.operation for o in block.operations]:
         if op.name == "func.return":
             for result, value in zip(call.results, op.operands, strict=True):
-                result.replace_all_uses_with(values[value])
+                result.replace_all_uses_with(value)
             break
-        clone = op.clone(ip=point)
-        for i, v in enumerate(op.operands):
-            if v in values:
-                clone.operands[i] = values[v]
-        values.update(zip(op.results, clone.results, strict=True))
+        op.move_before(call)
     call.erase()
+    copy.erase()
 
 
 @register_pass

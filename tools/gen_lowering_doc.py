@@ -83,8 +83,9 @@ One op per primitive, on value-semantics tensors, in the order the Python code r
 
 ## 2. `linalg`: structured ops on tensors
 
-`mlax-expand-transforms` and `mlax-inline` run first: they give transformation declarations
-(`mlax.jvp`, `mlax.vjp`, `mlax.vmap`) their bodies and inline the calls (a `jit(grad(f))`
+`mlax-expand-transforms`, `mlax-lower-control-flow` and `mlax-inline` run first: they give
+transformation declarations (`mlax.jvp`, `mlax.vjp`, `mlax.vmap`) their bodies, turn calls of
+`mlax.cond`/`mlax.while`/`mlax.scan` into `scf` ops, and inline the calls (a `jit(grad(f))`
 program calls its derivative; there is none here). `mlax-lower-to-linalg` rewrites each op by
 its rule (one table keyed by op name): the contraction becomes a named `linalg.matmul` on a zero
 fill, the others `linalg.generic`s with scalar `arith` bodies (`max` is `arith.maximumf`, IEEE

@@ -22,19 +22,6 @@ import mlax
 import mlax.numpy as mnp
 from tests.oracle import assert_same, random_array, random_shape
 
-# CPU lowering bug (mlax-lower-control-flow or the bufferization after it; the interpreter
-# agrees with JAX on the same program): the gradient with respect to a value captured by the
-# branches of a switch of 3+ branches (an i32 selector; 2 branches are fine) inside a scan of 2+
-# steps is wrong on the cpu backend:
-#   x, w = np.float32([0.5, -1.0]), np.float32([1.5, 0.3])
-#   def loss(x, w):
-#       branches = [lambda v: mnp.sin(v) + w, lambda v: v * w, lambda v: v - 1.0]
-#       c, _ = mlax.lax.scan(lambda c, i: (mlax.lax.switch(i, branches, c), None), x, np.int32([1, 1]))
-#       return mnp.sum(c)
-#   mlax.jit(mlax.grad(loss, argnums=1), backend="cpu")(x, w)  -> [1.125, 0.], JAX: [1.5, -0.6]
-CPU_BUG_GRAD_OF_SWITCH_IN_SCAN = pytest.mark.xfail(
-    reason="cpu lowering bug: grad through a 3-branch switch inside a scan", strict=False)
-
 BACKENDS = ["cpu", "interpreter"]
 
 Make = Callable[[Any], Callable[..., Any]]  # L (mlax or jax) -> the function written with L
@@ -419,8 +406,7 @@ def test_grad_of_scan_of_cond_and_grad_of_grad(rng: np.random.Generator) -> None
     assert_same(g2(mlax)(w, xs), g2(jax)(w, xs), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("backend", [pytest.param("cpu", marks=CPU_BUG_GRAD_OF_SWITCH_IN_SCAN),
-                                     "interpreter"], indirect=True)
+@pytest.mark.parametrize("backend", ["cpu", "interpreter"], indirect=True)
 def test_grad_of_switch_in_scan(backend) -> None:
     x, w, steps = np.float32([0.5, -1.0]), np.float32([1.5, 0.3]), np.int32([0, 1, 2, 1, 1, 0])
 

@@ -184,11 +184,7 @@ def _batched_args(rng: np.random.Generator, case: Case, pattern: str, size: int
 
 
 def _check(f: Callable[..., Any], args: list[np.ndarray], expected: Any) -> None:
-    # KNOWN BUG (mlax-lower-control-flow, not batching): a scan whose slices have a size-0
-    # dimension does not verify on CPU (tensor.extract_slice "offset 1 is out-of-bounds:
-    # 0 >= 0"), batched or not. Such arguments run on the interpreter only until it is fixed.
-    empty = any(0 in np.shape(a)[1:] for a in args)
-    for backend in BACKENDS[:1] if empty else BACKENDS:
+    for backend in BACKENDS:
         assert_same(mlax.jit(f, backend=backend)(*args), expected, rtol=2e-6, atol=1e-6)
 
 

@@ -4,7 +4,8 @@
 // erf_inv, nextafter and integer pow: one linalg.generic each, several steps in the body.
 
 // erf_inv (XLA's, after Giles): w = -log1p(-x*x); w < 5 picks w - 2.5 and the first set of
-// coefficients, else sqrt(w) - 3 and the second; Horner; p * x, except +-inf at |x| = 1.
+// coefficients, else sqrt(w) - 3 and the second; Horner with fused multiply-adds (as XLA's
+// CPU backend); p * x, except +-inf at |x| = 1.
 // CHECK-LABEL: func.func @test_erf_inv_f32
 // CHECK:         ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
 // CHECK:           %[[SQ:.*]] = arith.mulf %[[X]], %[[X]] : f32
@@ -16,7 +17,7 @@
 // CHECK:           %[[A:.*]] = arith.subf %[[W]], %{{.*}}
 // CHECK:           %[[B:.*]] = arith.subf %[[ROOT]], %{{.*}}
 // CHECK:           %[[ARG:.*]] = arith.select %[[LT]], %[[A]], %[[B]]
-// CHECK-COUNT-8:   arith.mulf %{{.*}}, %[[ARG]]
+// CHECK-COUNT-8:   math.fma %{{.*}}, %[[ARG]], %{{.*}} : f32
 // CHECK:           %[[ONE:.*]] = arith.cmpf oeq
 // CHECK:           %[[INF:.*]] = arith.mulf %[[X]], %cst{{.*}}
 // CHECK:           %[[P:.*]] = arith.mulf %{{.*}}, %[[X]]

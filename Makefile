@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint rnn
+.PHONY: demo test lint rnn cnn
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ demo: $(STAMP)
 
 rnn: $(STAMP)
 	$(VENV)/bin/python examples/rnn.py --check
+
+cnn: $(STAMP)
+	$(VENV)/bin/python examples/cnn.py --check
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -n auto tests

@@ -16,8 +16,9 @@ import argparse
 from typing import Any
 
 import numpy as np
+import training
 
-Params = dict[str, np.ndarray]
+Params = training.Params
 
 SEQUENCE, HIDDEN, BATCH, INPUTS = 100, 32, 8, 1
 
@@ -60,16 +61,10 @@ def loss_fn(lib: Any) -> Any:
     return loss
 
 
-def train(lib: Any, params: Params, xs: np.ndarray, ys: np.ndarray, steps: int,
+def train(lib: Any, params: Params, *data: np.ndarray, steps: int,
           lr: float = 0.1) -> tuple[Params, list[float]]:
     """``steps`` of SGD on ``lib.jit(lib.value_and_grad(loss))``; returns the params and the losses."""
-    step = lib.jit(lib.value_and_grad(loss_fn(lib)))
-    lr32, losses = np.float32(lr), []
-    for _ in range(steps):
-        loss, grads = step(params, xs, ys)
-        losses.append(float(loss))
-        params = {k: (v - lr32 * np.asarray(grads[k])).astype(np.float32) for k, v in params.items()}
-    return params, losses
+    return training.train(lib, loss_fn(lib), params, data, steps, lr)
 
 
 def main() -> None:
@@ -82,20 +77,13 @@ def main() -> None:
 
     rng = np.random.RandomState(0)
     params, (xs, ys) = init_params(rng), make_data(rng)
-    _, losses = train(mlax, params, xs, ys, args.steps)
-    for i in range(0, args.steps, 10):
-        print(f"step {i:4d}  loss {losses[i]:.6f}")
-    print(f"final loss {losses[-1]:.6f} (from {losses[0]:.6f})")
+    _, losses = train(mlax, params, xs, ys, steps=args.steps)
+    expected = None
     if args.check:
         import jax
 
-        _, expected = train(jax, params, xs, ys, args.steps)
-        for i in range(0, args.steps, 10):
-            print(f"step {i:4d}  mlax {losses[i]:.6f}  jax {expected[i]:.6f}")
-        np.testing.assert_allclose(losses, expected, rtol=1e-4)
-        worst = float(np.max(np.abs(np.subtract(losses, expected)) / np.abs(expected)))
-        print(f"mlax and jax losses agree over {args.steps} steps: max relative difference {worst:.1e} "
-              "(tolerance 1e-4)")
+        _, expected = train(jax, params, xs, ys, steps=args.steps)
+    training.report(losses, expected)
 
 
 if __name__ == "__main__":

@@ -3,24 +3,17 @@ JAX's losses and parameters."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import jax
 import numpy as np
 import pytest
 
 import mlax
-
-_PATH = Path(__file__).resolve().parents[2] / "examples" / "rnn.py"
+from tests.frontend.examples import load_example
 
 
 @pytest.fixture(scope="module")
 def rnn():
-    spec = importlib.util.spec_from_file_location("mlax_example_rnn", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # importable: main() runs only as a script
-    return module
+    return load_example("rnn")
 
 
 def test_training_matches_jax(rnn) -> None:

@@ -359,6 +359,109 @@ irdl.dialect @mlax {
     irdl.attributes {"new_dtype" = %attr_new_dtype}
   }
 
+  // Windows of `slice_sizes` at run-time start indices, stacked along the batch dimensions.
+  irdl.operation @gather {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_offset_dims = irdl.base "#builtin.dense_array"
+    %attr_collapsed_slice_dims = irdl.base "#builtin.dense_array"
+    %attr_operand_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_start_indices_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_start_index_map = irdl.base "#builtin.dense_array"
+    %attr_index_vector_dim = irdl.base "#builtin.integer"
+    %attr_slice_sizes = irdl.base "#builtin.dense_array"
+    %attr_mode = irdl.base "#builtin.string"
+    irdl.operands(operand: %T, start_indices: %I)
+    irdl.results(result: %U)
+    irdl.attributes {"offset_dims" = %attr_offset_dims, "collapsed_slice_dims" = %attr_collapsed_slice_dims, "operand_batching_dims" = %attr_operand_batching_dims, "start_indices_batching_dims" = %attr_start_indices_batching_dims, "start_index_map" = %attr_start_index_map, "index_vector_dim" = %attr_index_vector_dim, "slice_sizes" = %attr_slice_sizes, "mode" = %attr_mode}
+  }
+
+  // Overwrite windows of the operand at run-time start indices with windows of `updates`.
+  irdl.operation @scatter {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_update_window_dims = irdl.base "#builtin.dense_array"
+    %attr_inserted_window_dims = irdl.base "#builtin.dense_array"
+    %attr_input_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_indices_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_dims_to_operand_dims = irdl.base "#builtin.dense_array"
+    %attr_index_vector_dim = irdl.base "#builtin.integer"
+    %attr_mode = irdl.base "#builtin.string"
+    irdl.operands(operand: %T, scatter_indices: %I, updates: %U)
+    irdl.results(result: %T)
+    irdl.attributes {"update_window_dims" = %attr_update_window_dims, "inserted_window_dims" = %attr_inserted_window_dims, "input_batching_dims" = %attr_input_batching_dims, "scatter_indices_batching_dims" = %attr_scatter_indices_batching_dims, "scatter_dims_to_operand_dims" = %attr_scatter_dims_to_operand_dims, "index_vector_dim" = %attr_index_vector_dim, "mode" = %attr_mode}
+  }
+
+  // Add windows of `updates` into the operand at run-time start indices.
+  irdl.operation @scatter_add {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_update_window_dims = irdl.base "#builtin.dense_array"
+    %attr_inserted_window_dims = irdl.base "#builtin.dense_array"
+    %attr_input_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_indices_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_dims_to_operand_dims = irdl.base "#builtin.dense_array"
+    %attr_index_vector_dim = irdl.base "#builtin.integer"
+    %attr_mode = irdl.base "#builtin.string"
+    irdl.operands(operand: %T, scatter_indices: %I, updates: %U)
+    irdl.results(result: %T)
+    irdl.attributes {"update_window_dims" = %attr_update_window_dims, "inserted_window_dims" = %attr_inserted_window_dims, "input_batching_dims" = %attr_input_batching_dims, "scatter_indices_batching_dims" = %attr_scatter_indices_batching_dims, "scatter_dims_to_operand_dims" = %attr_scatter_dims_to_operand_dims, "index_vector_dim" = %attr_index_vector_dim, "mode" = %attr_mode}
+  }
+
+  // Multiply windows of `updates` into the operand at run-time start indices.
+  irdl.operation @scatter_mul {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_update_window_dims = irdl.base "#builtin.dense_array"
+    %attr_inserted_window_dims = irdl.base "#builtin.dense_array"
+    %attr_input_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_indices_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_dims_to_operand_dims = irdl.base "#builtin.dense_array"
+    %attr_index_vector_dim = irdl.base "#builtin.integer"
+    %attr_mode = irdl.base "#builtin.string"
+    irdl.operands(operand: %T, scatter_indices: %I, updates: %U)
+    irdl.results(result: %T)
+    irdl.attributes {"update_window_dims" = %attr_update_window_dims, "inserted_window_dims" = %attr_inserted_window_dims, "input_batching_dims" = %attr_input_batching_dims, "scatter_indices_batching_dims" = %attr_scatter_indices_batching_dims, "scatter_dims_to_operand_dims" = %attr_scatter_dims_to_operand_dims, "index_vector_dim" = %attr_index_vector_dim, "mode" = %attr_mode}
+  }
+
+  // Combine windows of `updates` into the operand by minimum at run-time start indices.
+  irdl.operation @scatter_min {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_update_window_dims = irdl.base "#builtin.dense_array"
+    %attr_inserted_window_dims = irdl.base "#builtin.dense_array"
+    %attr_input_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_indices_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_dims_to_operand_dims = irdl.base "#builtin.dense_array"
+    %attr_index_vector_dim = irdl.base "#builtin.integer"
+    %attr_mode = irdl.base "#builtin.string"
+    irdl.operands(operand: %T, scatter_indices: %I, updates: %U)
+    irdl.results(result: %T)
+    irdl.attributes {"update_window_dims" = %attr_update_window_dims, "inserted_window_dims" = %attr_inserted_window_dims, "input_batching_dims" = %attr_input_batching_dims, "scatter_indices_batching_dims" = %attr_scatter_indices_batching_dims, "scatter_dims_to_operand_dims" = %attr_scatter_dims_to_operand_dims, "index_vector_dim" = %attr_index_vector_dim, "mode" = %attr_mode}
+  }
+
+  // Combine windows of `updates` into the operand by maximum at run-time start indices.
+  irdl.operation @scatter_max {
+    %T = irdl.base "!builtin.tensor"
+    %I = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_update_window_dims = irdl.base "#builtin.dense_array"
+    %attr_inserted_window_dims = irdl.base "#builtin.dense_array"
+    %attr_input_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_indices_batching_dims = irdl.base "#builtin.dense_array"
+    %attr_scatter_dims_to_operand_dims = irdl.base "#builtin.dense_array"
+    %attr_index_vector_dim = irdl.base "#builtin.integer"
+    %attr_mode = irdl.base "#builtin.string"
+    irdl.operands(operand: %T, scatter_indices: %I, updates: %U)
+    irdl.results(result: %T)
+    irdl.attributes {"update_window_dims" = %attr_update_window_dims, "inserted_window_dims" = %attr_inserted_window_dims, "input_batching_dims" = %attr_input_batching_dims, "scatter_indices_batching_dims" = %attr_scatter_indices_batching_dims, "scatter_dims_to_operand_dims" = %attr_scatter_dims_to_operand_dims, "index_vector_dim" = %attr_index_vector_dim, "mode" = %attr_mode}
+  }
+
   // Batched contraction: sum over paired contracting dimensions, per paired batch index.
   irdl.operation @dot_general {
     %T = irdl.base "!builtin.tensor"
@@ -592,10 +695,102 @@ irdl.dialect @mlax {
     irdl.attributes {"edge_padding_low" = %attr_edge_padding_low, "edge_padding_high" = %attr_edge_padding_high, "interior_padding" = %attr_interior_padding}
   }
 
+  // The i32 indices that stably sort `keys` ascending along `dimension`.
+  irdl.operation @sort_permutation {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimension = irdl.base "#builtin.integer"
+    irdl.operands(keys: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"dimension" = %attr_dimension}
+  }
+
+  // `operand` read along `dimension` at `indices`: result[.., i, ..] = operand[.., indices[i], ..].
+  irdl.operation @apply_permutation {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_dimension = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T, indices: %U)
+    irdl.results(result: %T)
+    irdl.attributes {"dimension" = %attr_dimension}
+  }
+
+  // The `k` largest elements along the last dimension, descending, and their i32 indices.
+  irdl.operation @top_k {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_k = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(values: %U, indices: %V)
+    irdl.attributes {"k" = %attr_k}
+  }
+
   // Identity on values whose derivative is zero (JAX's `lax.stop_gradient`).
   irdl.operation @stop_gradient {
     %T = irdl.base "!builtin.tensor"
     irdl.operands(operand: %T)
     irdl.results(result: %T)
+  }
+
+  // N-d convolution with strides, padding, lhs/rhs dilation and feature/batch groups.
+  irdl.operation @conv_general_dilated {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_window_strides = irdl.base "#builtin.dense_array"
+    %attr_padding = irdl.base "#builtin.dense_array"
+    %attr_lhs_dilation = irdl.base "#builtin.dense_array"
+    %attr_rhs_dilation = irdl.base "#builtin.dense_array"
+    %attr_lhs_spec = irdl.base "#builtin.dense_array"
+    %attr_rhs_spec = irdl.base "#builtin.dense_array"
+    %attr_out_spec = irdl.base "#builtin.dense_array"
+    %attr_feature_group_count = irdl.base "#builtin.integer"
+    %attr_batch_group_count = irdl.base "#builtin.integer"
+    irdl.operands(lhs: %T, rhs: %U)
+    irdl.results(result: %V)
+    irdl.attributes {"window_strides" = %attr_window_strides, "padding" = %attr_padding, "lhs_dilation" = %attr_lhs_dilation, "rhs_dilation" = %attr_rhs_dilation, "lhs_spec" = %attr_lhs_spec, "rhs_spec" = %attr_rhs_spec, "out_spec" = %attr_out_spec, "feature_group_count" = %attr_feature_group_count, "batch_group_count" = %attr_batch_group_count}
+  }
+
+  // The sum over every (strided, dilated) window of the padded operand.
+  irdl.operation @reduce_window_sum {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_window_dimensions = irdl.base "#builtin.dense_array"
+    %attr_window_strides = irdl.base "#builtin.dense_array"
+    %attr_padding = irdl.base "#builtin.dense_array"
+    %attr_base_dilation = irdl.base "#builtin.dense_array"
+    %attr_window_dilation = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"window_dimensions" = %attr_window_dimensions, "window_strides" = %attr_window_strides, "padding" = %attr_padding, "base_dilation" = %attr_base_dilation, "window_dilation" = %attr_window_dilation}
+  }
+
+  // The maximum over every (strided, dilated) window of the padded operand.
+  irdl.operation @reduce_window_max {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_window_dimensions = irdl.base "#builtin.dense_array"
+    %attr_window_strides = irdl.base "#builtin.dense_array"
+    %attr_padding = irdl.base "#builtin.dense_array"
+    %attr_base_dilation = irdl.base "#builtin.dense_array"
+    %attr_window_dilation = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"window_dimensions" = %attr_window_dimensions, "window_strides" = %attr_window_strides, "padding" = %attr_padding, "base_dilation" = %attr_base_dilation, "window_dilation" = %attr_window_dilation}
+  }
+
+  // The minimum over every (strided, dilated) window of the padded operand.
+  irdl.operation @reduce_window_min {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_window_dimensions = irdl.base "#builtin.dense_array"
+    %attr_window_strides = irdl.base "#builtin.dense_array"
+    %attr_padding = irdl.base "#builtin.dense_array"
+    %attr_base_dilation = irdl.base "#builtin.dense_array"
+    %attr_window_dilation = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"window_dimensions" = %attr_window_dimensions, "window_strides" = %attr_window_strides, "padding" = %attr_padding, "base_dilation" = %attr_base_dilation, "window_dilation" = %attr_window_dilation}
   }
 }

@@ -150,6 +150,11 @@ class ArrayMethods:
     round = _forward("round")
     conj = _forward("conj")
     swapaxes = _forward("swapaxes")
+    sort = _forward("sort")  # returns the sorted copy, as jax.Array.sort
+    argsort = _forward("argsort")
+    nonzero = _forward("nonzero")
+    take = _forward("take")
+    searchsorted = _forward("searchsorted")
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

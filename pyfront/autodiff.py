@@ -23,8 +23,9 @@ from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.tracing import SubFunction, flatten_arguments, function_name, trace_subfunction, unique_symbol
+from mlax.tracing import SubFunction, flatten_arguments, function_name, trace_subfunction
 
 
 def _positional_names(fun: Callable[..., Any], count: int) -> list[str]:
@@ -53,7 +54,7 @@ def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...],
 def _declare(trace: Trace, kind: str, callee: str, **fields: Any) -> tuple[str, ir.FunctionType]:
     module = trace.block.owner.parent
     with get_context(), current_location():
-        name = unique_symbol(module, f"{callee}_{kind}")
+        name = unique_name(module, f"{callee}_{kind}")
         op = declare_transform(module, kind, name, callee=callee, **fields)
     return name, ir.FunctionType(op.type)
 

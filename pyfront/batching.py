@@ -22,8 +22,9 @@ from mlax.autodiff import _call, _positional_names
 from mlax.core import Aval, Trace, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.tracing import flatten_arguments, function_name, trace_subfunction, unique_symbol
+from mlax.tracing import flatten_arguments, function_name, trace_subfunction
 
 
 def _normalize(axis: int | None, rank: int, what: str) -> int:
@@ -85,7 +86,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
                                                                                    strict=True)]
         module = trace.block.owner.parent
         with get_context(), current_location():
-            decl = unique_symbol(module, f"{sub.name}_vmap")
+            decl = unique_name(module, f"{sub.name}_vmap")
             declared = declare_transform(module, "vmap", decl, callee=sub.name,
                                          in_axes=(*axes, *([-1] * len(sub.captured))),
                                          out_axes=tuple(outs_axes), axis_size=size)

@@ -20,8 +20,9 @@ from mlax.autodiff import _call, _trace_callee
 from mlax.core import current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.tracing import function_name, unique_symbol
+from mlax.tracing import function_name
 
 
 class custom_jvp:  # noqa: N801 (JAX's name)
@@ -77,7 +78,7 @@ class custom_jvp:  # noqa: N801 (JAX's name)
                             "the enclosing traced function; pass it as an argument instead")
         module = trace.block.owner.parent
         with get_context(), current_location():
-            name = unique_symbol(module, f"{sub.name}_custom_jvp")
+            name = unique_name(module, f"{sub.name}_custom_jvp")
             declared = declare_transform(module, "custom_jvp_call", name, callee=sub.name, jvp=rule_sub.name)
         results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
                         f"result of custom_jvp {function_name(self.fun)}")
@@ -165,7 +166,7 @@ class custom_vjp:  # noqa: N801 (JAX's name)
                             "enclosing traced function; pass it as an argument instead")
         module = trace.block.owner.parent
         with get_context(), current_location():
-            name = unique_symbol(module, f"{sub.name}_custom_vjp")
+            name = unique_name(module, f"{sub.name}_custom_vjp")
             declared = declare_transform(module, "custom_vjp_call", name, callee=sub.name, fwd=fwd_sub.name,
                                          bwd=bwd_sub.name)
         results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
@@ -197,7 +198,7 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
         sub, leaves, _ = _trace_callee(fun, args, trace)
         module = trace.block.owner.parent
         with get_context(), current_location():
-            name = unique_symbol(module, f"{sub.name}_checkpoint")
+            name = unique_name(module, f"{sub.name}_checkpoint")
             declared = declare_transform(module, "checkpoint", name, callee=sub.name)
         results = _call(trace, name, ir.FunctionType(declared.type), [*leaves, *sub.captured], sub.out_avals,
                         f"result of checkpoint {function_name(fun)}")

@@ -4,8 +4,8 @@ Keys are raw ``uint32[..., 2]`` arrays (JAX's legacy key representation): ``key`
 same data as ``PRNGKey``, so keys are ordinary arrays that trace, batch and compile like any
 other value. Every sampler follows ``jax.random`` (jax 0.10.2, ``jax_threefry_partitionable``
 on) step for step, so bits, keys and integer samples match JAX bit for bit and float samples
-up to the rounding of the transcendental functions they use. Sorting-based samplers
-(``permutation``, ``choice`` without replacement) wait for the sort op of issue 7.
+up to the rounding of the transcendental functions they use; the sorting samplers
+(``permutation``, ``choice``/``categorical`` without replacement) use mlax's sort and top_k.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ __all__ = [
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
 _U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_SORT_MISSING = "needs a sort op, which mlax does not have yet (issue 7)"
 
 
 # -- the threefry-2x32 block cipher ---------------------------------------------------------
@@ -372,8 +371,14 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     else:
         shape = _shape("categorical", shape)
         _check_broadcast("categorical", shape, np.empty(batch_shape))
-    if not replace:
-        raise NotImplementedError(f"mlax.random.categorical(replace=False) {_SORT_MISSING} (top_k)")
+    if not replace:  # jax's Gumbel top-k
+        k = math.prod(shape[:len(shape) - len(batch_shape)])
+        if k > logits.shape[axis]:
+            raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of "
+                             f"categories ({logits.shape[axis]}).")
+        noisy = mnp.add(logits, _gumbel(key, logits.shape, logits.dtype, "low" if mode is None else mode))
+        _, indices = lax.top_k(mnp.moveaxis(noisy, axis, -1), k)
+        return lax.reshape(indices, shape, (indices.ndim - 1, *range(indices.ndim - 1)))
     prefix = shape[:len(shape) - len(batch_shape)]
     axis -= logits.ndim  # counted from the end: the sample dims are leading
     noise_shape = list(shape[len(prefix):])
@@ -382,27 +387,31 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     return mnp.argmax(mnp.add(noise, lax.expand_dims(logits, tuple(range(len(prefix))))), axis=axis)
 
 
-def _shuffle_rounds(n: int) -> int:
-    """Sort rounds jax's shuffle uses for ``n`` elements (tjablin's heuristic, exponent 3)."""
-    return int(np.ceil(3 * np.log(max(1, n)) / np.log(2**32 - 1)))
+def _shuffle(key: Any, x: Any, axis: int) -> Any:
+    """jax's _shuffle: sort ``x`` along ``axis`` by fresh random 32-bit keys, as many rounds as
+    tjablin's heuristic (exponent 3) asks for ``x.size`` elements, so results match jax bit for bit."""
+    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(2**32 - 1)))
+    for _ in range(rounds):
+        key, subkey = _unstack(_split(key, (2,)))
+        _, x = lax.sort_key_val(_random_bits(subkey, 32, x.shape), x, axis)
+    return x
 
 
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
-    """A random permutation of ``arange(x)`` or of ``x`` along ``axis``. JAX sorts by random keys,
-    so only the sizes that need no sort (at most one element) are available yet."""
+    """A random permutation of ``arange(x)`` or of ``x`` along ``axis`` (jax's sort by random keys;
+    without ``independent`` every slice of an n-d ``x`` moves together)."""
     key = _check_key("permutation", key)
     x = asarray(x)
     if not x.ndim:
         if not front_dtypes.issubdtype(x.dtype, np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        x = mnp.arange(operator.index(x))
-        axis = normalize_axis("mlax.random.permutation", axis, 1)
-    else:
-        axis = normalize_axis("mlax.random.permutation", axis, x.ndim)
-    n = x.size if independent or x.ndim == 1 else x.shape[axis]
-    if _shuffle_rounds(n):
-        raise NotImplementedError(f"mlax.random.permutation of {n} elements {_SORT_MISSING}")
-    return x
+        normalize_axis("mlax.random.permutation", axis, 1)
+        return _shuffle(key, mnp.arange(operator.index(x)), 0)
+    axis = normalize_axis("mlax.random.permutation", axis, x.ndim)
+    if independent or x.ndim == 1:
+        return _shuffle(key, x, axis)
+    order = _shuffle(key, mnp.arange(x.shape[axis], dtype=np.int32), 0)
+    return lax.apply_permutation(x, lax.broadcast_in_dim(order, x.shape, (axis,)), axis)
 
 
 def _take(a: Any, indices: Any, axis: int) -> Any:
@@ -425,8 +434,8 @@ def _take(a: Any, indices: Any, axis: int) -> Any:
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
            axis: int = 0, mode: str | None = None) -> Any:
     """Random samples of ``a`` (or of ``arange(a)``) along ``axis``, uniformly or with
-    probabilities ``p``. Without replacement this needs a sort (issue 7): only the trivial
-    sizes work (``mode``, the Gumbel precision of that case, is accepted for JAX's signature)."""
+    probabilities ``p``, as jax: without replacement the head of a permutation, or with ``p``
+    the Gumbel top-k trick (``mode`` is the Gumbel precision)."""
     key = _check_key("choice", key)
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of mlax.random.choice must be a sequence, got {shape}")
@@ -452,14 +461,18 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     if p is None:
         ind = randint(key, shape, 0, n_inputs)
     else:
-        if not replace:
-            raise NotImplementedError(f"mlax.random.choice(replace=False, p=...) {_SORT_MISSING} (top_k)")
         p_arr = asarray(p)
         if not front_dtypes.issubdtype(p_arr.dtype, np.inexact):
             p_arr = mnp.astype(p_arr, front_dtypes.default_float())
         if p_arr.shape != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
                              f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
+        if not replace:  # the Gumbel top-k trick, as jax
+            noise = _gumbel(key, (n_inputs,), p_arr.dtype, "low" if mode is None else mode)
+            g = mnp.add(noise, mnp.log(p_arr))
+            ind = mnp.astype(lax.top_k(g, n_draws)[1], int)
+            result = ind if arr.ndim == 0 else _take(arr, ind, axis)
+            return mnp.reshape(result, out_shape)
         p_cuml = mnp.cumsum(p_arr)
         total = lax.index_in_dim(p_cuml, n_inputs - 1, keepdims=False)
         r = mnp.multiply(total, mnp.subtract(1, _uniform(key, shape, p_cuml.dtype, 0.0, 1.0)))

@@ -14,6 +14,7 @@ from mlir.dialects import func
 
 from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
 from mlax.dialect import get_context
+from mlax.passes.symbols import unique_name
 from mlax.source_info import SourceInfo
 
 
@@ -151,15 +152,6 @@ class SubFunction:
     captured: list[Tracer]
 
 
-def unique_symbol(module: ir.Operation, base: str) -> str:
-    table = ir.SymbolTable(module)
-    name, k = base, 0
-    while name in table:
-        k += 1
-        name = f"{base}_{k}"
-    return name
-
-
 def trace_subfunction(
     fun: Callable[..., Any],
     build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
@@ -173,7 +165,7 @@ def trace_subfunction(
     info = definition_info(fun)
     with get_context(), ir.Location.unknown():
         def_loc = info.to_location() if info else ir.Location.unknown()
-        name = unique_symbol(module, function_name(fun))
+        name = unique_name(module, function_name(fun))
         in_types = [a.spec.to_mlir() for a in in_avals]
         with ir.InsertionPoint(module.regions[0].blocks[0]):
             func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc, visibility="private")

@@ -43,8 +43,7 @@ differentiation it is an MLIR pass over the mlax dialect:
    innermost first. The backends run it before compiling.
 
 `jacfwd`/`jacrev` are vmap of jvp/vjp, so `hessian` is vmap over jvp over vmap over vjp.
-Not done yet: batched start indices of `dynamic_slice`/`dynamic_update_slice` (needs a gather
-op, issue 7), `axis_name` collectives, memoized batched functions for called functions
+Not done yet: `axis_name` collectives, memoized batched functions for called functions
 (bodies are walked in place).
 
 ## Control flow

@@ -8,8 +8,11 @@ from mlax.dialect.ops import (  # noqa: F401
     constants,
     conversions,
     elementwise,
+    indexing,
     linalg,
     reductions,
     shape,
+    sorting,
     transforms,
+    windowed,
 )

@@ -17,6 +17,9 @@ from mlir import ir
 
 from mlax.dialect import read_attributes
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, spec
+from mlax.passes.autodiff.transpose_rules_indexing import INDEXING_TRANSPOSE_RULES
+from mlax.passes.autodiff.transpose_rules_sorting import SORTING_TRANSPOSE_RULES
+from mlax.passes.autodiff.transpose_rules_windowed import WINDOWED_TRANSPOSE_RULES
 from mlax.passes.registry import PassFailure
 
 TransposeRule = Callable[[Emitter, ir.Operation, list[MaybeValue], list[MaybeValue]], list[MaybeValue]]
@@ -276,4 +279,7 @@ TRANSPOSE_RULES: dict[str, TransposeRule] = {name: _single_result(rule) for name
     "concatenate": _concatenate,
     "dynamic_slice": _dynamic_slice,
     "dynamic_update_slice": _dynamic_update_slice,
+    **WINDOWED_TRANSPOSE_RULES,
+    **INDEXING_TRANSPOSE_RULES,
+    **SORTING_TRANSPOSE_RULES,
 }.items()}

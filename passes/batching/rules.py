@@ -19,7 +19,13 @@ from mlir import ir
 
 from mlax.dialect import OPS, read_attributes
 from mlax.passes.autodiff.emit import Emitter, spec
-from mlax.passes.registry import PassFailure
+from mlax.passes.batching.rules_indexing import (
+    INDEXING_BATCH_RULES,
+    dynamic_slice_as_gather,
+    dynamic_update_slice_as_scatter,
+)
+from mlax.passes.batching.rules_sorting import SORTING_BATCH_RULES
+from mlax.passes.batching.rules_windowed import WINDOWED_BATCH_RULES
 
 BatchRule = Callable[[Emitter, ir.Operation, list[ir.Value], list[bool], int], list[ir.Value]]
 # A new value of an attribute from (its value, the batch size).
@@ -163,28 +169,28 @@ def _true_like(e: Emitter, x: ir.Value) -> ir.Value:
 # --- dynamic slicing --------------------------------------------------------------------------------
 
 
-def _batch_starts(e: Emitter, op: ir.Operation, starts: list[ir.Value],
-                  batched: list[bool]) -> list[ir.Value]:
-    """The start indices with a leading 0 for the batch dimension (sliced whole)."""
-    if any(batched):
-        raise PassFailure(f"cannot batch {op.name} with batched start indices: the mlax dialect has no "
-                          "gather/scatter op yet", op.location)
+def _zero_first(e: Emitter, starts: list[ir.Value]) -> list[ir.Value]:
+    """Unbatched start indices with a leading 0 for the batch dimension (sliced whole)."""
     dtype = spec(starts[0]).dtype if starts else np.dtype(np.int32)
     return [e("constant", value=np.asarray(0, dtype)), *starts]
 
 
 def _dynamic_slice(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[bool],
                    size: int) -> list[ir.Value]:
-    starts = _batch_starts(e, op, operands[1:], batched[1:])
+    """Batched start indices: a gather (rules_indexing.py); else one slice of the whole batch."""
+    if any(batched[1:]):
+        return dynamic_slice_as_gather(e, op, operands, batched, size)
     sizes = read_attributes(op)["slice_sizes"]
-    return [e("dynamic_slice", operands[0], *starts, slice_sizes=(size, *sizes))]
+    return [e("dynamic_slice", operands[0], *_zero_first(e, operands[1:]), slice_sizes=(size, *sizes))]
 
 
 def _dynamic_update_slice(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[bool],
                           size: int) -> list[ir.Value]:
-    starts = _batch_starts(e, op, operands[2:], batched[2:])
+    """Batched start indices: a scatter (rules_indexing.py); else one update of the whole batch."""
+    if any(batched[2:]):
+        return dynamic_update_slice_as_scatter(e, op, operands, batched, size)
     x, update = _all_batched(e, operands[:2], batched[:2], size)
-    return [e("dynamic_update_slice", x, update, *starts)]
+    return [e("dynamic_update_slice", x, update, *_zero_first(e, operands[2:]))]
 
 
 # --- dot_general ---------------------------------------------------------------------------------
@@ -229,4 +235,7 @@ BATCH_RULES: dict[str, BatchRule] = {
     "dynamic_slice": _dynamic_slice,
     "dynamic_update_slice": _dynamic_update_slice,
     "dot_general": _dot_general,
+    **WINDOWED_BATCH_RULES,
+    **INDEXING_BATCH_RULES,
+    **SORTING_BATCH_RULES,
 }

@@ -19,10 +19,13 @@ from mlax.passes.lower_to_linalg import (
     convert,
     dynamic,
     elementwise,
+    indexing,
     reductions,
     scan,
     shape,
+    sorting,
     structural,
+    windowed,
 )
 from mlax.passes.lower_to_linalg.common import Rule, fail
 from mlax.passes.lower_to_linalg.signless import make_signless
@@ -31,7 +34,8 @@ from mlax.passes.walk import is_mlax, nested_ops
 
 RULES: dict[str, Rule] = {**elementwise.RULES, **composite.RULES, **convert.RULES, **structural.RULES,
                           **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
-                          **scan.RULES}
+                          **scan.RULES, **windowed.RULES, **indexing.RULES,
+                          **sorting.RULES}
 
 
 def lower_op(op: ir.Operation) -> None:

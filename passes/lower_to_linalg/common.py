@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 from mlax.passes.registry import PassFailure
 
@@ -120,3 +120,24 @@ def generic(inputs: Sequence[ir.Value], result_type: ir.Type, body: Body,
 def elementwise(body: Body) -> Rule:
     """A rule applying ``body`` to the operands elementwise (rank-0 operands broadcast)."""
     return lambda op: generic(list(op.operands), op.results[0].type, body)
+
+
+def loop_nest(shape: Sequence[int], init: ir.Value,
+               body: Callable[[list[ir.Value], ir.Value], ir.Value]) -> ir.Value:
+    """Nested scf.for loops over ``shape`` (the last dimension innermost) carrying one tensor,
+    ``body(indices, tensor)`` giving its next value."""
+    index = ir.IndexType.get()
+    zero, one = arith.constant(index, 0), arith.constant(index, 1)
+    indices: list[ir.Value] = []
+
+    def build(d: int, carried: ir.Value) -> ir.Value:
+        if d == len(shape):
+            return body(list(indices), carried)
+        loop = scf.ForOp(zero, arith.constant(index, shape[d]), one, [carried])
+        with ir.InsertionPoint(loop.body):
+            indices.append(loop.induction_variable)
+            scf.yield_([build(d + 1, loop.inner_iter_args[0])])
+            indices.pop()
+        return loop.results[0]
+
+    return build(0, init)

@@ -66,7 +66,7 @@ def _reassociable(body: Body) -> Body:
     return combine
 
 
-def _work_type(t: ir.Type) -> ir.Type:
+def work_type(t: ir.Type) -> ir.Type:
     """The accumulator type: f32 for f16/bf16 (the reference's), i8 for booleans (0 / 1, where
     maxsi / minsi are or / and, and each identity truncates to the right bit), else ``t``.
     Booleans widen because an i1 accumulator buffer does not lower to LLVM."""
@@ -87,7 +87,7 @@ def _reduce(kind: str) -> Rule:
             return operand
         result = ir.RankedTensorType(op.results[0].type)
         t = element_type(operand)
-        work = _work_type(t)
+        work = work_type(t)
         rank = ir.RankedTensorType(operand.type).rank
         kept = [d for d in range(rank) if d not in dims]
         init = linalg.fill(scalar(work, identity(work)),
@@ -96,8 +96,8 @@ def _reduce(kind: str) -> Rule:
                      for d in range(rank)]
         maps = [ir.AffineMap.get_identity(rank),
                 ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in kept])]
-        work_type = ir.RankedTensorType.get(result.shape, work)
-        reduce = linalg.GenericOp([work_type], [operand], [init],
+        work_tensor = ir.RankedTensorType.get(result.shape, work)
+        reduce = linalg.GenericOp([work_tensor], [operand], [init],
                                   ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                                   ir.ArrayAttr.get(iterators))
         block = reduce.regions[0].blocks.append(t, work)

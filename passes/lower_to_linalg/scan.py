@@ -18,10 +18,8 @@ NaN-propagating, -0.0 < +0.0 bodies of reduce_max / reduce_min.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from mlax.passes.lower_to_linalg.common import (
     Body,
@@ -30,6 +28,7 @@ from mlax.passes.lower_to_linalg.common import (
     is_bool,
     is_float,
     is_unsigned,
+    loop_nest,
     scalar,
     width,
 )
@@ -108,27 +107,6 @@ def _identity(t: ir.Type, kind: str) -> int | float:
     return -0.0 if kind == "sum" and is_float(t) else MONOIDS[kind][1](t)
 
 
-def _loop_nest(shape: Sequence[int], init: ir.Value,
-               body: Callable[[list[ir.Value], ir.Value], ir.Value]) -> ir.Value:
-    """Nested scf.for loops over ``shape`` (the last dimension innermost) carrying one tensor,
-    ``body(indices, tensor)`` giving its next value."""
-    index = ir.IndexType.get()
-    zero, one = arith.constant(index, 0), arith.constant(index, 1)
-    indices: list[ir.Value] = []
-
-    def build(d: int, carried: ir.Value) -> ir.Value:
-        if d == len(shape):
-            return body(list(indices), carried)
-        loop = scf.ForOp(zero, arith.constant(index, shape[d]), one, [carried])
-        with ir.InsertionPoint(loop.body):
-            indices.append(loop.induction_variable)
-            scf.yield_([build(d + 1, loop.inner_iter_args[0])])
-            indices.pop()
-        return loop.results[0]
-
-    return build(0, init)
-
-
 def _cumulative(kind: str) -> Rule:
     combine: Body = MONOIDS[kind][0]
 
@@ -159,7 +137,7 @@ def _cumulative(kind: str) -> Rule:
             value = combine(tensor.extract(acc, previous), tensor.extract(operand, at))
             return tensor.insert(value, acc, at)
 
-        return _loop_nest(shape, start, body)
+        return loop_nest(shape, start, body)
 
     return rule
 

@@ -3,8 +3,11 @@ composites jax.lax also offers (square, integer_pow, asin, sinh, ...)."""
 
 from mlax.lax.control_flow import *  # noqa: F403
 from mlax.lax.elementwise import *  # noqa: F403
+from mlax.lax.indexing import *  # noqa: F403
 from mlax.lax.linalg import *  # noqa: F403
 from mlax.lax.reductions import *  # noqa: F403
 from mlax.lax.shape import *  # noqa: F403
+from mlax.lax.sorting import *  # noqa: F403
 from mlax.lax.special import *  # noqa: F403
 from mlax.lax.transforms import *  # noqa: F403
+from mlax.lax.windowed import *  # noqa: F403

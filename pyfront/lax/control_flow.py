@@ -25,8 +25,9 @@ from mlax import dtypes as front_dtypes
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.tracing import SubFunction, function_name, trace_subfunction, unique_symbol
+from mlax.tracing import SubFunction, function_name, trace_subfunction
 
 
 def _staged(run: Callable[..., Any], *arrays: Any) -> Any:
@@ -99,7 +100,7 @@ def _emit(trace: Trace, kind: str, base: str, operands: Sequence[Any], out_avals
     module = trace.block.owner.parent
     values = [trace.value_of(x) for x in operands]
     with get_context(), current_location():
-        declaration = declare_transform(module, kind, unique_symbol(module, f"{base}_{kind}"),
+        declaration = declare_transform(module, kind, unique_name(module, f"{base}_{kind}"),
                                         loc=current_location(), **fields)
         results = list(ir.FunctionType(declaration.type).results)
         with ir.InsertionPoint(trace.block):

@@ -4,8 +4,10 @@ from mlax.array import Array as ndarray  # noqa: F401
 from mlax.numpy.creation import *  # noqa: F403
 from mlax.numpy.dtypes import *  # noqa: F403
 from mlax.numpy.elementwise import *  # noqa: F403
+from mlax.numpy.indexing import *  # noqa: F403
 from mlax.numpy.linalg import *  # noqa: F403
 from mlax.numpy.manipulation import *  # noqa: F403
 from mlax.numpy.math_extra import *  # noqa: F403
 from mlax.numpy.reductions import *  # noqa: F403
+from mlax.numpy.sorting import *  # noqa: F403
 from mlax.numpy.util import array, asarray  # noqa: F401

@@ -1,15 +1,20 @@
-"""mlax.numpy indexing: ``x[index]`` and functional updates ``x.at[index].set(v)``.
+"""mlax.numpy indexing: ``x[index]``, functional updates ``x.at[index].op(v)``, take.
 
-Basic indexing only: static ints, slices of any step, None, Ellipsis, and integer scalar
-tracers/Arrays (dynamic indices). A parsed index is a `_Plan`: one static strided slice,
-then one dynamic_slice for the dynamic dims, then reversal of the negative-step dims, then
-a reshape that drops the integer-indexed dims and inserts the new axes.
+Basic indices (static ints, slices of any step, None, Ellipsis, integer scalar tracers) are a
+`_Plan`: one static strided slice, then one dynamic_slice for the dynamic dims, then reversal
+of the negative-step dims, then a reshape that drops the integer-indexed dims and inserts the
+new axes. Updates combine the indexed region with the values and write it back with
+dynamic_update_slice (strided dims padded and split so that the region is contiguous, see
+`_write_static`). Dynamic indices follow JAX: reads clamp after negative wrap-around,
+updates out of bounds are dropped. Static ints out of bounds raise IndexError (as NumPy).
 
-Updates combine the indexed region with the update values, then write the region back
-with dynamic_update_slice (strided dims are first padded and split so that the region is
-contiguous, see `_write_static`). Dynamic indices follow JAX: reads clamp into bounds
-after negative wrap-around, updates at out-of-bounds indices are dropped. Static ints out
-of bounds raise IndexError (as NumPy; jax.numpy would clamp them).
+Advanced indices (integer arrays and lists, concrete boolean masks, and with them every int)
+are an `_Advanced`: new axes inserted and slices applied first, then one gather (reads) or
+scatter (updates, written back into the sliced region) over the indexed dimensions, whose
+broadcast index shape replaces them where they are adjacent and goes first otherwise (NumPy's
+rule). Negative indices count from the end; reads promise in-bounds indices (they clamp, as
+JAX's default), updates drop out-of-bounds ones; ``mode=`` and ``fill_value=`` choose as in
+JAX and send basic indices through gather/scatter too. Repeated indices combine in order.
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ from typing import Any
 
 import numpy as np
 
+from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
 from mlax.core import Tracer, with_weak_type
+from mlax.lax.indexing import mode_name
 from mlax.numpy.util import asarray
 from mlax.source_info import where
 
-__all__: list[str] = []
+__all__ = ["take", "take_along_axis"]
 
 
 @dataclass
@@ -61,9 +68,6 @@ class _Plan:
         self.out_shape.append(count)
 
     def add_int(self, index: int, n: int) -> None:
-        if not -n <= index < n:
-            raise IndexError(f"index {index} is out of bounds for axis {len(self.starts)} with size {n}"
-                             f"{where()}")
         index %= n
         self._add(index, index + 1, 1)
 
@@ -87,7 +91,8 @@ def _is_static_int(item: Any) -> bool:
 
 
 def _classify(item: Any) -> str:
-    """One of: newaxis, ellipsis, slice, int, dynamic (raises for what is not basic indexing)."""
+    """One of: newaxis, ellipsis, slice, int, dynamic (scalar tracer), advanced (integer array or
+    list), mask (boolean array); raises for anything else."""
     if item is None:
         return "newaxis"
     if item is Ellipsis:
@@ -101,31 +106,41 @@ def _classify(item: Any) -> str:
         return "slice"
     if _is_static_int(item):
         return "int"
+    if isinstance(item, (bool, np.bool_)):
+        return "mask"
+    if isinstance(item, (list, tuple)):
+        item = np.asarray(item) if not any(isinstance(e, (Tracer, Array)) for e in item) else asarray(item)
+        if item.dtype == np.float64 and item.size == 0:
+            return "advanced"  # x[[]]: an empty integer index, as NumPy
     dtype = getattr(item, "dtype", None)
-    if isinstance(item, (bool, np.bool_)) or (dtype is not None and np.dtype(dtype) == np.bool_):
-        raise NotImplementedError(f"boolean mask indexing is not supported yet (advanced indexing); "
-                                  f"use mlax.numpy.where{where()}")
-    if isinstance(item, (list, tuple)) or (dtype is not None and np.ndim(item) > 0
-                                           and np.dtype(dtype).kind in "iu"):
-        raise NotImplementedError(f"indexing with integer arrays (advanced indexing) is not supported "
-                                  f"yet; use basic indices (ints, slices, None, ...){where()}")
-    if isinstance(item, (Tracer, Array)) and np.dtype(dtype).kind in "iu":
-        return "dynamic"
-    kind = np.dtype(dtype).name if dtype is not None else type(item).__name__
-    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {kind}{where()}")
+    kind = np.dtype(dtype).kind if dtype is not None else None
+    if kind == "b":
+        return "mask"
+    if kind in ("i", "u"):
+        return "dynamic" if isinstance(item, Tracer) and item.ndim == 0 else "advanced"
+    name = np.dtype(dtype).name if dtype is not None else type(item).__name__
+    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {name}{where()}")
 
 
-def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
+def _items(shape: tuple[int, ...], index: Any) -> tuple[tuple, list[str]]:
+    """The index as a tuple of items with their kinds, ending in an ellipsis (checked for count)."""
     items = index if isinstance(index, tuple) else (index,)
     kinds = [_classify(item) for item in items]
     if kinds.count("ellipsis") > 1:
         raise IndexError(f"an index can only have a single ellipsis ('...'){where()}")
-    consumed = sum(k in ("slice", "int", "dynamic") for k in kinds)
+    consumed = sum(k in ("slice", "int", "dynamic", "advanced") for k in kinds) + sum(
+        np.ndim(item) for item, k in zip(items, kinds, strict=True) if k == "mask")
     if consumed > len(shape):
         raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but {consumed} were "
                          f"indexed{where()}")
     if "ellipsis" not in kinds:
         items, kinds = items + (Ellipsis,), kinds + ["ellipsis"]
+    return items, kinds
+
+
+def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
+    items, kinds = _items(shape, index)
+    consumed = sum(k in ("slice", "int", "dynamic") for k in kinds)
     plan = _Plan(shape)
     for item, kind in zip(items, kinds, strict=True):
         n = shape[len(plan.starts)] if len(plan.starts) < len(shape) else 0
@@ -137,7 +152,11 @@ def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
         elif kind == "slice":
             plan.add_slice(item, n)
         elif kind == "int":
-            plan.add_int(operator.index(item), n)
+            i = operator.index(item)
+            if -n <= i < n:
+                plan.add_int(i, n)
+            else:  # as JAX: like a traced index, clamped when read and dropped when written
+                plan.add_dynamic(np.int32(np.clip(i, -(2**31), 2**31 - 1)), n)
         else:
             plan.add_dynamic(item, n)
     return plan
@@ -161,8 +180,10 @@ def _finish(region: Any, plan: _Plan, weak: bool) -> Any:
 
 
 def getitem(x: Any, index: Any) -> Any:
-    """``x[index]`` for basic indices (the implementation of ``__getitem__``)."""
+    """``x[index]`` (the implementation of ``__getitem__``): basic indices slice, advanced ones gather."""
     x = asarray(x)
+    if _is_advanced(_items(x.shape, index)[1]):
+        return _get(x, index, None, None)
     plan = _plan(x.shape, index)
     return _finish(_read_region(x, plan), plan, x.weak_type)
 
@@ -235,10 +256,188 @@ def _in_bounds(plan: _Plan) -> Any:
     return result
 
 
-def _check_mode(fname: str, mode: Any) -> None:
-    if mode is not None:
-        raise NotImplementedError(f"at[...].{fname}: mode={mode!r} is not supported yet; reads clamp "
-                                  f"and updates drop out-of-bounds dynamic indices{where()}")
+# --- advanced indexing: gather and scatter ----------------------------------------------------------
+
+
+@dataclass
+class _Advanced:
+    """How to index with integer arrays / masks (ints count as rank-0 arrays here, as NumPy).
+
+    ``None`` axes are inserted into x first (``expanded``) and slices applied by ``plan``, so
+    every remaining item is a whole dimension (a window dimension) or an advanced index on
+    one (``dims``). The indices broadcast to ``shape``; their result dimensions replace the
+    indexed ones where they are adjacent, else they go first (NumPy's rule).
+    """
+
+    expanded: tuple[int, ...]
+    plan: _Plan
+    dims: list[int]
+    indices: list[Any]
+    shape: tuple[int, ...]
+
+    @property
+    def front(self) -> int:
+        """Where the index dimensions go in the result: before this many window dimensions."""
+        if not self.dims or self.dims != list(range(self.dims[0], self.dims[0] + len(self.dims))):
+            return 0
+        return self.dims[0]
+
+    def window_dims(self) -> tuple[int, ...]:
+        """The result dimensions that are whole dimensions of the region (offset dims)."""
+        count = len(self.plan.out_shape) - len(self.dims)
+        first = self.front
+        return tuple(range(first)) + tuple(range(first + len(self.shape), count + len(self.shape)))
+
+    def out_shape(self) -> tuple[int, ...]:
+        rest = [n for d, n in enumerate(self.plan.out_shape) if d not in self.dims]
+        return tuple(rest[:self.front]) + self.shape + tuple(rest[self.front:])
+
+
+def _mask_indices(mask: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    if isinstance(mask, Tracer):
+        raise IndexError(f"Array boolean indices must be concrete; got {mask.aval}. A boolean mask "
+                         f"gives a shape that depends on its values; use mlax.numpy.where (e.g. "
+                         f"jnp.where(mask, x, 0)) instead. (JAX: NonConcreteBooleanIndexError){where()}")
+    mask = np.asarray(mask)
+    if mask.ndim == 0:
+        return ()
+    if mask.shape != shape:
+        raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed dimensions "
+                         f"{shape}{where()}")
+    return np.nonzero(mask)
+
+
+def _advanced(shape: tuple[int, ...], items: tuple, kinds: list[str]) -> _Advanced:
+    expanded: list[int] = []
+    slices: list[slice] = []
+    dims: list[int] = []
+    raw: list[Any] = []
+    position = 0  # in x's shape
+    consumed = sum(k in ("slice", "int", "dynamic", "advanced") for k in kinds) + sum(
+        np.ndim(item) for item, k in zip(items, kinds, strict=True) if k == "mask")
+    for item, kind in zip(items, kinds, strict=True):
+        if kind == "newaxis" or (kind == "mask" and not np.ndim(item)):
+            if kind == "mask":  # a scalar boolean: a new axis indexed by [0] (True) or [] (False)
+                _mask_indices(item, ())  # must be concrete
+                dims.append(len(expanded))
+                raw.append(np.arange(1 if item else 0))
+            expanded.append(1)
+            slices.append(slice(None))
+            continue
+        count = {"ellipsis": len(shape) - consumed, "mask": np.ndim(item)}.get(kind, 1)
+        sizes = shape[position:position + count]
+        if kind == "mask":
+            raw += list(_mask_indices(item, sizes))
+        elif kind in ("int", "dynamic", "advanced"):
+            raw.append(item)
+        if kind not in ("ellipsis", "slice"):
+            dims += range(len(expanded), len(expanded) + count)
+        expanded += sizes
+        slices += [item] if kind == "slice" else [slice(None)] * count
+        position += count
+    plan = _Plan(tuple(expanded))
+    for s, n in zip(slices, expanded, strict=True):
+        plan.add_slice(s, n)
+    arrays = [_index_array(i) for i in raw]
+    try:
+        broadcast = tuple(np.broadcast_shapes(*(np.shape(a) for a in arrays)))
+    except ValueError:
+        shown = ", ".join(str(tuple(np.shape(a))) for a in arrays)
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         f"{shown}{where()}") from None
+    return _Advanced(tuple(expanded), plan, dims, arrays, broadcast)
+
+
+def _index_array(item: Any) -> Any:
+    """An integer index as a NumPy array (static) or a tracer."""
+    if isinstance(item, (list, tuple)):
+        item = asarray(item) if any(isinstance(e, (Tracer, Array)) for e in item) else np.asarray(item)
+        if item.size == 0:
+            item = item.astype(np.int32)
+    if isinstance(item, Array):
+        item = np.asarray(item)
+    return item if isinstance(item, Tracer) else np.asarray(item)
+
+
+def _index_tensor(adv: _Advanced, sizes: tuple[int, ...], wrap: bool) -> Any:
+    """The gather/scatter indices: the indices broadcast, stacked along a last dimension, with
+    negative ones counted from the end of their dimension when ``wrap``."""
+    dtype = front_dtypes.default_int()
+    info = np.iinfo(dtype)
+    columns = []
+    for index, d in zip(adv.indices, adv.dims, strict=True):
+        n = sizes[d]
+        if not isinstance(index, Tracer):
+            value = np.asarray(index)
+            value = (np.minimum(value, n) if value.dtype == np.uint64 else value).astype(np.int64)
+            value = np.where(value < 0, value + n, value) if wrap else value
+            columns.append(np.broadcast_to(np.clip(value, info.min, info.max).astype(dtype), adv.shape))
+            continue
+        if index.dtype.kind == "u" and n <= np.iinfo(index.dtype).max:
+            index = lax.min(index, lax.convert_element_type(n, index.dtype))  # stays n or above
+        index = lax.convert_element_type(index, dtype)
+        if wrap:
+            index = lax.select(lax.lt(index, 0), lax.add(index, lax.convert_element_type(n, dtype)), index)
+        columns.append(lax.broadcast_in_dim(index, adv.shape, tuple(range(len(adv.shape) - index.ndim,
+                                                                           len(adv.shape)))))
+    if all(isinstance(c, np.ndarray) for c in columns):
+        return np.stack(columns, axis=-1) if columns else np.zeros(adv.shape + (0,), dtype)
+    columns = [lax.reshape(asarray(c), adv.shape + (1,)) for c in columns]
+    return lax.concatenate(columns, len(adv.shape))
+
+
+def _oriented_region(x: Any, adv: _Advanced) -> Any:
+    """x with the new axes inserted and the slices applied (reversed where the step is negative)."""
+    region = _read_region(lax.reshape(x, adv.expanded) if adv.expanded != x.shape else x, adv.plan)
+    return lax.rev(region, tuple(adv.plan.reversed_dims)) if adv.plan.reversed_dims else region
+
+
+def _gather(x: Any, adv: _Advanced, mode: str, fill_value: Any, wrap: bool = True) -> Any:
+    region = _oriented_region(x, adv)
+    out_shape = adv.out_shape()
+    if 0 in out_shape:
+        return lax.broadcast_in_dim(lax.convert_element_type(0, x.dtype), out_shape, ())
+    if any(region.shape[d] == 0 for d in adv.dims):
+        raise IndexError(f"index out of bounds: cannot index a dimension of size 0{where()}")
+    indices = _index_tensor(adv, region.shape, wrap)
+    numbers = lax.GatherDimensionNumbers(offset_dims=adv.window_dims(), collapsed_slice_dims=tuple(adv.dims),
+                                         start_index_map=tuple(adv.dims))
+    sizes = tuple(1 if d in adv.dims else n for d, n in enumerate(region.shape))
+    return lax.gather(region, indices, numbers, sizes, mode=mode, fill_value=fill_value)
+
+
+_SCATTERS = {"set": "scatter", "add": "scatter_add", "multiply": "scatter_mul", "min": "scatter_min",
+             "max": "scatter_max"}
+
+
+def _scatter(x: Any, adv: _Advanced, kind: str, values: Any, mode: str) -> Any:
+    """x with ``values`` (of the indexed shape) combined in by the scatter op for ``kind``."""
+    region = _oriented_region(x, adv)
+    if 0 in adv.out_shape() or any(region.shape[d] == 0 for d in adv.dims):
+        return x
+    numbers = lax.ScatterDimensionNumbers(update_window_dims=adv.window_dims(),
+                                          inserted_window_dims=tuple(adv.dims),
+                                          scatter_dims_to_operand_dims=tuple(adv.dims))
+    indices = _index_tensor(adv, region.shape, wrap=True)
+    new = getattr(lax, _SCATTERS[kind])(region, indices, values, numbers, mode=mode)
+    if adv.plan.reversed_dims:
+        new = lax.rev(new, tuple(adv.plan.reversed_dims))
+    base = lax.reshape(x, adv.expanded) if adv.expanded != x.shape else x
+    written = _write_static(base, new, adv.plan)
+    return lax.reshape(written, x.shape) if written.shape != x.shape else written
+
+
+def _is_advanced(kinds: list[str]) -> bool:
+    return "advanced" in kinds or "mask" in kinds
+
+
+def _get(x: Any, index: Any, mode: Any, fill_value: Any) -> Any:
+    """``x[index]`` through a gather: mode None promises in-bounds indices (they clamp, and their
+    gradient is dropped, as in JAX), after counting negatives from the end."""
+    items, kinds = _items(x.shape, index)
+    adv = _advanced(x.shape, items, kinds)
+    mode = mode_name("get", mode, "promise_in_bounds")
+    return with_weak_type(_gather(x, adv, mode, fill_value), x.weak_type)
 
 
 def _values_like(fname: str, x: Any, values: Any, shape: tuple[int, ...]) -> Any:
@@ -256,8 +455,9 @@ def _values_like(fname: str, x: Any, values: Any, shape: tuple[int, ...]) -> Any
 def _binary_update(fname: str, lax_op: str | None) -> Callable[..., Any]:
     def method(self: _IndexUpdateRef, values: Any, *, indices_are_sorted: bool = False,
                unique_indices: bool = False, mode: Any = None) -> Any:
-        _check_mode(fname, mode)
         x = asarray(self.array)
+        if mode is not None or _is_advanced(_items(x.shape, self.index)[1]):
+            return _scatter_update(x, self.index, fname, values, mode)
 
         def combine(current: Any) -> Any:
             new = _values_like(fname, x, values, current.shape)
@@ -269,6 +469,19 @@ def _binary_update(fname: str, lax_op: str | None) -> Callable[..., Any]:
     what = "set to" if lax_op is None else f"combined by lax.{lax_op} with"
     method.__doc__ = f"A new array with ``x[index]`` {what} ``values`` (broadcast, cast to x.dtype)."
     return method
+
+
+def _scatter_update(x: Any, index: Any, fname: str, values: Any, mode: Any) -> Any:
+    """An update through a scatter: every index counts (ints too); mode None drops updates out of
+    bounds, and repeated indices combine in order (the last set wins)."""
+    items, kinds = _items(x.shape, index)
+    adv = _advanced(x.shape, items, kinds)
+    values = _values_like(fname, x, values, adv.out_shape())
+    kind = {"subtract": "add", "mul": "multiply"}.get(fname, fname)
+    if fname == "subtract":
+        values = lax.neg(values)
+    out = _scatter(x, adv, kind, values, mode_name(f"at[...].{fname}", mode, "fill"))
+    return with_weak_type(out, x.weak_type)
 
 
 class _IndexUpdateRef:
@@ -285,11 +498,12 @@ class _IndexUpdateRef:
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
             fill_value: Any = None) -> Any:
-        """``x[index]``."""
-        _check_mode("get", mode)
-        if fill_value is not None:
-            raise NotImplementedError(f"at[...].get: fill_value is not supported yet{where()}")
-        return getitem(self.array, self.index)
+        """``x[index]``; ``mode`` "fill" reads ``fill_value`` (default NaN, the lowest signed or
+        highest unsigned integer, True) out of bounds, "clip" (the default) clamps."""
+        if mode is None and fill_value is None:
+            return getitem(self.array, self.index)
+        x = asarray(self.array)
+        return _get(x, self.index, mode, fill_value)
 
     set = _binary_update("set", None)
     add = _binary_update("add", "add")
@@ -301,9 +515,13 @@ class _IndexUpdateRef:
 
     def apply(self, func: Callable[[Any], Any], *, indices_are_sorted: bool = False,
               unique_indices: bool = False, mode: Any = None) -> Any:
-        """A new array with ``func`` applied to ``x[index]`` (elementwise ``func`` expected)."""
-        _check_mode("apply", mode)
+        """A new array with ``func`` applied to ``x[index]`` (elementwise ``func`` expected). With
+        advanced indices it is a gather, ``func``, then a set: a repeated index gets ``func`` once."""
         x = asarray(self.array)
+        if mode is not None or _is_advanced(_items(x.shape, self.index)[1]):
+            current = _get(x, self.index, mode if mode is not None else "fill", None)
+            new = lax.convert_element_type(func(current), x.dtype)
+            return _scatter_update(x, self.index, "set", new, mode)
         return _update(x, self.index, lambda current: lax.convert_element_type(func(current), x.dtype),
                        "apply")
 
@@ -318,3 +536,61 @@ class AtIndexer:
 
     def __getitem__(self, index: Any) -> _IndexUpdateRef:
         return _IndexUpdateRef(self.array, index)
+
+
+# --- take, take_along_axis ---------------------------------------------------------------------------
+
+
+def _take_mode(fname: str, mode: Any) -> tuple[str, bool]:
+    """The gather mode and whether negative indices count from the end (jnp.take's rules:
+    "fill", the default, wraps them; "clip" clamps them to 0; "wrap" takes indices modulo n)."""
+    if mode == "wrap":
+        return "clip", True
+    name = mode_name(fname, "fill" if mode is None else mode, "fill")
+    return name, name == "fill"
+
+
+def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: Any = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False, fill_value: Any = None) -> Any:
+    """``jnp.take``: elements of ``a`` at ``indices`` along ``axis`` (the flattened array if None)."""
+    if out is not None:
+        raise NotImplementedError(f"take: the 'out' argument is not supported{where()}")
+    x = asarray(a)
+    if axis is None:
+        x, axis = lax.reshape(x, (x.size,)), 0
+    axis = operator.index(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"take: axis {axis} is out of bounds for array of dimension {x.ndim}{where()}")
+    axis %= x.ndim
+    indices = _index_array(indices)
+    if np.dtype(indices.dtype).kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {indices.dtype}{where()}")
+    gather_mode, wrap = _take_mode("take", mode)
+    if mode == "wrap":
+        n = x.shape[axis]
+        indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else lax.rem(
+            lax.add(lax.rem(indices, n), n), n)
+    index = (slice(None),) * axis + (indices,)
+    items, kinds = _items(x.shape, index)
+    adv = _advanced(x.shape, items, kinds)
+    return with_weak_type(_gather(x, adv, gather_mode, fill_value, wrap), x.weak_type)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Any:
+    """``jnp.take_along_axis``: ``arr`` read at ``indices`` along ``axis``, the other dimensions
+    broadcast against each other (an iota index for each of them)."""
+    x = asarray(arr)
+    indices = _index_array(indices)
+    if axis is None:
+        x, axis = lax.reshape(x, (x.size,)), 0
+    if np.ndim(indices) != x.ndim:
+        raise ValueError(f"take_along_axis: indices and arr must have the same number of dimensions, got "
+                         f"{np.ndim(indices)} and {x.ndim}{where()}")
+    axis = operator.index(axis) % max(x.ndim, 1)
+    index = tuple(indices if d == axis else np.arange(n).reshape([-1 if k == d else 1 for k in range(x.ndim)])
+                  for d, n in enumerate(x.shape))
+    items, kinds = _items(x.shape, index)
+    adv = _advanced(x.shape, items, kinds)
+    out = _gather(x, adv, mode_name("take_along_axis", mode, "fill"), fill_value)
+    return with_weak_type(out, x.weak_type)

@@ -1,4 +1,5 @@
-"""mlax.numpy products: dot, matmul, tensordot, inner, outer, vdot, kron, trace, einsum.
+"""mlax.numpy products: dot, matmul, tensordot, inner, outer, vdot, kron, trace, einsum; and, as
+the `mlax.numpy.linalg` namespace, `norm`.
 
 Every contraction is one lax.dot_general on operands promoted to JAX's result type, with
 ``preferred_element_type`` passed through as jax.numpy does.
@@ -12,6 +13,7 @@ from typing import Any
 from mlax import lax
 from mlax.numpy.einsum import einsum, einsum_path
 from mlax.numpy.manipulation import diagonal, ravel, reshape
+from mlax.numpy.norms import norm  # noqa: F401  (mlax.numpy.linalg.norm, as jnp.linalg.norm)
 from mlax.numpy.util import (
     broadcast_shapes_or_raise,
     normalize_axes,

@@ -27,7 +27,6 @@ from mlax.numpy.util import (
     promote_dtypes,
     user_dtype,
 )
-from mlax.source_info import where as source_where
 
 __all__ = [
     "allclose", "around", "array_equal", "array_equiv", "astype", "bitwise_count", "clip", "conj",
@@ -282,8 +281,9 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
           fill_value: Any = None) -> Any:
     """``x`` where ``condition`` (nonzero) holds, else ``y``; the one-argument form is ``nonzero``."""
     if x is None and y is None:
-        raise NotImplementedError("mlax.numpy.where(condition) is nonzero(condition), which mlax does "
-                                  f"not provide yet{source_where()}")
+        from mlax.numpy.sorting import nonzero  # sorting imports this module
+
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("mlax.numpy.where: either both or neither of x and y must be given")
     if size is not None or fill_value is not None:

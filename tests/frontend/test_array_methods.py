@@ -19,7 +19,8 @@ METHODS = [
     ("cumsum", (1,)), ("cumprod", ()), ("ravel", ()), ("flatten", ()), ("squeeze", ()),
     ("reshape", ((4, 3),)), ("reshape", (4, -1)), ("astype", (np.int32,)), ("transpose", ()),
     ("transpose", ((1, 0),)), ("clip", (-0.5, 0.5)), ("round", ()), ("swapaxes", (0, 1)),
-    ("dot", (np.ones((4, 2), np.float32),)),
+    ("dot", (np.ones((4, 2), np.float32),)), ("sort", ()), ("sort", (0,)), ("argsort", ()),
+    ("take", (np.array([0, 5, 11]),)),
 ]
 
 

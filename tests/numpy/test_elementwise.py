@@ -230,8 +230,10 @@ def test_where(rng: np.random.Generator) -> None:
     check_values(mnp.where, jnp.where, cond.astype(np.int32), operand(rng, np.int8, (3,)), 2.5)
     check_values(mnp.where, jnp.where, True, 1, 2)
     check_values(mnp.where, jnp.where, operand(rng, np.float32, (1, 3)), np.int8(3), np.uint8(4))
-    with pytest.raises(NotImplementedError, match="nonzero"):
-        mnp.where(cond)
+    for kw in ({"size": 5, "fill_value": -1}, {"size": 2}):  # the one-argument form is nonzero
+        check_values(lambda c, kw=kw: mnp.where(c, **kw), lambda c, kw=kw: jnp.where(c, **kw), cond)
+    for ours, expected in zip(mnp.where(cond), np.nonzero(cond), strict=True):  # eager: no size needed
+        np.testing.assert_array_equal(np.asarray(ours), expected)
     with pytest.raises(ValueError, match="both or neither"):
         mnp.where(cond, x)
     with pytest.raises(ValueError, match="where"):

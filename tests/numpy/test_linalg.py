@@ -10,6 +10,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
+from tests.numpy.helpers import check_values
 from tests.oracle import check_against_jax, random_array
 
 # Contractions reorder sums: compare floats with a tolerance that grows with the precision.
@@ -220,3 +221,27 @@ def test_under_x64(x64: bool, rng: np.random.Generator) -> None:
     check(lambda m: lambda x, y: (m.matmul(x, y), m.einsum("bij,jk->kb", x, y)), a, b)
     i, j = arrays(rng, np.int64, (3, 4), (4,))
     check(lambda m: lambda x, y: (m.dot(x, y), m.trace(x), m.tensordot(x, y, 1)), i, j)
+
+
+NORM_CASES = [
+    ((4,), {}), ((4,), {"ord": np.inf}), ((4,), {"ord": -np.inf}), ((4,), {"ord": 0}), ((4,), {"ord": 1}),
+    ((4,), {"ord": 3}), ((4,), {"ord": 2, "keepdims": True}), ((3, 4), {}), ((3, 4), {"ord": "fro"}),
+    ((3, 4), {"ord": 1}), ((3, 4), {"ord": -1}), ((3, 4), {"ord": np.inf}),
+    ((3, 4), {"ord": -np.inf, "keepdims": True}), ((3, 4), {"axis": 0}), ((3, 4), {"axis": 1, "ord": 1}),
+    ((3, 4), {"axis": (1, 0), "ord": 1}), ((2, 3, 4), {"axis": (0, 2), "ord": np.inf})]
+
+
+@pytest.mark.parametrize("shape, kw", NORM_CASES, ids=[f"{s}-{k}" for s, k in NORM_CASES])
+def test_norm(rng: np.random.Generator, shape: tuple[int, ...], kw: dict) -> None:
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[1] = 0.0  # ord=0 counts nonzeros
+    check_values(lambda a: mnp.linalg.norm(a, **kw), lambda a: jnp.linalg.norm(a, **kw), x)
+
+
+def test_norm_gradient_and_errors(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(mlax.grad(lambda a: mnp.linalg.norm(a))(x)),
+                               np.asarray(jax.grad(lambda a: jnp.linalg.norm(a))(x)), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="SVD"):
+        mnp.linalg.norm(x, ord=2)
+    check_values(lambda a: mnp.linalg.norm(a), lambda a: jnp.linalg.norm(a), x.astype(np.int32))

@@ -369,7 +369,8 @@ def test_every_linear_op_has_a_rule() -> None:
     assert set(TRANSPOSE_RULES) == {
         "add", "sub", "neg", "mul", "div", "dot_general", "convert", "broadcast_in_dim", "reshape",
         "transpose", "reduce_sum", "slice", "pad", "concatenate", "rev", "select", "dynamic_slice",
-        "dynamic_update_slice", "cumsum"}
+        "dynamic_update_slice", "cumsum", "conv_general_dilated", "reduce_window_sum", "gather", "scatter",
+        "scatter_add", "apply_permutation"}
 
 
 def test_padding_value_cotangent_ignores_operand_positions(rng: np.random.Generator) -> None:

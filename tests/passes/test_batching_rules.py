@@ -21,7 +21,6 @@ from mlax.dialect import OPS, build, dtypes, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.autodiff.emit import Emitter
 from mlax.passes.batching.rules import BATCH_RULES
-from mlax.passes.registry import PassFailure
 from mlax.runtime.interpreter import run_function
 
 F32, F16, BF16, I8, I32, U8, BOOL = (np.dtype(d) for d in (
@@ -262,12 +261,16 @@ def test_dynamic_update_slice(context: ir.Context) -> None:
 
 
 @pytest.mark.parametrize("op_name", ["dynamic_slice", "dynamic_update_slice"])
-def test_batched_start_indices_fail(context: ir.Context, op_name: str) -> None:
-    attrs = {"slice_sizes": (2,)} if op_name == "dynamic_slice" else {}
-    operands = [((4,), F32)] + ([((2,), F32)] if op_name == "dynamic_update_slice" else []) + [((), I32)]
-    batched = [True] * (len(operands) - 1) + [True]
-    with pytest.raises(PassFailure, match="batched start indices"):
-        batch_module(op_name, attrs, operands, batched, 2)
+def test_batched_start_indices(context: ir.Context, op_name: str) -> None:
+    """Per-example start indices (clamped, possibly out of range) become a gather / scatter."""
+    rng = rng_for(f"{op_name}-batched-starts")
+    attrs = {"slice_sizes": (2, 3)} if op_name == "dynamic_slice" else {}
+    data = [((5, 3), F32)] + ([((2, 3), F32)] if op_name == "dynamic_update_slice" else [])
+    operands = [*data, ((), I32), ((), I32)]
+    for batched in patterns(len(data)):
+        values = [random_values(rng, (3, *s) if b else s, d) for (s, d), b in zip(data, batched, strict=True)]
+        starts = [rng.integers(-2, 6, size=3).astype(np.int32), np.asarray(rng.integers(-1, 2), np.int32)]
+        check(op_name, attrs, operands, [*batched, True, False], 3, rng, values + starts)
 
 
 def test_operandless(context: ir.Context) -> None:

@@ -201,3 +201,46 @@ func.func @test_linalg(%a: tensor<5x2x3xf32>, %b: tensor<5x3x4xf32>) -> tensor<5
   %0 = "mlax.dot_general"(%a, %b) {lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>, lhs_batch_dimensions = array<i64: 0>, rhs_batch_dimensions = array<i64: 0>, result_dtype = f32} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
   return %0 : tensor<5x2x4xf32>
 }
+
+// CHECK-LABEL: func.func @test_windowed(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.conv_general_dilated"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {batch_group_count = 1 : i64, feature_group_count = 2 : i64, lhs_dilation = array<i64: 1>, lhs_spec = array<i64: 0, 2, 1>, out_spec = array<i64: 0, 2, 1>, padding = array<i64: 1, 0>, rhs_dilation = array<i64: 2>, rhs_spec = array<i64: 2, 1, 0>, window_strides = array<i64: 1>} : (tensor<2x5x4xf32>, tensor<3x2x6xf32>) -> tensor<2x2x6xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_window_sum"(%{{[a-z0-9_]+}}) {base_dilation = array<i64: 1, 1, 1>, padding = array<i64: 0, 0, 1, 1, 0, 0>, window_dilation = array<i64: 1, 1, 1>, window_dimensions = array<i64: 1, 2, 1>, window_strides = array<i64: 1, 2, 1>} : (tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_window_max"(%{{[a-z0-9_]+}}) {base_dilation = array<i64: 1, 2, 1>, padding = array<i64: 0, 0, 0, 0, 0, 0>, window_dilation = array<i64: 1, 1, 2>, window_dimensions = array<i64: 1, 3, 2>, window_strides = array<i64: 1, 1, 1>} : (tensor<2x5x4xf32>) -> tensor<2x7x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.reduce_window_min"(%{{[a-z0-9_]+}}) {base_dilation = array<i64: 1, 1, 1>, padding = array<i64: 0, 0, -1, 0, 0, 0>, window_dilation = array<i64: 1, 1, 1>, window_dimensions = array<i64: 2, 2, 2>, window_strides = array<i64: 1, 1, 2>} : (tensor<2x5x4xf32>) -> tensor<1x3x2xf32>
+// CHECK-NEXT:    return
+func.func @test_windowed(%x: tensor<2x5x4xf32>, %w: tensor<3x2x6xf32>) {
+  %0 = "mlax.conv_general_dilated"(%x, %w) {window_strides = array<i64: 1>, padding = array<i64: 1, 0>, lhs_dilation = array<i64: 1>, rhs_dilation = array<i64: 2>, lhs_spec = array<i64: 0, 2, 1>, rhs_spec = array<i64: 2, 1, 0>, out_spec = array<i64: 0, 2, 1>, feature_group_count = 2 : i64, batch_group_count = 1 : i64} : (tensor<2x5x4xf32>, tensor<3x2x6xf32>) -> tensor<2x2x6xf32>
+  %1 = "mlax.reduce_window_sum"(%x) {window_dimensions = array<i64: 1, 2, 1>, window_strides = array<i64: 1, 2, 1>, padding = array<i64: 0, 0, 1, 1, 0, 0>, base_dilation = array<i64: 1, 1, 1>, window_dilation = array<i64: 1, 1, 1>} : (tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+  %2 = "mlax.reduce_window_max"(%x) {window_dimensions = array<i64: 1, 3, 2>, window_strides = array<i64: 1, 1, 1>, padding = array<i64: 0, 0, 0, 0, 0, 0>, base_dilation = array<i64: 1, 2, 1>, window_dilation = array<i64: 1, 1, 2>} : (tensor<2x5x4xf32>) -> tensor<2x7x2xf32>
+  %3 = "mlax.reduce_window_min"(%x) {window_dimensions = array<i64: 2, 2, 2>, window_strides = array<i64: 1, 1, 2>, padding = array<i64: 0, 0, -1, 0, 0, 0>, base_dilation = array<i64: 1, 1, 1>, window_dilation = array<i64: 1, 1, 1>} : (tensor<2x5x4xf32>) -> tensor<1x3x2xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @test_indexing(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.gather"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {collapsed_slice_dims = array<i64: 0>, index_vector_dim = 1 : i64, mode = "clip", offset_dims = array<i64: 1>, operand_batching_dims = array<i64>, slice_sizes = array<i64: 1, 3>, start_index_map = array<i64: 0>, start_indices_batching_dims = array<i64>} : (tensor<4x3xf32>, tensor<2x1xi32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.scatter"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {index_vector_dim = 1 : i64, input_batching_dims = array<i64>, inserted_window_dims = array<i64: 0>, mode = "fill", scatter_dims_to_operand_dims = array<i64: 0>, scatter_indices_batching_dims = array<i64>, update_window_dims = array<i64: 1>} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.scatter_add"(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.scatter_mul"(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.scatter_min"(
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.scatter_max"(
+func.func @test_indexing(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %0 = "mlax.gather"(%x, %i) {offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 3>, mode = "clip"} : (tensor<4x3xf32>, tensor<2x1xi32>) -> tensor<2x3xf32>
+  %1 = "mlax.scatter"(%x, %i, %u) {update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, mode = "fill"} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %2 = "mlax.scatter_add"(%x, %i, %u) {update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, mode = "fill"} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %3 = "mlax.scatter_mul"(%x, %i, %u) {update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, mode = "clip"} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %4 = "mlax.scatter_min"(%x, %i, %u) {update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, mode = "promise_in_bounds"} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %5 = "mlax.scatter_max"(%x, %i, %u) {update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, mode = "fill"} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+
+// CHECK-LABEL: func.func @test_sorting(
+// CHECK-NEXT:    %[[P:[a-z0-9_]+]] = "mlax.sort_permutation"(%{{[a-z0-9_]+}}) {dimension = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.apply_permutation"(%{{[a-z0-9_]+}}, %[[P]]) {dimension = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}}:2 = "mlax.top_k"(%{{[a-z0-9_]+}}) {k = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+func.func @test_sorting(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x2xi32>) {
+  %0 = "mlax.sort_permutation"(%x) {dimension = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  %1 = "mlax.apply_permutation"(%x, %0) {dimension = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>
+  %2:2 = "mlax.top_k"(%x) {k = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  return %1, %2#0, %2#1 : tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x2xi32>
+}

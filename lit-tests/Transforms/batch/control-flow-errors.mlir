@@ -1,18 +1,18 @@
 // RUN: %mlax-opt %s --mlax-batch --split-input-file --verify-diagnostics
 
 // An op of a loop body that cannot be batched is reported where it is, inside the body: here
-// the scanned index becomes batched, and a dynamic_slice with a batched start needs a gather.
-func.func @step(%c: tensor<f32>, %i: tensor<i32>, %x: tensor<5xf32>) -> (tensor<f32>, tensor<2xf32>) {
-  // expected-error@+1 {{gather}}
-  %0 = "mlax.dynamic_slice"(%x, %i) {slice_sizes = array<i64: 2>} : (tensor<5xf32>, tensor<i32>) -> tensor<2xf32>
-  return %c, %0 : tensor<f32>, tensor<2xf32>
+// the scanned slice becomes batched, and an arith op (not mlax) has no batching rule.
+func.func @step(%c: tensor<f32>, %i: tensor<f32>, %x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  // expected-error@+1 {{no batching rule for arith.addf}}
+  %0 = arith.addf %x, %i : tensor<f32>
+  return %c, %0 : tensor<f32>, tensor<f32>
 }
-func.func private @scan(tensor<f32>, tensor<3xi32>, tensor<5xf32>) -> (tensor<f32>, tensor<3x2xf32>) attributes {mlax.scan = {body = @step, length = 3 : i64, reverse = false, num_carry = 1 : i64, num_consts = 1 : i64}}
-func.func @f(%c: tensor<f32>, %is: tensor<3xi32>, %x: tensor<5xf32>) -> tensor<3x2xf32> {
-  %0:2 = func.call @scan(%c, %is, %x) : (tensor<f32>, tensor<3xi32>, tensor<5xf32>) -> (tensor<f32>, tensor<3x2xf32>)
-  return %0#1 : tensor<3x2xf32>
+func.func private @scan(tensor<f32>, tensor<3xf32>, tensor<f32>) -> (tensor<f32>, tensor<3xf32>) attributes {mlax.scan = {body = @step, length = 3 : i64, reverse = false, num_carry = 1 : i64, num_consts = 1 : i64}}
+func.func @f(%c: tensor<f32>, %is: tensor<3xf32>, %x: tensor<f32>) -> tensor<3xf32> {
+  %0:2 = func.call @scan(%c, %is, %x) : (tensor<f32>, tensor<3xf32>, tensor<f32>) -> (tensor<f32>, tensor<3xf32>)
+  return %0#1 : tensor<3xf32>
 }
-func.func private @f_vmap(tensor<f32>, tensor<4x3xi32>, tensor<5xf32>) -> tensor<4x3x2xf32> attributes {mlax.vmap = {callee = @f, in_axes = array<i64: -1, 0, -1>, out_axes = array<i64: 0>, axis_size = 4 : i64}}
+func.func private @f_vmap(tensor<f32>, tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32> attributes {mlax.vmap = {callee = @f, in_axes = array<i64: -1, 0, -1>, out_axes = array<i64: 0>, axis_size = 4 : i64}}
 
 // -----
 

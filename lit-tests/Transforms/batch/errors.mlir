@@ -1,12 +1,12 @@
 // RUN: %mlax-opt %s --mlax-batch --split-input-file --verify-diagnostics
 
-// A dynamic_slice whose start index is batched needs a gather, which the dialect lacks yet.
-func.func @f(%x: tensor<5xf32>, %i: tensor<i32>) -> tensor<2xf32> {
-  // expected-error@+1 {{gather}}
-  %0 = "mlax.dynamic_slice"(%x, %i) {slice_sizes = array<i64: 2>} : (tensor<5xf32>, tensor<i32>) -> tensor<2xf32>
-  return %0 : tensor<2xf32>
+// An op outside the mlax dialect has no batching rule: reported where it is.
+func.func @f(%x: tensor<5xf32>, %y: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error@+1 {{no batching rule for arith.addf}}
+  %0 = arith.addf %x, %y : tensor<5xf32>
+  return %0 : tensor<5xf32>
 }
-func.func private @f_vmap(tensor<5xf32>, tensor<4xi32>) -> tensor<4x2xf32> attributes {mlax.vmap = {callee = @f, in_axes = array<i64: -1, 0>, out_axes = array<i64: 0>, axis_size = 4 : i64}}
+func.func private @f_vmap(tensor<5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32> attributes {mlax.vmap = {callee = @f, in_axes = array<i64: -1, 0>, out_axes = array<i64: 0>, axis_size = 4 : i64}}
 
 // -----
 

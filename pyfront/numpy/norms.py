@@ -1,0 +1,64 @@
+"""`mlax.numpy.linalg.norm`: vector and matrix norms as jnp.linalg.norm (mlax.numpy.linalg re-exports
+it; jnp has no top-level norm)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mlax.numpy import elementwise as ew
+from mlax.numpy import reductions as red
+from mlax.numpy.manipulation import squeeze
+from mlax.numpy.util import asarray, check_arraylike, normalize_axes, promote_args_inexact
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """Vector norms (ord None/2, inf, -inf, 0, 1, other p) and matrix norms ('fro', 1, -1,
+    inf, -inf), as jnp.linalg.norm; the spectral ones (2, -2, 'nuc') need an SVD."""
+    check_arraylike("norm", x)
+    (x,) = promote_args_inexact("norm", asarray(x))
+    if axis is None:
+        if ord is None:  # the 2-norm of the flattened array, whatever its rank
+            return ew.sqrt(red.sum(ew.multiply(x, x), keepdims=keepdims))
+        axis = tuple(range(x.ndim))
+    axes = normalize_axes("norm", (axis,) if isinstance(axis, int) else axis, x.ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"Invalid axis values ({axis}) for jnp.linalg.norm.")
+
+
+def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
+    magnitude = ew.absolute(x)
+    if ord is None or ord == 2:
+        return ew.sqrt(red.sum(ew.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
+    if ord == np.inf:
+        return red.max(magnitude, axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return red.min(magnitude, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return red.sum(ew.not_equal(x, 0), axis=axes, keepdims=keepdims, dtype=x.dtype)
+    if ord == 1:
+        return red.sum(magnitude, axis=axes, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    p = np.asarray(ord, x.dtype)
+    return ew.power(red.sum(ew.power(magnitude, p), axis=axes, keepdims=keepdims), ew.reciprocal(p))
+
+
+def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
+    row, col = axes
+    magnitude = ew.absolute(x)
+    if ord is None or ord == "fro":
+        return ew.sqrt(red.sum(ew.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, picked = (row, col) if ord in (1, -1) else (col, row)
+        totals = red.sum(magnitude, axis=summed, keepdims=True)
+        out = (red.max if ord > 0 else red.min)(totals, axis=picked, keepdims=True)
+        return out if keepdims else squeeze(out, axes)
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"mlax.numpy.linalg.norm: ord={ord!r} for matrices needs an SVD, "
+                                  "which mlax does not have yet")
+    raise ValueError(f"Invalid order '{ord}' for matrix norm.")

@@ -15,6 +15,7 @@ import importlib.util
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,15 +66,18 @@ def _softmax(np_: Any) -> Callable[..., Any]:
     return softmax
 
 
-def _load_rnn_example() -> Any:
-    path = Path(__file__).resolve().parents[1] / "examples" / "rnn.py"
-    spec = importlib.util.spec_from_file_location("rnn", path)
+def _load_example(name: str) -> Any:
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    if str(examples) not in sys.path:  # the examples import their shared `training` module
+        sys.path.insert(0, str(examples))
+    spec = importlib.util.spec_from_file_location(name, examples / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-_RNN = _load_rnn_example()
+_RNN, _CNN = _load_example("rnn"), _load_example("cnn")
+_CNN_PARAMS = ("k1", "b1", "k2", "b2", "w", "b")
 
 
 def _rnn_train_step(np_: Any) -> Callable[..., Any]:
@@ -91,6 +95,22 @@ def _rnn_args() -> tuple[np.ndarray, ...]:
     rng = np.random.RandomState(0)
     params = _RNN.init_params(rng, hidden=64)
     return (*_RNN.make_data(rng, batch=8, sequence=100), *(params[k] for k in ("wx", "wh", "b", "wo", "bo")))
+
+
+def _cnn_train_step(np_: Any) -> Callable[..., Any]:
+    """value_and_grad of examples/cnn.py's loss (convolutions, reduce_window pooling, dense)."""
+    lib = jax if np_ is jnp else mlax
+    value_and_grad = lib.value_and_grad(_CNN.loss_fn(lib))
+
+    def train_step(images, onehot, *params):
+        loss, grads = value_and_grad(dict(zip(_CNN_PARAMS, params, strict=True)), images, onehot)
+        return np_.concatenate([np_.reshape(loss, (1,)), *(np_.ravel(grads[k]) for k in sorted(grads))])
+    return train_step
+
+
+def _cnn_args() -> tuple[np.ndarray, ...]:
+    params = _CNN.init_params(mlax, channels=(16, 32))
+    return (*_CNN.make_data(np.random.RandomState(0), batch=64), *(params[k] for k in _CNN_PARAMS))
 
 
 def cases(rng: np.random.Generator) -> list[Case]:
@@ -111,6 +131,9 @@ def cases(rng: np.random.Generator) -> list[Case]:
         Case("tiny call: x*2+1 on 8 f32", lambda np_: lambda x: x * 2 + 1, (f32(8),), 3.0),
         Case("RNN train step: jit(value_and_grad), 100-step scan, hidden 64, batch 8", _rnn_train_step,
              _rnn_args(), 2.0, rtol=1e-4, atol=1e-5),
+        Case("CNN train step: jit(value_and_grad), 2 convs 16/32 ch, pools, batch 64 of 12x12",
+             _cnn_train_step, _cnn_args(), 0, rtol=1e-4, atol=1e-5),
+        Case("sort 1M f32", lambda np_: lambda x: np_.sort(x), (f32(1024 * 1024),), 0),
     ]
 
 

@@ -368,10 +368,37 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
-    """``f`` applied to each slice of the leading axis of ``xs``, stacked (as jax.lax.map)."""
-    if batch_size is not None:
-        raise NotImplementedError("mlax.lax.map: batch_size is not supported yet; use mlax.vmap")
-    return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
+    """``f`` applied to each slice of the leading axis of ``xs``, stacked (as jax.lax.map).
+
+    With ``batch_size``, each scan step applies ``vmap(f)`` to ``batch_size`` slices, and the
+    remainder (all of it for ``batch_size=0``) is one more ``vmap(f)``, concatenated, as JAX.
+    """
+    if batch_size is None:
+        return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
+    from mlax.batching import vmap
+
+    leaves = tree_util.tree_leaves(xs)
+    if not leaves:
+        return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
+    size = abstractify(leaves[0]).shape[0]
+    steps, remainder = (0, size) if batch_size == 0 else divmod(size, batch_size)
+    whole = steps * batch_size
+
+    def rows(start: int, stop: int) -> Any:
+        return tree_util.tree_map(lambda x: x[start:stop], xs)
+
+    parts = []
+    if steps:
+        batched = tree_util.tree_map(lambda x: x[:whole].reshape(steps, batch_size, *x.shape[1:]), xs)
+        stacked = scan(lambda carry, x: (carry, vmap(f)(x)), (), batched)[1]
+        parts.append(tree_util.tree_map(lambda y: y.reshape(-1, *y.shape[2:]), stacked))
+    if remainder or not steps:
+        parts.append(vmap(f)(rows(whole, size)))
+    if len(parts) == 1:
+        return parts[0]
+    import mlax.lax as lax
+
+    return tree_util.tree_map(lambda x, y: lax.concatenate([x, y], 0), *parts)
 
 
 __all__ = ["cond", "fori_loop", "map", "scan", "switch", "while_loop"]

@@ -212,6 +212,9 @@ def test_map_values(rng: np.random.Generator, backend) -> None:
     xs = {"a": f32(rng, 4, 3), "b": f32(rng, 4)}
     check(lambda L: lambda xs: L.lax.map(lambda r: (L.numpy.sum(r["a"]) * r["b"], r["a"] * 2), xs), (xs,))
     check(lambda L: lambda xs: L.lax.map(lambda r: r["b"] + 1, xs), ({"a": xs["a"][:0], "b": xs["b"][:0]},))
+    for batch_size in (0, 1, 3, 4, 9):  # a scan of vmaps, the remainder vmapped and concatenated
+        check(lambda L, n=batch_size: lambda xs: L.lax.map(
+            lambda r: (L.numpy.sum(r["a"]) * r["b"], r["a"] * 2), xs, batch_size=n), (xs,))
 
 
 def test_weak_typed_initial_carry_takes_the_body_dtype(rng: np.random.Generator) -> None:

@@ -409,6 +409,24 @@ def test_grad_of_scan_of_cond_and_grad_of_grad(rng: np.random.Generator) -> None
     assert_same(g2(mlax)(w, xs), g2(jax)(w, xs), rtol=1e-4, atol=1e-5)
 
 
+def test_hessian_through_reverse_scan_cond_and_fori(rng: np.random.Generator) -> None:
+    """jacfwd of jacrev: forward mode over the transposed (reverse) scan and cond."""
+    x, w = f32(rng, 4, 3), f32(rng, 3)
+
+    def make(L):
+        np_ = L.numpy
+
+        def loss(w, x):
+            def step(c, xi):
+                c2 = L.lax.cond(xi.sum() > 0, lambda a: np_.sin(a * w), lambda a: np_.cos(a) + w, c + xi)
+                return c2, L.lax.fori_loop(0, 3, lambda i, v: v * w.sum() + i, c2.sum())
+            c, ys = L.lax.scan(step, np_.ones(3, np.float32), x, reverse=True)
+            return np_.sum(ys) + np_.sum(c * c)
+        return L.jit(L.hessian(loss))
+
+    assert_same(make(mlax)(w, x), make(jax)(w, x), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("backend", ["cpu", "interpreter"], indirect=True)
 def test_grad_of_switch_in_scan(backend) -> None:
     x, w, steps = np.float32([0.5, -1.0]), np.float32([1.5, 0.3]), np.int32([0, 1, 2, 1, 1, 0])

@@ -72,9 +72,10 @@ yet: `allow_int`, `holomorphic`;
 derivatives of called functions are inlined rather than memoized as separate functions.
 
 **Control flow** (`mlax.lax.cond`/`switch`/`while_loop`/`fori_loop`/`scan`,
-`passes/autodiff/control_flow.py`, docs/control_flow.md): forward mode emits the construct
-twice, the primal one and a tangent one whose bodies are the `mlax.jvp`s of the original
-bodies (for scan the primal scan also stacks each step's incoming carry). Reverse mode
+`passes/autodiff/control_flow.py`, docs/control_flow.md): forward mode emits one joint
+construct over the bodies' `mlax.jvp`s, carrying (value, tangent) pairs. Reverse mode's
+linearization emits the construct twice instead, the primal one and a tangent one keeping only
+the tangent outputs (for scan the primal scan also stacks each step's incoming carry), and
 transposes the tangent construct: a cond into a cond over the branches' vjps, a scan into a
 scan in the opposite direction over its body's vjp (consts' cotangents summed in the carry).
 Reverse mode through a `while_loop` (or a `fori_loop` with traced bounds) is JAX's error.

@@ -1,7 +1,9 @@
 """Differentiating through control flow: the JVP of a call of a cond / while / scan
 declaration, and the transposes reverse mode needs.
 
-Each JVP emits the construct twice, as JAX's partial evaluation splits it:
+Forward mode (`mlax.jvp`) emits one joint construct over the bodies' `mlax.jvp`s, carrying
+(value, tangent) pairs, as JAX's jvp rules do. For reverse mode's linearization (``split``) each
+JVP emits the construct twice instead, as JAX's partial evaluation splits it:
 - a *primal* call computing the outputs (for scan it also stacks the carry entering each
   step, the residuals the tangent loop needs), and
 - a *tangent* call whose bodies run the `mlax.jvp` of the original bodies and keep only the
@@ -78,15 +80,17 @@ def _span(start: int, count: int) -> list[int]:
 
 def emit_control_flow_jvp(declaration: ir.Operation, transform: Transform, operands: list[ir.Value],
                           tangents: list[MaybeValue], point: ir.InsertionPoint, lookup: Any,
-                          location: ir.Location) -> tuple[list[ir.Value], list[MaybeValue]]:
+                          location: ir.Location, split: bool) -> tuple[list[ir.Value], list[MaybeValue]]:
     """The primal results of a call (at ``location``) of a control-flow declaration and their
-    tangents."""
+    tangents: split into a primal and a tangent construct for reverse mode, else one joint
+    construct computing both."""
     b = _Builder(declaration.parent, point, location, lookup)
     name = ir.StringAttr(declaration.attributes["sym_name"]).value
     if all(t is None for t in tangents):
         outs = b.call(name, operands)
         return outs, [None] * len(outs)
-    return _JVP_RULES[transform.kind](b, name, transform.fields, operands, tangents)
+    rules = _SPLIT_JVP_RULES if split else _JOINT_JVP_RULES
+    return rules[transform.kind](b, name, transform.fields, operands, tangents)
 
 
 def _jvp_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
@@ -103,10 +107,12 @@ def _jvp_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
     return outs, _tangents(b.call(tangent_cond, [operands[0], *args, *b.dense(tangents[1:], args)]))
 
 
-def _jvp_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
-               tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
-    outs = b.call(name, operands)
-    nc, nk = len(outs), len(operands) - len(outs)
+def _pair_loop(b: _Builder, fields: dict, operands: list[ir.Value],
+               tangents: list[MaybeValue]) -> list[ir.Value]:
+    """The while loop over (carry, carry tangent), with (consts, const tangents): its cond ignores
+    the tangents, its body is the body's jvp. Returns (carry..., carry tangents...)."""
+    nc = len(_function_type(b.lookup(fields["body"])).results)
+    nk = len(operands) - nc
     carry, consts = operands[:nc], operands[nc:]
     dense = b.dense(tangents, operands)
     arg_types = _types(carry) * 2 + _types(consts) * 2  # (c, dc, k, dk)
@@ -115,8 +121,13 @@ def _jvp_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
     body = b.adapter(f"{fields['body']}_tangent", jvp, arg_types, c + k + dc + dk, range(2 * nc))
     cond = b.adapter(f"{fields['cond']}_tangent", fields["cond"], arg_types, c + k, [0])
     loop = b.declare("while", f"{fields['body']}_tangent", cond=cond, body=body)
-    results = b.call(loop, [*carry, *dense[:nc], *consts, *dense[nc:]])
-    return outs, _tangents(results[nc:])
+    return b.call(loop, [*carry, *dense[:nc], *consts, *dense[nc:]])
+
+
+def _jvp_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+               tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    outs = b.call(name, operands)
+    return outs, _tangents(_pair_loop(b, fields, operands, tangents)[len(outs):])
 
 
 def _jvp_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
@@ -148,7 +159,51 @@ def _jvp_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
                                             *dense[nc + nx:]]))
 
 
-_JVP_RULES = {"cond": _jvp_cond, "while": _jvp_while, "scan": _jvp_scan}
+def _joint_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+                tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """A cond over the branches' jvps: (args, tangents) -> (outs, tangent outs)."""
+    args = operands[1:]
+    branches = tuple(b.declare("jvp", branch, callee=branch) for branch in fields["branches"])
+    joint = b.declare("cond", f"{fields['branches'][0]}_jvp", branches=branches)
+    results = b.call(joint, [operands[0], *args, *b.dense(tangents[1:], args)])
+    half = len(results) // 2
+    return results[:half], _tangents(results[half:])
+
+
+def _joint_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+                 tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """The (carry, carry tangent) loop alone gives both."""
+    results = _pair_loop(b, fields, operands, tangents)
+    half = len(results) // 2
+    return results[:half], _tangents(results[half:])
+
+
+def _joint_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+                tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """A scan carrying (carry, carry tangent) over (xs, xs tangents) with (consts, tangents)."""
+    nc, nk, body = fields["num_carry"], fields["num_consts"], fields["body"]
+    body_type = _function_type(b.lookup(body))
+    ins = list(body_type.inputs)
+    nx, ny = len(operands) - nc - nk, len(body_type.results) - nc
+    c_t, x_t, k_t = ins[:nc], ins[nc:nc + nx], ins[nc + nx:]
+    c, dc, x, dx = _span(0, nc), _span(nc, nc), _span(2 * nc, nx), _span(2 * nc + nx, nx)
+    k, dk = _span(2 * nc + 2 * nx, nk), _span(2 * nc + 2 * nx + nk, nk)
+    jvp = b.declare("jvp", body, callee=body)  # (c, x, k, dc, dx, dk) -> (c', y, dc', dy)
+    n_out = nc + ny
+    arg_types = [*c_t, *c_t, *x_t, *x_t, *k_t, *k_t]
+    joint_body = b.adapter(f"{body}_jvp_step", jvp, arg_types, c + x + k + dc + dx + dk,
+                           [*range(nc), *_span(n_out, nc), *_span(nc, ny), *_span(n_out + nc, ny)])
+    joint = b.declare("scan", f"{body}_jvp", body=joint_body, num_carry=2 * nc, num_consts=2 * nk,
+                      length=fields["length"], reverse=fields["reverse"])
+    dense = b.dense(tangents, operands)
+    results = b.call(joint, [*operands[:nc], *dense[:nc], *operands[nc:nc + nx], *dense[nc:nc + nx],
+                             *operands[nc + nx:], *dense[nc + nx:]])
+    outs = [*results[:nc], *results[2 * nc:2 * nc + ny]]
+    return outs, _tangents([*results[nc:2 * nc], *results[2 * nc + ny:]])
+
+
+_SPLIT_JVP_RULES = {"cond": _jvp_cond, "while": _jvp_while, "scan": _jvp_scan}
+_JOINT_JVP_RULES = {"cond": _joint_cond, "while": _joint_while, "scan": _joint_scan}
 
 
 # ---- transposes --------------------------------------------------------------------------------

@@ -36,9 +36,12 @@ def _function_name(function: ir.Operation) -> str:
 
 
 def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequence[MaybeValue],
-             point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
+             point: ir.InsertionPoint, lookup: FunctionLookup,
+             split: bool = False) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Emit ``function``'s body at ``point`` on ``primals`` with its tangent computation;
-    returns the primal results and their tangents (None = zero)."""
+    returns the primal results and their tangents (None = zero). ``split`` (reverse mode's
+    linearization) keeps primal and tangent computations in separate ops where an op would
+    otherwise compute both (control flow), so the tangent part can be transposed."""
     if not function.regions[0].blocks:
         raise PassFailure(f"mlax-autodiff: @{_function_name(function)} has no body to differentiate",
                           function.location)
@@ -54,7 +57,8 @@ def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequ
         operand_tangents = [tangent_of.get(v) for v in op.operands]
         if op.name == "func.call":
             callee = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-            outs, out_tangents = _emit_call(callee, operands, operand_tangents, point, lookup, op.location)
+            outs, out_tangents = _emit_call(callee, operands, operand_tangents, point, lookup, op.location,
+                                            split)
         else:
             outs, out_tangents = _emit_op(op, operands, operand_tangents, point)
         for result, value, tangent in zip(op.results, outs, out_tangents, strict=True):
@@ -71,18 +75,18 @@ CUSTOM_LINEAR: dict[str, tuple[str, int]] = {}
 
 
 def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
-               point: ir.InsertionPoint, lookup: FunctionLookup,
-               location: ir.Location) -> tuple[list[ir.Value], list[MaybeValue]]:
+               point: ir.InsertionPoint, lookup: FunctionLookup, location: ir.Location,
+               split: bool) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Differentiate through a call: walk the called body, or, for a function with a custom
     derivative (an `mlax.custom_jvp_call` / `custom_vjp_call` declaration), its rules."""
     transform = read_transform(callee)
     if transform is None:
-        return emit_jvp(callee, operands, tangents, point, lookup)
+        return emit_jvp(callee, operands, tangents, point, lookup, split)
     if transform.kind in CONTROL_FLOW_KINDS:
-        return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup, location)
+        return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup, location, split)
     function = lookup(transform.fields["callee"])
     if all(t is None for t in tangents) or transform.kind == "checkpoint":
-        return emit_jvp(function, operands, tangents, point, lookup)
+        return emit_jvp(function, operands, tangents, point, lookup, split)
     emitter = Emitter(point, callee.location)
     dense = [emitter.materialize(t, v) for t, v in zip(tangents, operands, strict=True)]
     if transform.kind == "custom_vjp_call":

@@ -53,7 +53,7 @@ def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operat
     tangents: list[MaybeValue] = [None] * len(inputs)
     for a, t in zip(argnums, tangent_args, strict=True):
         tangents[a] = t
-    outs, out_tangents = emit_jvp(function, primals, tangents, ir.InsertionPoint(block), lookup)
+    outs, out_tangents = emit_jvp(function, primals, tangents, ir.InsertionPoint(block), lookup, split=True)
     return _Linearized(scratch.operation, primals, tangent_args, outs, out_tangents)
 
 

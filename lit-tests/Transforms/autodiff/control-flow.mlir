@@ -1,15 +1,11 @@
 // RUN: %mlax-opt --mlax-autodiff %s --split-input-file --verify-diagnostics | FileCheck %s
 
-// Forward mode through a cond: the primal cond, then a cond over the tangent parts of the
-// branches' JVPs (each calls the branch's jvp and keeps only the tangent outputs).
+// Forward mode through a cond: one cond over the branches' JVPs, on (operands, tangents),
+// giving (outputs, output tangents) (the selector's tangent is ignored).
 // CHECK-LABEL: func.func private @f_jvp(%arg0: tensor<i1>, %arg1: tensor<3xf32>, %arg2: tensor<i1>, %arg3: tensor<3xf32>)
-// CHECK:         %[[Y:.*]] = call @branches_cond(%arg0, %arg1)
-// CHECK:         %[[T:.*]] = call @sine_tangent_cond(%arg0, %arg1, %arg3)
-// CHECK:         return %[[Y]], %[[T]]
-// CHECK-LABEL: func.func private @sine_tangent(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> tensor<3xf32>
-// CHECK:         %[[J:.*]]:2 = call @sine_jvp(%arg0, %arg1)
-// CHECK:         return %[[J]]#1
-// CHECK:       func.func private @sine_tangent_cond(tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@sine_tangent, @double_tangent]}}
+// CHECK:         %[[R:.*]]:2 = call @sine_jvp_cond(%arg0, %arg1, %arg3)
+// CHECK:         return %[[R]]#0, %[[R]]#1
+// CHECK:       func.func private @sine_jvp_cond(tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.cond = {branches = [@sine_jvp, @double_jvp]}}
 func.func private @sine(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "mlax.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
@@ -58,12 +54,11 @@ func.func private @f_vjp(tensor<f32>, tensor<4xf32>, tensor<f32>) -> (tensor<f32
 
 // -----
 
-// Forward mode through a while loop carries (value, tangent) pairs: the tangent loop's cond
-// ignores the tangents, its body is the body's JVP.
+// Forward mode through a while loop carries (value, tangent) pairs: the loop's cond ignores
+// the tangents, its body is the body's JVP; the one loop gives outputs and tangents.
 // CHECK-LABEL: func.func private @f_jvp(%arg0: tensor<f32>, %arg1: tensor<f32>)
-// CHECK:         call @body_while(%arg0)
 // CHECK:         %[[T:.*]]:2 = call @body_tangent_while(%arg0, %arg1)
-// CHECK:         return %{{.*}}, %[[T]]#1
+// CHECK:         return %[[T]]#0, %[[T]]#1
 // CHECK-LABEL: func.func private @small_tangent(%arg0: tensor<f32>, %arg1: tensor<f32>) -> tensor<i1>
 // CHECK:         call @small(%arg0)
 // CHECK:       attributes {mlax.while = {body = @body_tangent, cond = @small_tangent}}
@@ -132,17 +127,16 @@ func.func private @f_vjp(tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3x
 
 // -----
 
-// Forward mode through a scan: the primal scan stacks its incoming carries; the tangent scan
-// carries the carry tangent over (stacked carries, xs, xs tangents) with (consts, const
-// tangents) as consts, and its body keeps the tangent outputs of the body's jvp.
+// Forward mode through a scan: one scan carrying (carry, carry tangent) over (xs, xs tangents)
+// with (consts, const tangents) as consts; its step calls the body's JVP with the operands
+// reordered, and the direction is kept.
 // CHECK-LABEL: func.func private @f_jvp(%arg0: tensor<f32>, %arg1: tensor<4xf32>, %arg2: tensor<f32>, %arg3: tensor<4xf32>)
-// CHECK:         %[[P:.*]]:2 = call @step_residuals_scan(%{{.*}}, %arg1, %arg0)
-// CHECK:         %[[T:.*]] = call @step_tangent_scan(%{{.*}}, %[[P]]#1, %arg1, %arg3, %arg0, %arg2)
-// CHECK:         return %[[P]]#0, %[[T]]
-// CHECK-LABEL: func.func private @step_tangent(%arg0: tensor<f32>, %arg1: tensor<f32>, %arg2: tensor<f32>, %arg3: tensor<f32>, %arg4: tensor<f32>, %arg5: tensor<f32>) -> tensor<f32>
-// CHECK:         %[[J:.*]]:2 = call @step_jvp(%arg1, %arg2, %arg4, %arg0, %arg3, %arg5)
-// CHECK:         return %[[J]]#1
-// CHECK:       attributes {mlax.scan = {body = @step_tangent, length = 4 : i64, num_carry = 1 : i64, num_consts = 2 : i64, reverse = true}}
+// CHECK:         %[[R:.*]]:2 = call @step_jvp_scan(%{{.*}}, %{{.*}}, %arg1, %arg3, %arg0, %arg2)
+// CHECK:         return %[[R]]#0, %[[R]]#1
+// CHECK-LABEL: func.func private @step_jvp_step(%arg0: tensor<f32>, %arg1: tensor<f32>, %arg2: tensor<f32>, %arg3: tensor<f32>, %arg4: tensor<f32>, %arg5: tensor<f32>) -> (tensor<f32>, tensor<f32>)
+// CHECK:         %[[J:.*]]:2 = call @step_jvp(%arg0, %arg2, %arg4, %arg1, %arg3, %arg5)
+// CHECK:         return %[[J]]#0, %[[J]]#1
+// CHECK:       attributes {mlax.scan = {body = @step_jvp_step, length = 4 : i64, num_carry = 2 : i64, num_consts = 2 : i64, reverse = true}}
 func.func private @step(%c: tensor<f32>, %x: tensor<f32>, %w: tensor<f32>) -> tensor<f32> {
   %0 = "mlax.mul"(%c, %w) : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %1 = "mlax.add"(%0, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>

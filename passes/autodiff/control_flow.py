@@ -130,12 +130,17 @@ def _jvp_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
     return outs, _tangents(_pair_loop(b, fields, operands, tangents)[len(outs):])
 
 
-def _jvp_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
-              tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+def _scan_counts(b: _Builder, fields: dict,
+                 operands: list[ir.Value]) -> tuple[str, list[ir.Type], int, int, int, int]:
+    """A scan's body, the body's argument types, and its numbers of carries, xs, consts and ys."""
     nc, nk, body = fields["num_carry"], fields["num_consts"], fields["body"]
     body_type = _function_type(b.lookup(body))
-    ins = list(body_type.inputs)
-    nx, ny = len(operands) - nc - nk, len(body_type.results) - nc
+    return body, list(body_type.inputs), nc, len(operands) - nc - nk, nk, len(body_type.results) - nc
+
+
+def _jvp_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+              tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     loop = {k: fields[k] for k in ("length", "reverse")}
     # The primal scan again, stacking the carry entering each step (the residuals).
     n_body_out = nc + ny
@@ -181,10 +186,7 @@ def _joint_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
 def _joint_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
                 tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     """A scan carrying (carry, carry tangent) over (xs, xs tangents) with (consts, tangents)."""
-    nc, nk, body = fields["num_carry"], fields["num_consts"], fields["body"]
-    body_type = _function_type(b.lookup(body))
-    ins = list(body_type.inputs)
-    nx, ny = len(operands) - nc - nk, len(body_type.results) - nc
+    body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     c_t, x_t, k_t = ins[:nc], ins[nc:nc + nx], ins[nc + nx:]
     c, dc, x, dx = _span(0, nc), _span(nc, nc), _span(2 * nc, nx), _span(2 * nc + nx, nx)
     k, dk = _span(2 * nc + 2 * nx, nk), _span(2 * nc + 2 * nx + nk, nk)
@@ -258,12 +260,10 @@ def _transpose_cond(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
 
 def _transpose_scan(b: _Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
                     known: list[MaybeValue]) -> list[MaybeValue]:
-    nc, nk, body = fields["num_carry"], fields["num_consts"], fields["body"]
     operands, results = list(op.operands), list(op.results)
+    body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     n = len(operands)
-    nx, ny = n - nc - nk, len(results) - nc
     body_type = _function_type(b.lookup(body))
-    ins = list(body_type.inputs)
     xs_known = [j for j in range(nx) if known[nc + j] is not None]
     xs_linear = [j for j in range(nx) if known[nc + j] is None]
     ks_known = [j for j in range(nk) if known[nc + nx + j] is not None]

@@ -12,16 +12,6 @@ import mlax
 import mlax.numpy as mnp
 from tests.oracle import assert_same, random_array
 
-BACKENDS = ["cpu", "interpreter"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest):
-    previous = mlax.config.backend
-    mlax.config.update("backend", request.param)
-    yield request.param
-    mlax.config.update("backend", previous)
-
 
 def test_third_derivative_matches_jax(backend) -> None:
     f, jf = (lambda x: mnp.sin(x) * x ** 2), (lambda x: jnp.sin(x) * x ** 2)

@@ -22,18 +22,8 @@ import mlax
 import mlax.numpy as mnp
 from tests.oracle import assert_same, random_array, random_shape
 
-BACKENDS = ["cpu", "interpreter"]
-
 Make = Callable[[Any], Callable[..., Any]]  # L (mlax or jax) -> the function written with L
 
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest):
-    """The default backend, so eager constructs (each a jitted program of its own) use it too."""
-    previous = mlax.config.backend
-    mlax.config.update("backend", request.param)
-    yield request.param
-    mlax.config.update("backend", previous)
 
 
 def check(make: Make, *cases: tuple[Any, ...], rtol: float = 2e-5, atol: float = 1e-6) -> None:

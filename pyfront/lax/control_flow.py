@@ -26,7 +26,7 @@ from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.passes.symbols import unique_name
-from mlax.source_info import current_location
+from mlax.source_info import current_location, where
 from mlax.tracing import SubFunction, function_name, trace_subfunction
 
 
@@ -119,7 +119,7 @@ def _flatten(tree: Any, name: str | list[str]) -> tuple[list[Any], Any, list[Ava
 def _scalar_selector(trace: Trace, value: Any, what: str) -> Aval:
     aval = abstractify(value)
     if aval.shape != ():
-        raise TypeError(f"{what} must be a scalar, got shape {aval.shape}")
+        raise TypeError(f"{what} must be a scalar, got shape {aval.shape}{where()}")
     return aval
 
 
@@ -137,7 +137,7 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
             raise TypeError(
                 f"{names[0]} and {name} output must have identical types, got\n"
                 f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
-                f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}")
+                f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}{where()}")
     out_avals = list(first.out_avals)  # JAX types the result as the first branch's (weak types included)
     outs = _emit(trace, "cond", first.name, [selector, *leaves, *consts], out_avals,
                  f"result of cond over {', '.join(function_name(b) for b in branches)}",
@@ -164,12 +164,12 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
 
     branches = list(branches)
     if not branches:
-        raise ValueError("Empty branch sequence")
+        raise ValueError(f"Empty branch sequence{where()}")
 
     def run(trace: Trace, index: Any, operands: tuple) -> Any:
         aval = _scalar_selector(trace, index, "Branch index")
         if not np.issubdtype(aval.dtype, np.integer):
-            raise TypeError(f"Branch index must have an integer type, got {aval.dtype.name}")
+            raise TypeError(f"Branch index must have an integer type, got {aval.dtype.name}{where()}")
         if len(branches) == 1:
             return branches[0](*operands)
         index = lax.convert_element_type(index, np.int32)  # wraps a wider index first, as JAX
@@ -190,11 +190,11 @@ def _check_carry(what: str, paths: Sequence[str], in_tree: Any, in_avals: Sequen
                  out_tree: Any, out_avals: Sequence[Aval]) -> None:
     if out_tree != in_tree:
         raise TypeError(f"{what} output and input must have identical types: the carry has structure "
-                        f"{in_tree} on input but {out_tree} on output")
+                        f"{in_tree} on input but {out_tree} on output{where()}")
     for path, a, b in zip(paths, in_avals, out_avals, strict=True):
         if a.shape != b.shape or a.dtype != b.dtype:
             raise TypeError(f"{what} output and input must have identical types: the carry {path} enters "
-                            f"as {a} but leaves as {b}")
+                            f"as {a} but leaves as {b}{where()}")
 
 
 def _carry_avals(in_avals: Sequence[Aval], out_avals: Sequence[Aval]) -> list[Aval]:
@@ -243,7 +243,7 @@ def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], 
         if len(cond_sub.out_avals) != 1 or cond_sub.out_avals[0].shape != () \
                 or cond_sub.out_avals[0].dtype != np.bool_:
             raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
-                            f"{_avals_text(cond_sub.out_avals)}")
+                            f"{_avals_text(cond_sub.out_avals)}{where()}")
         _check_carry("body_fun", paths, tree, avals, body_sub.out_tree, body_sub.out_avals)
         outs = _emit(trace, "while", body_sub.name, [*leaves, *consts],
                      _carry_avals(avals, body_sub.out_avals),
@@ -271,14 +271,15 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
         sizes = {a.shape[0] if a.shape else None for a in x_avals}
         if None in sizes:
             path = next(p for p, a in zip(x_paths, x_avals, strict=False) if not a.shape)
-            raise ValueError(f"scan got value with no leading axis to scan over: {path} has shape ()")
+            raise ValueError(f"scan got value with no leading axis to scan over: {path} has shape ()"
+                             f"{where()}")
         if len(sizes) > 1 or (length is not None and sizes and sizes != {length}):
             found = ", ".join(f"{p} axis 0 of size {a.shape[0]}"
                               for p, a in zip(x_paths, x_avals, strict=True))
             given = f" and length={length}" if length is not None else ""
-            raise ValueError(f"scan got values with different leading axis sizes: {found}{given}")
+            raise ValueError(f"scan got values with different leading axis sizes: {found}{given}{where()}")
         if not sizes and length is None:
-            raise ValueError("scan got no values to scan over and `length` not provided.")
+            raise ValueError(f"scan got no values to scan over and `length` not provided.{where()}")
         steps = int(length) if length is not None else sizes.pop()
         slice_avals = [Aval(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
         in_tree = tree_util.tree_structure((init, xs))
@@ -310,7 +311,7 @@ def _pair_returning(f: Callable[..., Any]) -> Callable[..., Any]:
         out = f(carry, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"scan body function {function_name(f)} must return a pair (carry, y), got "
-                            f"{type(out).__name__}")
+                            f"{type(out).__name__}{where()}")
         return tuple(out)
 
     return body

@@ -191,10 +191,11 @@ def _conv_im2col(lhs: ir.Value, rhs: ir.Value, shape: Sequence[int], specs: Sequ
     """im2col: per group g (G = feature or batch groups, 1 without), a named
     linalg.batch_matmul of the patches [G, N*S, K] (rows: batch and output position; columns:
     the input feature and window positions in the rhs's order) by the rhs as [G, K, O/G],
-    which mlax-linalg-to-blas hands to gemm. The patches, the rhs and the result (in its own
-    layout) are copying generics whose maps flatten or unflatten indices (floordiv / mod /
-    linear combinations), which no reshape propagation or elementwise fusion can fold into
-    the product."""
+    which mlax-linalg-to-blas hands to gemm. The patches are a copy over the unflattened
+    window space writing flattened rows and columns; the rhs and the result (in its own
+    layout) are copying generics whose maps unflatten (floordiv / mod) or flatten indices on
+    the small operands. None of them is a permutation copy, so no reshape propagation or
+    elementwise fusion folds them into the product."""
     lhs_spec, rhs_spec, out_spec = specs
     work = element_type(lhs)
     rhs_sizes = ir.RankedTensorType(rhs.type).shape
@@ -203,16 +204,25 @@ def _conv_im2col(lhs: ir.Value, rhs: ir.Value, shape: Sequence[int], specs: Sequ
     k_sizes = [rhs_sizes[d] for d in k_dims]
     out_sizes = [shape[out_spec[0]], *(shape[d] for d in out_spec[2:])]
     m, kk, o = math.prod(out_sizes), math.prod(k_sizes), rhs_sizes[rhs_spec[0]] // groups
-    g, row, col = (ir.AffineDimExpr.get(d) for d in range(3))
-    n, *spatial = _digits(row, out_sizes)
-    contracted = dict(zip(k_dims, _digits(col, k_sizes), strict=True))
+    # The patches loop over (g, n, output position..., contracted dims...): every read index is
+    # a plain sum, the write flattens (row, column). An empty tensor of that space gives linalg
+    # the loop bounds; the non-permutation write map also keeps elementwise fusion from
+    # folding the copy into the product (which would lose the gemm).
+    unfolded = [groups, *out_sizes, *k_sizes]
+    loops = len(unfolded)
+    g, n, *rest = (ir.AffineDimExpr.get(d) for d in range(loops))
+    spatial, window = rest[:len(out_sizes) - 1], rest[len(out_sizes) - 1:]
+    contracted = dict(zip(k_dims, window, strict=True))
     reads = _window_exprs(spatial, [contracted[d] for d in rhs_spec[2:]], strides, rhs_dilation)
     i = contracted[rhs_spec[1]]
     batch = g * out_sizes[0] + n if bg > 1 else n
     feature = g * rhs_sizes[rhs_spec[1]] + i if fg > 1 else i
     lhs_map = _placed(lhs_spec, [[batch], [feature], *[[r] for r in reads]])
-    patches = generic([lhs], ir.RankedTensorType.get([groups, m, kk], work), lambda x: x,
-                      maps=[ir.AffineMap.get(3, 0, lhs_map)])
+    every = [ir.AffineDimExpr.get(d) for d in range(loops)]
+    patches = _reduction([lhs, tensor.empty(unfolded, work)],
+                         [lhs_map, every, [g, _flat([n, *spatial], out_sizes), _flat(window, k_sizes)]],
+                         tensor.empty([groups, m, kk], work), loops, loops, lambda x, _space, _out: x)
+    row, col = (ir.AffineDimExpr.get(d) for d in (1, 2))
     rows = dict(zip(k_dims, _digits(row, k_sizes), strict=True))  # weights loops: (g, K, O/G)
     rhs_map = _placed(rhs_spec, [[g * o + col], *[[rows[d]] for d in rhs_spec[1:]]])
     weights = generic([rhs], ir.RankedTensorType.get([groups, kk, o], work), lambda x: x,

@@ -4,22 +4,26 @@
 
 // conv_general_dilated on floats is im2col: per group (one here), a named
 // linalg.batch_matmul of the patches [G, N*S, K] by the rhs as [G, K, O/G] (which
-// mlax-linalg-to-blas hands to gemm). The patches, the rhs and the result are copying
-// generics whose maps unflatten the row/column index (floordiv / mod; the window read is
-// `out * stride + offset * rhs_dilation`) or flatten it back, so no reshape propagation or
-// elementwise fusion can fold the gather into the product. NHWC x HWIO here; the dimension
-// numbers are all in the maps, no transposes.
-// CHECK-DAG:   #[[$PATCH:.*]] = affine_map<(d0, d1, d2) -> ((d1 floordiv 12) mod 2, ((d1 floordiv 4) mod 3) * 2 + (d2 floordiv 6) mod 3, d1 mod 4 + ((d2 floordiv 3) mod 2) * 2, d2 mod 3)>
+// mlax-linalg-to-blas hands to gemm). The patches are copied over the unflattened (group,
+// batch, output position..., window...) space, which an empty tensor bounds: the read is a
+// plain `out * stride + offset * rhs_dilation`, the write flattens (row, column). The rhs and
+// the result are copying generics whose maps unflatten (floordiv / mod) or flatten indices.
+// None is a permutation copy, so no reshape propagation or elementwise fusion folds the
+// gather into the product. NHWC x HWIO here; the dimension numbers are all in the maps.
+// CHECK-DAG:   #[[$PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2 * 2 + d4, d3 + d5 * 2, d6)>
+// CHECK-DAG:   #[[$SPACE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+// CHECK-DAG:   #[[$FLAT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 * 3 + d2) * 4 + d3, (d4 * 2 + d5) * 3 + d6)>
 // CHECK-DAG:   #[[$WEIGHTS:.*]] = affine_map<(d0, d1, d2) -> ((d1 floordiv 6) mod 3, (d1 floordiv 3) mod 2, d1 mod 3, d0 * 4 + d2)>
 // CHECK-DAG:   #[[$ROWS:.*]] = affine_map<(d0, d1, d2, d3) -> (0, (d0 * 3 + d1) * 4 + d2, d3)>
-// CHECK-DAG:   #[[$GPATCH:.*]] = affine_map<(d0, d1, d2) -> (0, d0 * 2 + (d2 floordiv 3) mod 2, d1 mod 9 + d2 mod 3)>
+// CHECK-DAG:   #[[$GPATCH:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0 * 2 + d3, d2 + d4)>
 // CHECK-DAG:   #[[$GWEIGHTS:.*]] = affine_map<(d0, d1, d2) -> (d0 * 3 + d2, (d1 floordiv 3) mod 2, d1 mod 3)>
 // CHECK-DAG:   #[[$GROWS:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 3, d0 * 9 + d2, d1 mod 3)>
 // CHECK-DAG:   #[[$IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 2 + d2, d1 + d3 * 2)>
 // CHECK-DAG:   #[[$WIN:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG:   #[[$RES:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 // CHECK-LABEL: func.func @test_conv_nhwc
-// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x7x6x3xf32>) outs(%{{.*}} : tensor<1x24x18xf32>)
+// CHECK:         %[[SPACE:.*]] = tensor.empty() : tensor<1x2x3x4x3x2x3xf32>
+// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$PATCH]], #[[$SPACE]], #[[$FLAT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %[[SPACE]] : tensor<2x7x6x3xf32>, tensor<1x2x3x4x3x2x3xf32>) outs(%{{.*}} : tensor<1x24x18xf32>)
 // CHECK:         %[[W:.*]] = linalg.generic {indexing_maps = [#[[$WEIGHTS]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<3x2x3x4xf32>) outs(%{{.*}} : tensor<1x18x4xf32>)
 // CHECK:         %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x24x4xf32>)
 // CHECK:         %[[MM:.*]] = linalg.batch_matmul ins(%[[P]], %[[W]] : tensor<1x24x18xf32>, tensor<1x18x4xf32>) outs(%[[ZERO]] : tensor<1x24x4xf32>)
@@ -42,7 +46,7 @@ func.func @test_conv_nhwc(%x: tensor<2x7x6x3xf32>, %w: tensor<3x2x3x4xf32>) -> t
 // CHECK:         %[[PAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x11xf32>)
 // CHECK:           tensor.extract
 // CHECK:           arith.select
-// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$GPATCH]], #{{.*}}], {{.*}} ins(%[[PAD]] : tensor<1x4x11xf32>) outs(%{{.*}} : tensor<2x9x6xf32>)
+// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$GPATCH]], #{{.*}}, #{{.*}}], {{.*}} ins(%[[PAD]], %{{.*}} : tensor<1x4x11xf32>, tensor<2x1x9x2x3xf32>) outs(%{{.*}} : tensor<2x9x6xf32>)
 // CHECK:         %[[W:.*]] = linalg.generic {indexing_maps = [#[[$GWEIGHTS]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<2x6x3xf32>)
 // CHECK:         %[[MM:.*]] = linalg.batch_matmul ins(%[[P]], %[[W]] : tensor<2x9x6xf32>, tensor<2x6x3xf32>)
 // CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[$GROWS]], #{{.*}}], {{.*}} ins(%[[MM]] : tensor<2x9x3xf32>) outs(%{{.*}} : tensor<1x6x9xf32>)

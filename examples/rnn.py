@@ -12,7 +12,6 @@ The model is written once for either library (``lib`` is ``mlax`` or ``jax``).
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import numpy as np
@@ -68,10 +67,7 @@ def train(lib: Any, params: Params, *data: np.ndarray, steps: int,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=100, help="SGD steps")
-    parser.add_argument("--check", action="store_true", help="also train through JAX and compare")
-    args = parser.parse_args()
+    args = training.arguments(__doc__, steps=100)
 
     import mlax
 

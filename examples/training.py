@@ -3,11 +3,20 @@ jax, and the comparison of two loss curves."""
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import numpy as np
 
 Params = dict[str, np.ndarray]
+
+
+def arguments(doc: str, steps: int) -> argparse.Namespace:
+    """An example's command line: ``--steps N`` and ``--check`` (also train through JAX)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=steps, help="SGD steps")
+    parser.add_argument("--check", action="store_true", help="also train through JAX and compare")
+    return parser.parse_args()
 
 
 def train(lib: Any, loss: Any, params: Params, data: tuple[np.ndarray, ...], steps: int,

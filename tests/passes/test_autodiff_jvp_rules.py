@@ -77,8 +77,9 @@ def check_linearity(module: ir.Module, tangent_args: list[ir.Value]) -> None:
         ok = {
             "add": True, "sub": True, "neg": True, "broadcast_in_dim": True, "reshape": True,
             "transpose": True, "reduce_sum": True, "slice": True, "pad": True, "concatenate": True,
-            "rev": True, "cumsum": True,
-            "mul": sum(hot) == 1, "dot_general": sum(hot) == 1, "div": hot == [True, False],
+            "rev": True, "cumsum": True, "reduce_window_sum": True,
+            "mul": sum(hot) == 1, "dot_general": sum(hot) == 1, "conv_general_dilated": sum(hot) == 1,
+            "div": hot == [True, False],
             "convert": _is_float_type(op.operands[0]) and _is_float_type(op.results[0]),
             "select": not hot[0], "dynamic_slice": not any(hot[1:]),
             "dynamic_update_slice": not any(hot[2:]),

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.runtime.interpreter import run_function
 from tests.dialect.test_windowed import jax_conv, jax_reduce_window, random_conv, random_window
-from tests.passes.test_autodiff_jvp_rules import finite_difference, jax_jvp, jvp_module
+from tests.passes.test_autodiff_jvp_rules import check_linearity, finite_difference, jax_jvp, jvp_module
 from tests.passes.test_autodiff_transpose_rules import Case, check_adjoint
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -25,28 +24,10 @@ def _mlax_context(context: ir.Context) -> None:
     """Every test builds IR in the fresh context of tests/passes/conftest.py."""
 
 
-def _tangent_path_is_linear(module: Any, tangent_args: list[Any]) -> None:
-    """Every op consuming a tangent has a transpose rule; products take one tangent factor,
-    select and div take the tangent only where the rule can transpose it."""
-    tainted = set(tangent_args)
-    for op in module.body.operations[0].regions[0].blocks[0].operations:
-        op = op.operation
-        hot = [v in tainted for v in op.operands]
-        if not any(hot) or op.name == "func.return":
-            continue
-        name = op.name.removeprefix("mlax.")
-        assert name in TRANSPOSE_RULES, f"{op.name} consumes a tangent but has no transpose rule"
-        if name in ("mul", "conv_general_dilated"):
-            assert sum(hot) == 1, f"{op.name} with two tangent operands"
-        constant = {"select": [0], "div": [1], "pad": [1]}.get(name, [])  # operands that must be primal
-        assert not any(hot[i] for i in constant), f"{op.name} is not linear in its tangent operands {hot}"
-        tainted.update(op.results)
-
-
 def _jvp(op: str, attrs: dict[str, Any], args: list[np.ndarray], diff: list[int],
          tangents: list[np.ndarray]) -> np.ndarray:
     module, tangent_args = jvp_module(op, attrs, args, diff)
-    _tangent_path_is_linear(module, tangent_args)
+    check_linearity(module, tangent_args)
     return run_function(module, "f", [*args, *tangents])[1]
 
 

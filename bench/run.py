@@ -28,7 +28,7 @@ import numpy as np
 
 import mlax
 import mlax.numpy as mnp
-from mlax.runtime import cpu
+from mlax.runtime import backend
 
 
 @dataclass
@@ -159,7 +159,7 @@ def compile_times(repeats: int) -> tuple[float, float]:
     args = cases(np.random.default_rng(1))[5].args
     mine, jaxs = [], []
     for _ in range(repeats):
-        cpu._COMPILED.clear()
+        backend._COMPILED.clear()
         mine.append(_time(mlax.jit(_mlp(mnp)), args))
         jaxs.append(_time(jax.jit(_mlp(jnp)), args))
     return statistics.median(mine), statistics.median(jaxs)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +18,13 @@ from jax import tree_util
 from mlir import ir
 
 from mlax.array import Array
+from mlax.caching import LRUCache
 from mlax.configuration import config
 from mlax.core import Aval, current_trace
+from mlax.dialect import get_context
+from mlax.errors import check_callable, index_tuple, name_tuple, user_error
 from mlax.passes.cpu_pipeline import STAGE_NAMES
-from mlax.runtime.backend import Executable, get_backend
+from mlax.runtime.backend import BACKENDS, Executable, compile_cached
 from mlax.runtime.cpu import lower_for_cpu
 from mlax.tracing import (
     TracedFunction,
@@ -31,19 +35,51 @@ from mlax.tracing import (
     trace_function,
 )
 
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
-def _as_tuple(x: int | str | Sequence[Any] | None) -> tuple[Any, ...]:
-    if x is None:
-        return ()
-    if isinstance(x, (int, str)):
-        return (x,)
-    return tuple(x)
+
+def _argnums(signature: inspect.Signature | None, value: Any, name: str) -> tuple[int, ...]:
+    """``static_argnums``/``donate_argnums`` as ints, checked against the signature as JAX does
+    when jit is built (any index is valid for a function taking ``*args``)."""
+    nums = () if value is None else index_tuple(value, name, "mlax.jit")
+    if signature is None or not nums:
+        return nums
+    params = signature.parameters.values()
+    count = sum(p.kind in _POSITIONAL for p in params)
+    if not any(p.kind is p.VAR_POSITIONAL for p in params) and (-min(nums) > count or max(nums) >= count):
+        raise user_error(ValueError, f"Jitted function has {name}={nums}, but only accepts {count} "
+                         "positional arguments.", f"{name} of mlax.jit")
+    return nums
+
+
+def _argnames(signature: inspect.Signature | None, value: Any) -> tuple[str, ...]:
+    """``static_argnames`` as strs, each naming a keyword-passable parameter (JAX's check)."""
+    names = () if value is None else name_tuple(value, "static_argnames", "mlax.jit")
+    if signature is None:
+        return names
+    params = signature.parameters.values()
+    positional_only = set(names) & {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+    keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    unknown = set() if any(p.kind is p.VAR_KEYWORD for p in params) else set(names) - keywords
+    for invalid, why in ((positional_only, "These are positional-only"),
+                         (unknown, "Function does not take these args.")):
+        if invalid:
+            raise user_error(ValueError, f"Jitted function has invalid argnames {invalid} in "
+                             f"static_argnames. {why}", "static_argnames of mlax.jit")
+    return names
 
 
 @dataclass
 class _CacheEntry:
+    """One traced signature of a jitted function. Its executable is owned by the process-wide
+    compile cache (bounded by ``config.compile_cache_size``) and only referenced weakly here,
+    so evicting it there frees its memory; the next call compiles it again."""
+
     traced: TracedFunction
-    executable: Executable | None = None
+    _executable: weakref.ref[Executable] | None = None
+
+    def executable(self) -> Executable | None:
+        return self._executable() if self._executable is not None else None
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -89,7 +125,8 @@ class Lowered:
     def as_text(self, stage: str = "mlax", debug_info: bool = True) -> str:
         """The IR at ``stage``; ``debug_info`` prints the source locations of every op."""
         if stage not in self.STAGES:
-            raise ValueError(f"unknown stage {stage!r}; available stages: {list(self.STAGES)}")
+            raise user_error(ValueError, f"unknown stage {stage!r}; available stages: {list(self.STAGES)}",
+                             "stage of Lowered.as_text")
         if stage == "mlax":
             return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
         module = self.mlir_module()
@@ -98,9 +135,9 @@ class Lowered:
         return module.operation.get_asm(enable_debug_info=debug_info)
 
     def mlir_module(self) -> ir.Module:
-        """A copy of the traced module, for running passes on (the cached one stays as traced)."""
-        return ir.Module.parse(self._traced.module.operation.get_asm(enable_debug_info=True),
-                               self._traced.module.context)
+        """A copy of the traced module in this thread's context, for running passes on (the
+        cached one stays as traced)."""
+        return ir.Module.parse(self._traced.module.operation.get_asm(enable_debug_info=True), get_context())
 
     @property
     def in_avals(self) -> tuple[Aval, ...]:
@@ -124,16 +161,19 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, _, _ = flatten_arguments((args, kwargs), self._traced.entry, ())
         if avals_of(leaves) != self._traced.in_avals:
-            raise TypeError(
-                f"compiled {self._traced.entry} expects arguments {list(map(str, self._traced.in_avals))}, "
-                f"got {list(map(str, avals_of(leaves)))}")
+            raise user_error(
+                TypeError, f"compiled {self._traced.entry} expects arguments "
+                f"{list(map(str, self._traced.in_avals))}, got {list(map(str, avals_of(leaves)))}",
+                f"the arguments of compiled {self._traced.entry}")
         return _run(self._traced, self._executable, leaves)
 
 
 def _executable(entry: _CacheEntry, backend: str) -> Executable:
-    if entry.executable is None:
-        entry.executable = get_backend(backend).compile(entry.traced.module, entry.traced.entry)
-    return entry.executable
+    executable = entry.executable()
+    if executable is None:
+        executable = compile_cached(backend, entry.traced.module, entry.traced.entry)
+        entry._executable = weakref.ref(executable)
+    return executable
 
 
 def _run(traced: TracedFunction, executable: Executable, leaves: list[Any]) -> Any:
@@ -152,31 +192,37 @@ class JittedFunction:
     def __init__(self, fun: Callable[..., Any], static_argnums: Any = None,
                  static_argnames: Any = None, donate_argnums: Any = None,
                  backend: str | None = None) -> None:
-        if not callable(fun):
-            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        check_callable(fun, "fun of mlax.jit")
+        if backend is not None and backend not in BACKENDS:
+            raise user_error(RuntimeError, f"Unknown backend {backend}. Available backends are "
+                             f"{sorted(BACKENDS)}", "backend of mlax.jit")
         self._fun = fun
         self._backend = backend
-        self._donate_argnums = _as_tuple(donate_argnums)  # accepted; buffers are never reused yet
         try:
             self._signature: inspect.Signature | None = inspect.signature(fun)
         except (TypeError, ValueError):
             self._signature = None
         params = list(self._signature.parameters.values()) if self._signature else []
-        positional = [p.name for p in params
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        positional = [p.name for p in params if p.kind in _POSITIONAL]
         self._arg_names = positional + [f"args[{i}]" for i in range(64)]
-        nums = set(_as_tuple(static_argnums))
-        names = set(_as_tuple(static_argnames))
+        nums = set(_argnums(self._signature, static_argnums, "static_argnums"))
+        names = set(_argnames(self._signature, static_argnames))
         for n in list(nums):
             if 0 <= n < len(positional):
                 names.add(positional[n])
         for name in list(names):
             if name in positional:
                 nums.add(positional.index(name))
+        donated = _argnums(self._signature, donate_argnums, "donate_argnums")
+        if nums.intersection(donated):
+            raise user_error(ValueError, f"static_argnums {sorted(nums)} and donate_argnums {list(donated)} "
+                             "cannot intersect (static arguments include those of static_argnames)",
+                             "donate_argnums of mlax.jit")
+        self._donate_argnums = donated  # accepted; buffers are never reused yet
         self._static_argnums = frozenset(nums)
         self._static_argnames = frozenset(names)
-        self._cache: dict[Any, _CacheEntry] = {}
-        self._fast_cache: dict[Any, _CacheEntry] = {}  # _fast_key -> entry, for plain array calls
+        self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
+        self._fast_cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain arrays
         self._fast_ok = not self._static_argnums and not self._static_argnames
         functools.update_wrapper(self, fun)
 
@@ -191,16 +237,18 @@ class JittedFunction:
             if not 0 <= i < n and self._signature is not None and i < len(self._arg_names):
                 name = self._arg_names[i]
                 if name not in kwargs and name not in self._signature.parameters:
-                    raise ValueError(f"static_argnums {i} is out of range for {n} positional arguments")
+                    raise user_error(ValueError, f"static_argnums {i} is out of range for {n} positional "
+                                     "arguments", "static_argnums of mlax.jit")
         static = tuple((i, args[i]) for i in sorted(static_nums) if 0 <= i < n)
         static += tuple((k, kwargs[k]) for k in sorted(kwargs) if k in self._static_argnames)
         for where, value in static:
             try:
                 hash(value)
             except TypeError:
-                raise ValueError(
-                    f"Non-hashable static argument {where!r} of {function_name(self._fun)}: "
-                    f"{type(value).__name__}. Static arguments must be hashable.") from None
+                raise user_error(
+                    ValueError, f"Non-hashable static arguments are not supported: argument {where!r} of "
+                    f"{function_name(self._fun)} is a {type(value).__name__}, which is not hashable.",
+                    "static_argnums/static_argnames of mlax.jit") from None
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
         dyn_names = [self._arg_names[i] for i in range(n) if i not in static_nums]
@@ -222,14 +270,13 @@ class JittedFunction:
         leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
         in_avals = avals_of(leaves)
         key = (static, in_tree, in_avals, self.backend, config.x64_enabled)
-        entry = self._cache.get(key)
-        if entry is None:
-            def build_args(tracers: list[Any]) -> Any:
-                dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, tracers)
-                return rebuild(dyn_args, dyn_kwargs)
 
-            traced = trace_function(self._fun, build_args, in_avals, paths)
-            entry = self._cache[key] = _CacheEntry(traced)
+        def build_args(tracers: list[Any]) -> Any:
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+            return rebuild(dyn_args, dyn_kwargs)
+
+        entry = self._cache.get_or_create(
+            key, lambda: _CacheEntry(trace_function(self._fun, build_args, in_avals, paths)))
         return entry, leaves
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -240,13 +287,14 @@ class JittedFunction:
         if fast_key is not None:
             fast_key += (self._backend or config.backend, config.x64_enabled)
             entry = self._fast_cache.get(fast_key)
-            if entry is not None and entry.executable is not None:
-                return _outputs(entry.traced, entry.executable(_fast_buffers(args)))
+            executable = entry.executable() if entry is not None else None
+            if executable is not None:
+                return _outputs(entry.traced, executable(_fast_buffers(args)))
         entry, leaves = self._entry(args, kwargs)
         result = _run(entry.traced, _executable(entry, self.backend), leaves)
         if fast_key is not None and all(arg.dtype == aval.dtype for arg, aval
                                         in zip(args, entry.traced.in_avals, strict=True)):
-            self._fast_cache[fast_key] = entry  # dtypes already canonical: buffers pass as they are
+            self._fast_cache.get_or_create(fast_key, lambda: entry)  # canonical dtypes: buffers pass as is
         return result
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from jax import dtypes as jax_dtypes
 from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
@@ -23,9 +24,12 @@ from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.errors import check_callable, index_tuple, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
 from mlax.tracing import SubFunction, flatten_arguments, function_name, trace_subfunction
+
+_FLOAT0 = np.dtype(jax_dtypes.float0)
 
 
 def _positional_names(fun: Callable[..., Any], count: int) -> list[str]:
@@ -73,12 +77,16 @@ def _zeros(aval: Aval) -> Any:
     return mnp.zeros(aval.shape, aval.dtype)
 
 
-def _traced(run: Callable[..., Any]) -> Callable[..., Any]:
+def _traced(run: Callable[..., Any], fun: Callable[..., Any] | None = None) -> Callable[..., Any]:
     """``run(trace, *args)`` inside the current trace, or under a jit of its own outside one
-    (one jit per transformed function, so eager calls are compiled and cached too)."""
+    (one jit per transformed function, so eager calls are compiled and cached too). With
+    ``fun``, the arguments are ``fun``'s: the jit names them after its parameters in errors."""
     from mlax.api import jit
 
-    jitted = jit(lambda *args: run(current_trace(), *args))
+    def staged(*args: Any) -> Any:
+        return run(current_trace(), *args)
+
+    jitted = jit(functools.wraps(fun)(staged) if fun is not None else staged)
 
     @functools.wraps(run)
     def call(*args: Any) -> Any:
@@ -88,49 +96,80 @@ def _traced(run: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _positions(argnums: Any, args: tuple[Any, ...], api: str) -> tuple[int, ...]:
+    """``argnums`` as positions in ``args`` (negative ones count from the end), checked as JAX."""
+    nums = index_tuple(argnums, "argnums", api)
+    if not nums:
+        raise user_error(ValueError, "argnums=() selects no argument to differentiate", f"argnums of {api}")
+    for i in nums:
+        if not -len(args) <= i < len(args):
+            raise user_error(ValueError, "Positional argument indices, e.g. for `argnums`, must have value "
+                             "greater than or equal to -len(args) and less than len(args), but got value "
+                             f"{i} for len(args) == {len(args)}.", f"argnums of {api}")
+    return tuple(i % len(args) for i in nums)
+
+
 def _check_float_inputs(fun: Callable[..., Any], args: tuple[Any, ...], nums: Sequence[int],
                         what: str) -> None:
     names = _positional_names(fun, len(args))
     for i in nums:
-        if not 0 <= i < len(args):
-            raise ValueError(f"{what}: argnums {i} is out of range for {len(args)} positional arguments "
-                             f"of {function_name(fun)}")
-        for leaf in tree_util.tree_leaves(args[i]):
-            dtype = abstractify(leaf).dtype
-            if not mlir_dtypes.is_float(np.dtype(dtype)):
-                raise TypeError(
-                    f"{what} requires real-valued inputs (a float dtype), but argument {names[i]} of "
-                    f"{function_name(fun)} has dtype {np.dtype(dtype).name}. Integer and boolean inputs "
-                    "have no derivative: leave them out of argnums.")
+        for path, leaf in tree_util.tree_flatten_with_path(args[i])[0]:
+            dtype = np.dtype(abstractify(leaf).dtype)
+            if not mlir_dtypes.is_float(dtype):
+                argument = f"{names[i]}{tree_util.keystr(path)} of {function_name(fun)}"
+                raise user_error(
+                    TypeError, f"{what} requires real-valued inputs (a float dtype), but argument {argument} "
+                    f"has dtype {dtype.name}. Integer and boolean inputs have no derivative: leave them "
+                    "out of argnums.", argument)
+
+
+def _check_float_output(aval: Aval, fun: Callable[..., Any], what: str) -> None:
+    if not mlir_dtypes.is_float(np.dtype(aval.dtype)):
+        raise user_error(TypeError, f"{what} requires real-valued outputs (a float dtype), but got "
+                         f"{np.dtype(aval.dtype).name}. For differentiation of functions with integer "
+                         "outputs, use mlax.vjp directly.", f"the output of {function_name(fun)}")
 
 
 def _unsupported_options(holomorphic: bool, allow_int: bool) -> None:
     if holomorphic:
-        raise NotImplementedError("holomorphic=True: mlax has no complex dtypes yet")
+        raise user_error(NotImplementedError, "holomorphic=True: mlax has no complex dtypes yet",
+                         "holomorphic")
     if allow_int:
-        raise NotImplementedError("allow_int=True is not supported yet: leave integer arguments out of "
-                                  "argnums")
+        raise user_error(NotImplementedError, "allow_int=True is not supported yet: leave integer arguments "
+                         "out of argnums", "allow_int")
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """``fun``'s value and its gradient with respect to the ``argnums`` arguments (as jax)."""
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "mlax.value_and_grad")
+
+
+def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomorphic: bool,
+                    allow_int: bool, api: str) -> Callable[..., Any]:
+    check_callable(fun, f"fun of {api}")
     _unsupported_options(holomorphic, allow_int)
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def run(trace: Trace, *args: Any) -> Any:
+        most = max(index_tuple(argnums, "argnums", api), default=0)
+        if most >= len(args):
+            raise user_error(TypeError, f"differentiating with respect to argnums={argnums} requires at "
+                             f"least {most + 1} positional arguments to be passed by the caller, but got "
+                             f"only {len(args)} positional arguments.", f"argnums of {api}")
+        nums = _positions(argnums, args, api)
         _check_float_inputs(fun, args, nums, "grad")
         sub, leaves, _ = _trace_callee(fun, args, trace)
+        output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):
-            raise TypeError(f"{function_name(fun)} with has_aux=True must return a pair (out, aux)")
+            raise user_error(TypeError, "expected function with aux output to return a two-element tuple, "
+                             f"but it returned {sub.out_tree}", output)
         n_out = sub.out_tree.children()[0].num_leaves if has_aux else sub.out_tree.num_leaves
         if n_out != 1 or sub.out_avals[0].shape != ():
             shapes = [tuple(a.shape) for a in sub.out_avals[:n_out]]
-            raise TypeError(f"Gradient only defined for scalar-output functions. Output of "
-                            f"{function_name(fun)} had shape: {shapes[0] if len(shapes) == 1 else shapes}.")
+            raise user_error(TypeError, "Gradient only defined for scalar-output functions. Output had "
+                             f"shape: {shapes[0] if len(shapes) == 1 else shapes}.", output)
         out_aval = sub.out_avals[0]
-        if not mlir_dtypes.is_float(np.dtype(out_aval.dtype)):
-            raise TypeError(f"grad requires a real-valued output, got {np.dtype(out_aval.dtype).name}")
+        _check_float_output(out_aval, fun, "grad")
         offsets = np.cumsum([0] + [len(tree_util.tree_leaves(a)) for a in args])
         positions = [p for i in nums for p in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
@@ -148,13 +187,13 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
         gradient = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
         return value, gradient
 
-    return _traced(run)
+    return _traced(run, fun)
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``fun`` with respect to the ``argnums`` arguments."""
-    both = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    both = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "mlax.grad")
 
     @functools.wraps(fun)
     def gradient(*args: Any) -> Any:
@@ -164,20 +203,54 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     return gradient
 
 
+def _type_text(aval: Aval) -> str:
+    """An aval as JAX prints it in type errors: ``float32[2,3]``."""
+    return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+
+def _checked_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, ...]:
+    """JAX's checks of jvp's tangents: leaf by leaf the primal's shape, and its dtype (float0
+    for an integer or boolean primal, which mlax carries as zeros of the primal's dtype)."""
+    primal_tree, tangent_tree = tree_util.tree_structure(primals), tree_util.tree_structure(tangents)
+    if primal_tree != tangent_tree:
+        raise user_error(TypeError, "primal and tangent arguments to mlax.jvp must have the same tree "
+                         f"structure; primals have tree structure {primal_tree} whereas tangents have tree "
+                         f"structure {tangent_tree}.", "tangents of mlax.jvp")
+    given = tree_util.tree_leaves(tangents)
+    float0 = [getattr(t, "dtype", None) == _FLOAT0 for t in given]
+    stand_ins = tuple(np.zeros(np.shape(t), np.bool_) if zero else t
+                      for t, zero in zip(given, float0, strict=True))
+    leaves, _, paths = flatten_arguments(((primals, stand_ins), {}), "mlax.jvp", ["primals", "tangents"])
+    n = len(given)
+    checked = []
+    for p, t, zero, path in zip(leaves[:n], leaves[n:], float0, paths[n:], strict=True):
+        pa, ta = abstractify(p), abstractify(t)
+        expected = pa.dtype if mlir_dtypes.is_float(np.dtype(pa.dtype)) else _FLOAT0
+        got = _FLOAT0 if zero else ta.dtype
+        if got != expected:
+            raise user_error(TypeError, "primal and tangent arguments to mlax.jvp do not match; dtypes "
+                             "must be equal, or in case of int/bool primal dtype the tangent dtype must be "
+                             f"float0. Got primal dtype {pa.dtype} and so expected tangent dtype {expected}, "
+                             f"but got tangent dtype {got} instead.", f"{path} of mlax.jvp")
+        if pa.shape != ta.shape:
+            raise user_error(ValueError, "jvp called with different primal and tangent shapes; got primal "
+                             f"shape {pa.shape} and tangent shape as {ta.shape}", f"{path} of mlax.jvp")
+        checked.append(np.zeros(pa.shape, pa.dtype) if zero else t)
+    return tree_util.tree_unflatten(tangent_tree, checked)
+
+
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """``(fun(*primals), d fun(primals) . tangents)``: forward mode, as jax.jvp."""
-    primals, tangents = tuple(primals), tuple(tangents)
-    if tree_util.tree_structure(primals) != tree_util.tree_structure(tangents):
-        raise TypeError("jvp: primals and tangents must have the same tree structure, got "
-                        f"{tree_util.tree_structure(primals)} and {tree_util.tree_structure(tangents)}")
+    check_callable(fun, "fun of mlax.jvp")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise user_error(TypeError, "primal and tangent arguments to mlax.jvp must be tuples or lists; found "
+                         f"{type(primals).__name__} and {type(tangents).__name__}.", "primals of mlax.jvp")
+    primals = tuple(primals)
+    tangents = _checked_tangents(primals, tuple(tangents))
 
     def run(trace: Trace, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
         sub, leaves, _ = _trace_callee(fun, primals, trace)
         tangent_leaves = tree_util.tree_leaves(tangents)
-        for p, t in zip(leaves, tangent_leaves, strict=True):
-            pa, ta = abstractify(p), abstractify(t)
-            if pa.shape != ta.shape:
-                raise ValueError(f"jvp: a tangent has shape {ta.shape} for a primal of shape {pa.shape}")
         captured_zeros = [_zeros(abstractify(c)) for c in sub.captured]
         name, ftype = _declare(trace, "jvp", sub.name)
         avals = [*sub.out_avals, *sub.out_avals]
@@ -193,7 +266,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``, as
     jax.linearize (each call of f_jvp runs forward mode again; no partial evaluation yet)."""
-    out = _traced(lambda trace, *p: fun(*p))(*primals)
+    check_callable(fun, "fun of mlax.linearize")
+    out = _traced(lambda trace, *p: fun(*p), fun)(*primals)
 
     def f_jvp(*tangents: Any) -> Any:
         return jvp(fun, primals, tangents)[1]
@@ -201,11 +275,30 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     return out, f_jvp
 
 
+def _check_cotangent(cotangent: Any, out: Any, fun: Callable[..., Any]) -> None:
+    """JAX's checks of the argument of the function vjp returns: the structure of ``fun``'s
+    output, and leaf by leaf its shape and dtype."""
+    name = function_name(fun)
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    if tree_util.tree_structure(cotangent) != out_tree:
+        raise user_error(ValueError, "unexpected tree structure of the argument to the VJP function: it "
+                         f"must match the structure {out_tree} of the output of {name}, but got "
+                         f"{tree_util.tree_structure(cotangent)}.", "the argument of the function vjp "
+                         "returned")
+    leaves, _, paths = flatten_arguments(((cotangent,), {}), "the VJP function", ["cotangent"])
+    for leaf, path, out_leaf in zip(leaves, paths, out_leaves, strict=True):
+        got, want = abstractify(leaf), abstractify(out_leaf)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise user_error(ValueError, "unexpected type (e.g. shape/dtype) for argument to VJP function: "
+                             f"got {_type_text(got)}, but expected {_type_text(want)} because the "
+                             f"corresponding output of the differentiated function {name} had type "
+                             f"{_type_text(want)}", f"{path} of the function vjp returned")
+
+
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` gives the cotangents of the
     primals (a tuple, one per primal), as jax.vjp."""
-    def forward(*p: Any) -> Any:
-        return fun(*p)
+    check_callable(fun, "fun of mlax.vjp")
 
     def pullback(trace: Trace, p: tuple[Any, ...], cotangent: Any) -> Any:
         sub, leaves, _ = _trace_callee(fun, p, trace)
@@ -218,15 +311,25 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
                         f"vjp of {function_name(fun)}")
         return tree_util.tree_unflatten(tree_util.tree_structure(p), results[len(sub.out_avals):])
 
-    out = _traced(lambda trace, *p: forward(*p))(*primals)
+    out = _traced(lambda trace, *p: fun(*p), fun)(*primals)
+    if has_aux and not (isinstance(out, tuple) and len(out) == 2):
+        raise user_error(TypeError, "expected function with aux output to return a two-element tuple, but "
+                         f"got {type(out).__name__}", f"the output of {function_name(fun)}")
+    value = out[0] if has_aux else out
     pull = _traced(pullback)
 
-    def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
-        return pull(primals, cotangent)
+    def vjp_fn(*cotangents: Any) -> tuple[Any, ...]:
+        if len(cotangents) != 1:
+            raise user_error(TypeError, f"The function returned by mlax.vjp applied to {function_name(fun)} "
+                             f"was called with {len(cotangents)} arguments, but functions returned by "
+                             "mlax.vjp must be called with a single argument corresponding to the single "
+                             "value returned by the function being differentiated (even if that is a tuple).",
+                             "the arguments of the function vjp returned")
+        _check_cotangent(cotangents[0], value, fun)
+        return pull(primals, cotangents[0])
 
     if has_aux:
-        value, aux = out
-        return value, vjp_fn, aux
+        return value, vjp_fn, out[1]
     return out, vjp_fn
 
 
@@ -245,10 +348,13 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
     structure (a tuple over argnums when argnums is a tuple)."""
     from mlax.batching import vmap
 
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    api = "jacfwd" if forward else "jacrev"
+    check_callable(fun, f"fun of mlax.{api}")
 
+    @functools.wraps(fun)
     def jacobian(*args: Any) -> Any:
-        _check_float_inputs(fun, args, nums, "jacfwd" if forward else "jacrev")
+        nums = _positions(argnums, args, f"mlax.{api}")
+        _check_float_inputs(fun, args, nums, api)
         chosen = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(chosen)
 
@@ -265,6 +371,9 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
             out, pull = vjp(partial, *in_leaves)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_avals = [abstractify(leaf) for leaf in out_leaves]
+        if not forward:
+            for aval in out_avals:
+                _check_float_output(aval, fun, api)
         blocks: list[list[Any]] = [[None] * len(in_leaves) for _ in out_leaves]
         if forward:
             for j, in_aval in enumerate(in_avals):
@@ -301,4 +410,5 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
 
 def hessian(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     """The Hessian of a scalar ``fun``: jacfwd of jacrev, as jax.hessian."""
+    check_callable(fun, "fun of mlax.hessian")
     return jacfwd(jacrev(fun, argnums), argnums)

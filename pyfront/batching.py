@@ -18,23 +18,44 @@ from jax import tree_util
 from jax._src.api_util import flatten_axes
 from mlir import ir
 
-from mlax.autodiff import _call, _positional_names
+from mlax.autodiff import _call, _positional_names, _type_text
 from mlax.core import Aval, Trace, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
 from mlax.tracing import flatten_arguments, function_name, trace_subfunction
 
 
-def _normalize(axis: int | None, rank: int, what: str) -> int:
-    """An axis in [-rank, rank) as a non-negative int; None as -1 (not batched)."""
+def _in_axis(axis: int | None, aval: Aval, path: str) -> int:
+    """An in_axes entry as a non-negative axis of its argument; None as -1 (not batched)."""
+    if axis is None:
+        return -1
+    rank = len(aval.shape)
+    if not -rank <= axis < rank:
+        raise user_error(ValueError, f"vmap was requested to map its argument along axis {axis}, which "
+                         f"implies that its rank should be at least {axis + 1 if axis >= 0 else -axis}, but "
+                         f"is only {rank} (its shape is {aval.shape})", f"in_axes for {path} of mlax.vmap")
+    return axis % rank
+
+
+def _out_axis(axis: int | None, rank: int) -> int:
+    """An out_axes entry as a non-negative axis of a batched output of ``rank``; None as -1."""
     if axis is None:
         return -1
     if not -rank <= axis < rank:
-        raise ValueError(f"vmap: {what} = {axis} is out of bounds for an array of rank {rank - 1}"
-                         if rank else f"vmap: {what} = {axis} needs an array of rank >= 1")
+        raise user_error(ValueError, f"axis {axis} is out of bounds for array of dimension {rank}",
+                         "out_axes of mlax.vmap")
     return axis % rank
+
+
+def _check_axes_spec(axes: Any, name: str, shape: str) -> None:
+    """JAX's check when vmap is built: ints and Nones in (nested) containers."""
+    leaves = tree_util.tree_leaves(axes, is_leaf=lambda x: x is None)
+    if not all(type(a) is int or a is None for a in leaves):
+        raise user_error(TypeError, f"vmap {name} must be an int, None, or {shape}, but got {axes}.",
+                         f"{name} of mlax.vmap")
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None,
@@ -42,8 +63,15 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
     """Vectorize ``fun`` over the ``in_axes`` of its arguments, as jax.vmap."""
     from mlax.api import jit
 
+    check_callable(fun, "fun of mlax.vmap")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
+    positional = "a tuple of entries corresponding to the positional arguments passed to the function"
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise user_error(TypeError, f"vmap in_axes must be an int, None, or {positional}, but got {in_axes}.",
+                         "in_axes of mlax.vmap")
+    _check_axes_spec(in_axes, "in_axes", "(nested) container with those types as leaves")
+    _check_axes_spec(out_axes, "out_axes", "(nested) container with those types as leaves")
 
     def run(trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         name = function_name(fun)
@@ -51,26 +79,29 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         leaves, in_tree, paths = flatten_arguments((args, kwargs), name, names)
         axes_tree = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-            raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                             f"positional arguments passed to the function, but got len(in_axes)="
-                             f"{len(in_axes)}, len(args)={len(args)}")
+            raise user_error(ValueError, f"vmap in_axes must be an int, None, or {positional}, but got "
+                             f"len(in_axes)={len(in_axes)}, len(args)={len(args)}", "in_axes of mlax.vmap")
+        if not leaves and axis_size is None:
+            raise user_error(ValueError, "vmap wrapped function must be passed at least one argument "
+                             "containing an array or axis_size must be specified", f"the arguments of {name}")
         try:
             axes = flatten_axes("vmap in_axes", in_tree, axes_tree)
         except ValueError as error:
-            raise ValueError(f"vmap of {name}: {error}") from None
+            raise user_error(ValueError, f"vmap of {name}: {error}", "in_axes of mlax.vmap") from None
         avals = [abstractify(leaf) for leaf in leaves]
-        axes = [_normalize(a, len(v.shape), f"in_axes for {p}")
-                for a, v, p in zip(axes, avals, paths, strict=True)]
+        axes = [_in_axis(a, v, p) for a, v, p in zip(axes, avals, paths, strict=True)]
         sizes = {p: v.shape[a] for a, v, p in zip(axes, avals, paths, strict=True) if a != -1}
-        if len(set(sizes.values())) > 1:
-            listed = ", ".join(f"{p} has size {s}" for p, s in sizes.items())
-            raise ValueError(f"vmap got inconsistent sizes for the array axes to be mapped: {listed}")
+        given = {axis_size} if axis_size is not None and sizes else set()
+        if len(set(sizes.values()) | given) > 1:
+            listed = [f"the `axis_size` argument was {axis_size}" for _ in given]
+            listed += [f"one axis had size {v.shape[a]}: axis {a} of argument {p} of type {_type_text(v)}"
+                       for a, v, p in zip(axes, avals, paths, strict=True) if a != -1]
+            raise user_error(ValueError, "vmap got inconsistent sizes for array axes to be mapped:\n  * "
+                             + ";\n  * ".join(listed), "in_axes of mlax.vmap")
         size = next(iter(sizes.values()), axis_size)
         if size is None:
-            raise ValueError(f"vmap of {name} must have at least one non-None value in in_axes, or be given "
-                             "axis_size")
-        if axis_size is not None and size != axis_size:
-            raise ValueError(f"vmap of {name}: axis_size={axis_size} but the mapped axes have size {size}")
+            raise user_error(ValueError, "vmap must have at least one non-None value in in_axes or axis_size "
+                             "must be specified", "in_axes of mlax.vmap")
         inner = [Aval(tuple(d for i, d in enumerate(v.shape) if i != a), v.dtype, v.weak_type)
                  for v, a in zip(avals, axes, strict=True)]
 
@@ -81,9 +112,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         try:
             outs_axes = flatten_axes("vmap out_axes", sub.out_tree, out_axes)
         except ValueError as error:
-            raise ValueError(f"vmap of {name}: {error}") from None
-        outs_axes = [_normalize(a, len(v.shape) + 1, "out_axes") for a, v in zip(outs_axes, sub.out_avals,
-                                                                                   strict=True)]
+            raise user_error(ValueError, f"vmap of {name}: {error}", "out_axes of mlax.vmap") from None
+        outs_axes = [_out_axis(a, len(v.shape) + 1) for a, v in zip(outs_axes, sub.out_avals, strict=True)]
         module = trace.block.owner.parent
         with get_context(), current_location():
             decl = unique_name(module, f"{sub.name}_vmap")
@@ -100,12 +130,16 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
                         f"vmap of {name}")
         return tree_util.tree_unflatten(sub.out_tree, results)
 
-    jitted = jit(lambda args, kwargs: run(current_trace(), args, kwargs))
+    @functools.wraps(fun)
+    def staged(*args: Any, **kwargs: Any) -> Any:  # wraps fun, so that jit names its arguments
+        return run(current_trace(), args, kwargs)
+
+    jitted = jit(staged)
 
     @functools.wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
         trace = current_trace()
-        return run(trace, args, kwargs) if trace is not None else jitted(args, kwargs)
+        return run(trace, args, kwargs) if trace is not None else jitted(*args, **kwargs)
 
     del axis_name  # accepted for JAX compatibility; collectives over it come with sharding
     return batched

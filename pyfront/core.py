@@ -8,6 +8,7 @@ inference rule checks the operands first, so eager and traced code fail alike.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +50,8 @@ class Trace:
     A trace started inside another (a function differentiated inside a traced program) has
     that one as ``parent``; a tracer of an enclosing trace used here is *captured*: it becomes
     an extra argument of this function, and the caller passes the enclosing value (closure
-    conversion, as JAX does).
+    conversion, as JAX does). A trace belongs to the thread that started it: its block lives
+    in that thread's MLIR context, and other threads never see it as current.
     """
 
     def __init__(self, function_name: str, block: ir.Block, parent: Trace | None = None) -> None:
@@ -57,6 +59,7 @@ class Trace:
         self.block = block
         self.active = True
         self.parent = parent
+        self.thread = threading.current_thread().name
         self.captures: dict[int, tuple[Tracer, ir.Value]] = {}
 
     def encloses(self, other: Trace) -> bool:
@@ -92,25 +95,35 @@ class Trace:
         return value
 
 
-_TRACE_STACK: list[Trace] = []
+class _ThreadTraces(threading.local):
+    """Each thread's stack of traces, innermost last: tracing in one thread never changes
+    what mlax calls in another do (as JAX keeps its trace state per thread)."""
+
+    def __init__(self) -> None:
+        self.stack: list[Trace] = []
+
+
+_TRACES = _ThreadTraces()
 
 
 def current_trace() -> Trace | None:
-    return _TRACE_STACK[-1] if _TRACE_STACK else None
+    """The innermost trace of this thread, or None outside any trace."""
+    stack = _TRACES.stack
+    return stack[-1] if stack else None
 
 
 class trace_scope:
-    """Context manager that makes ``trace`` the current trace."""
+    """Context manager that makes ``trace`` the current trace of this thread."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
 
     def __enter__(self) -> Trace:
-        _TRACE_STACK.append(self.trace)
+        _TRACES.stack.append(self.trace)
         return self.trace
 
     def __exit__(self, *exc: Any) -> None:
-        _TRACE_STACK.pop()
+        _TRACES.stack.pop()
         self.trace.active = False
 
 
@@ -219,9 +232,9 @@ def _find_trace(operands: tuple[Any, ...]) -> Trace | None:
     trace = current_trace()
     for x in operands:
         if isinstance(x, Tracer):
-            if not x.trace.active or (trace is not None and not trace.encloses(x.trace)):
+            if trace is None or not x.trace.active or not trace.encloses(x.trace):
                 raise UnexpectedTracerError(x, trace)
-            return trace if trace is not None else x.trace
+            return trace
     return trace if not operands else None
 
 

@@ -20,6 +20,7 @@ from mlax.autodiff import _call, _trace_callee
 from mlax.core import current_trace
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
 from mlax.tracing import function_name
@@ -31,6 +32,7 @@ class custom_jvp:  # noqa: N801 (JAX's name)
     and are not differentiated (they must not be traced values)."""
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        check_callable(fun, "fun of mlax.custom_jvp")
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
@@ -42,12 +44,12 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         return jvp
 
     def __call__(self, *args: Any) -> Any:
+        if self.jvp is None:
+            raise user_error(AttributeError, f"No JVP defined for custom_jvp function "
+                             f"{function_name(self.fun)} using defjvp.", "the rule of mlax.custom_jvp")
         trace = current_trace()
         if trace is None or self._tracing_rule:  # inside its own rule f is its plain function
             return self.fun(*args)
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {function_name(self.fun)} "
-                                 "using defjvp.")
         static = tuple(args[i] for i in self.nondiff_argnums)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
 
@@ -64,8 +66,13 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         def rule(*flat: Any) -> Any:
             primals = tree_util.tree_unflatten(in_tree, list(flat[:n]))[0]
             tangents = tree_util.tree_unflatten(in_tree, list(flat[n:]))[0]
-            out, tangent_out = self.jvp(*static, primals, tangents)
-            return [*tree_util.tree_leaves(out), *tree_util.tree_leaves(tangent_out)]
+            pair = self.jvp(*static, primals, tangents)
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise user_error(TypeError, "Custom JVP rule must produce a pair (list or tuple of length "
+                                 "two) representing primal and tangent outputs, but got "
+                                 f"{type(pair).__name__}",
+                                 f"the rule of custom_jvp function {function_name(self.fun)}")
+            return [*tree_util.tree_leaves(pair[0]), *tree_util.tree_leaves(pair[1])]
 
         rule.__name__ = f"{function_name(self.fun)}_rule"
         self._tracing_rule = True
@@ -73,9 +80,10 @@ class custom_jvp:  # noqa: N801 (JAX's name)
             rule_sub, _, _ = _trace_callee(rule, tuple(leaves) * 2, trace)
         finally:
             self._tracing_rule = False
+        _check_rule_outputs(sub.out_avals, rule_sub.out_avals, function_name(self.fun))
         if sub.captured or rule_sub.captured:
-            raise TypeError(f"custom_jvp function {function_name(self.fun)} (or its rule) uses a value of "
-                            "the enclosing traced function; pass it as an argument instead")
+            raise user_error(TypeError, f"custom_jvp function {function_name(self.fun)} (or its rule) uses a "
+                             "value of the enclosing traced function; pass it as an argument instead")
         module = trace.block.owner.parent
         with get_context(), current_location():
             name = unique_name(module, f"{sub.name}_custom_jvp")
@@ -92,6 +100,7 @@ class custom_vjp:  # noqa: N801 (JAX's name)
     first and are not differentiated. Reverse mode only, as in JAX."""
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        check_callable(fun, "fun of mlax.custom_vjp")
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
@@ -103,12 +112,12 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args: Any) -> Any:
+        if self.fwd is None or self.bwd is None:
+            raise user_error(AttributeError, f"No VJP defined for custom_vjp function "
+                             f"{function_name(self.fun)} using defvjp.", "the rules of mlax.custom_vjp")
         trace = current_trace()
         if trace is None or self._tracing_rules:
             return self.fun(*args)
-        if self.fwd is None or self.bwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {function_name(self.fun)} "
-                                 "using defvjp.")
         static = tuple(args[i] for i in self.nondiff_argnums)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
 
@@ -139,17 +148,16 @@ class custom_vjp:  # noqa: N801 (JAX's name)
             cotangent = tree_util.tree_unflatten(sub.out_tree, list(flat[count:]))
             cts = self.bwd(*static, residuals, cotangent)
             if not isinstance(cts, tuple) or len(cts) != len(dynamic):
-                raise TypeError(f"custom_vjp bwd of {function_name(self.fun)} must return a tuple with one "
-                                f"cotangent per argument ({len(dynamic)}), got {type(cts).__name__}")
-            import mlax.numpy as mnp
-
+                got = f"a tuple of length {len(cts)}" if isinstance(cts, tuple) else type(cts).__name__
+                raise user_error(TypeError, "Custom VJP bwd rule must produce a tuple of length equal to the "
+                                 f"number of arguments to the primal function ({len(dynamic)}), got {got}",
+                                 f"bwd of custom_vjp function {function_name(self.fun)}")
             out = []
             for arg, ct in zip(dynamic, cts, strict=True):
-                for leaf, c in zip(tree_util.tree_leaves(arg),
-                                   tree_util.tree_leaves(ct) if ct is not None else [None] * len(
-                                       tree_util.tree_leaves(arg)), strict=True):
-                    like = mnp.asarray(leaf)
-                    out.append(mnp.zeros(like.shape, like.dtype) if c is None else mnp.asarray(c, like.dtype))
+                leaves = tree_util.tree_leaves(arg)
+                given = tree_util.tree_leaves(ct) if ct is not None else [None] * len(leaves)
+                out += [_cotangent_like(leaf, c, function_name(self.fun))
+                        for leaf, c in zip(leaves, given, strict=True)]
             return out
 
         fwd.__name__, bwd.__name__ = f"{sub.name}_fwd", f"{sub.name}_bwd"
@@ -162,8 +170,8 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         finally:
             self._tracing_rules = False
         if sub.captured or fwd_sub.captured or bwd_sub.captured:
-            raise TypeError(f"custom_vjp function {function_name(self.fun)} (or fwd/bwd) uses a value of the "
-                            "enclosing traced function; pass it as an argument instead")
+            raise user_error(TypeError, f"custom_vjp function {function_name(self.fun)} (or fwd/bwd) uses a "
+                             "value of the enclosing traced function; pass it as an argument instead")
         module = trace.block.owner.parent
         with get_context(), current_location():
             name = unique_name(module, f"{sub.name}_custom_vjp")
@@ -172,6 +180,36 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
                         f"result of custom_vjp {function_name(self.fun)}")
         return tree_util.tree_unflatten(sub.out_tree, results)
+
+
+def _cotangent_like(leaf: Any, cotangent: Any, name: str) -> Any:
+    """A custom_vjp bwd's cotangent for the primal input ``leaf`` (zeros for None), checked and
+    converted to the input's dtype."""
+    import mlax.numpy as mnp
+
+    like = mnp.asarray(leaf)
+    if cotangent is None:
+        return mnp.zeros(like.shape, like.dtype)
+    if mnp.shape(cotangent) != like.shape:
+        raise user_error(ValueError, "Custom VJP bwd rule must produce an output with the same shapes as the "
+                         f"args tuple of the primal function, but it produced shape {mnp.shape(cotangent)} "
+                         f"for an input of shape {like.shape}", f"bwd of custom_vjp function {name}")
+    return mnp.asarray(cotangent, like.dtype)
+
+
+def _check_rule_outputs(out_avals: Sequence[Any], rule_avals: Sequence[Any], name: str) -> None:
+    """JAX's check of a custom_jvp rule: primal outputs like the function's, and tangents of
+    the same shapes and dtypes."""
+    def text(avals: Sequence[Any]) -> str:
+        return "(" + ", ".join(f"{a.dtype.name}{list(a.shape)}" for a in avals) + ")"
+
+    expected = [*out_avals, *out_avals]
+    if len(rule_avals) != len(expected) or any(
+            a.shape != b.shape or a.dtype != b.dtype for a, b in zip(expected, rule_avals, strict=True)):
+        raise user_error(TypeError, "Custom JVP rule must produce primal and tangent outputs with "
+                         f"corresponding shapes and dtypes. Expected {text(out_avals)} for each, but got "
+                         f"{text(rule_avals[:len(out_avals)])} and {text(rule_avals[len(out_avals):])}.",
+                         f"the rule of custom_jvp function {name}")
 
 
 def _placeholder(aval: Any) -> Any:

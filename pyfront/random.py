@@ -20,6 +20,8 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax import numpy as mnp
+from mlax.core import is_array_like
+from mlax.errors import ConcretizationTypeError, user_error
 from mlax.numpy.util import asarray, normalize_axis
 
 __all__ = [
@@ -57,7 +59,8 @@ def _iota_2x32(shape: tuple[int, ...]) -> tuple[Any, Any]:
     ``iota_2x32_shape``); the high word is 0 below 2**32 elements, the only sizes supported."""
     size = math.prod(shape)
     if size > 2**32:
-        raise NotImplementedError(f"mlax.random: arrays of more than 2**32 elements (got {size})")
+        raise user_error(NotImplementedError, f"mlax.random: arrays of more than 2**32 elements (got {size})",
+                         "shape")
     high = mnp.zeros(shape, _U32)
     return high, lax.reshape(lax.iota(_U32, size), shape)
 
@@ -73,13 +76,20 @@ def _key_words(key: Any) -> tuple[Any, Any]:
 
 # -- keys -----------------------------------------------------------------------------------
 
-def _shape(name: str, shape: Any) -> tuple[int, ...]:
-    if not isinstance(shape, Sequence):
-        raise TypeError(f"mlax.random.{name}: shape must be a sequence of ints, got {shape!r}")
-    shape = tuple(operator.index(d) for d in shape)
-    if any(d < 0 for d in shape):
-        raise ValueError(f"mlax.random.{name}: shape {shape} has a negative dimension")
-    return shape
+def _shape(name: str, shape: Any, argument: str = "shape") -> tuple[int, ...]:
+    """A shape argument as JAX's ``canonicalize_shape`` reads it: an int or a sequence of ints."""
+    dims = (shape,) if isinstance(shape, int) else shape
+    try:
+        dims = tuple(operator.index(d) for d in dims)
+    except ConcretizationTypeError:
+        raise
+    except TypeError:
+        raise user_error(TypeError, "Shapes must be 1D sequences of concrete values of integer type, got "
+                         f"{shape!r}.", f"{argument} of mlax.random.{name}") from None
+    if any(d < 0 for d in dims):
+        raise user_error(ValueError, f"mlax.random.{name}: shape {dims} has a negative dimension",
+                         f"{argument} of mlax.random.{name}")
+    return dims
 
 
 def _unwrap_jax_key(key: Any) -> Any:
@@ -93,29 +103,44 @@ def _unwrap_jax_key(key: Any) -> Any:
     return key
 
 
+def _operand(name: str, argument: str, value: Any, dtype: Any = None) -> Any:
+    """Argument ``argument`` of ``mlax.random.name`` as an array, checked to be array-like."""
+    if not (is_array_like(value) or isinstance(value, (list, tuple))):
+        raise user_error(TypeError, f"Value {value!r} of type {type(value).__name__} is not a valid mlax "
+                         "array", f"{argument} of mlax.random.{name}")
+    return asarray(value, dtype)
+
+
 def _check_key(name: str, key: Any, allow_batched: bool = False) -> Any:
     """The raw key as an mlax value, checked to be uint32 with a trailing dimension of 2."""
-    key = asarray(_unwrap_jax_key(key))
+    key = _operand(name, "key", _unwrap_jax_key(key))
     if key.dtype != _U32 or key.ndim < 1 or key.shape[-1] != 2:
-        raise TypeError(f"mlax.random.{name}: a key is a uint32 array of shape (..., 2) (from "
-                        f"mlax.random.key or PRNGKey), got {key.dtype}{list(key.shape)}")
+        raise user_error(TypeError, f"mlax.random.{name}: a key is a uint32 array of shape (..., 2) (from "
+                         f"mlax.random.key or PRNGKey), got {key.dtype}{list(key.shape)}",
+                         f"key of mlax.random.{name}")
     if not allow_batched and key.ndim != 1:
-        raise ValueError(f"mlax.random.{name} accepts a single key, but was given a key array of shape "
-                         f"{key.shape[:-1]} != (). Use mlax.vmap for batching.")
+        raise user_error(ValueError, f"mlax.random.{name} accepts a single key, but was given a key array of "
+                         f"shape {key.shape[:-1]} != (). Use mlax.vmap for batching.",
+                         f"key of mlax.random.{name}")
     return key
 
 
 def PRNGKey(seed: Any) -> Any:
     """The key ``uint32[2]`` of an integer seed: its high and low 32 bits (a 32-bit seed has a
     zero high word, and Python ints wrap to 32 bits unless x64 is on, as in JAX)."""
-    if isinstance(seed, int):
-        seed = np.int64(seed)  # as jax: OverflowError beyond int64, then canonicalized
-    seed = asarray(seed)
+    if isinstance(seed, int):  # as jax: OverflowError beyond int64, then canonicalized
+        if not -2**63 <= seed < 2**63:
+            raise user_error(OverflowError, f"Python int {seed} too large to convert to int64",
+                             "seed of mlax.random.PRNGKey")
+        seed = np.int64(seed)
+    seed = _operand("PRNGKey", "seed", seed)
     if seed.ndim:
-        raise TypeError(f"mlax.random.PRNGKey accepts a scalar seed, but was given an array of shape "
-                        f"{seed.shape} != (). Use mlax.vmap for batching")
+        raise user_error(TypeError, f"mlax.random.PRNGKey accepts a scalar seed, but was given an array of "
+                         f"shape {seed.shape} != (). Use mlax.vmap for batching",
+                         "seed of mlax.random.PRNGKey")
     if not front_dtypes.issubdtype(seed.dtype, np.integer):
-        raise TypeError(f"mlax.random.PRNGKey: the seed must be an integer, got {seed.dtype}")
+        raise user_error(TypeError, f"PRNG key seed must be an integer, got {seed.dtype}",
+                         "seed of mlax.random.PRNGKey")
     high = lax.convert_element_type(lax.shift_right_logical(seed, 32), _U32)
     low = lax.convert_element_type(seed, _U32)
     return lax.concatenate([lax.reshape(high, (1,)), lax.reshape(low, (1,))], 0)
@@ -147,18 +172,19 @@ def _split(key: Any, shape: tuple[int, ...]) -> Any:
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (or a ``num``-shaped array of keys), shape ``(*num, 2)``."""
     key = _check_key("split", key)
-    return _split(key, _shape("split", tuple(num) if isinstance(num, Sequence) else (num,)))
+    return _split(key, _shape("split", num, "num"))
 
 
 def fold_in(key: Any, data: Any) -> Any:
     """A new key from ``key`` and a 32-bit integer ``data`` (an array's value wraps to uint32)."""
     key = _check_key("fold_in", key)
     if isinstance(data, int) and not 0 <= data < 2**32:
-        raise OverflowError(f"Python integer {data} out of bounds for uint32")
-    data = asarray(data, _U32 if isinstance(data, int) else None)
+        raise user_error(OverflowError, f"Python integer {data} out of bounds for uint32",
+                         "data of mlax.random.fold_in")
+    data = _operand("fold_in", "data", data, _U32 if isinstance(data, int) else None)
     if data.ndim:
-        raise TypeError(f"mlax.random.fold_in accepts a scalar, but was given an array of shape "
-                        f"{data.shape} != (). Use mlax.vmap for batching.")
+        raise user_error(TypeError, f"mlax.random.fold_in accepts a scalar, but was given an array of shape "
+                         f"{data.shape} != (). Use mlax.vmap for batching.", "data of mlax.random.fold_in")
     k1, k2 = _key_words(key)
     bits1, bits2 = _threefry2x32(k1, k2, mnp.zeros((1,), _U32),
                                  lax.reshape(lax.convert_element_type(data, _U32), (1,)))
@@ -177,11 +203,18 @@ def _random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), dtype)
 
 
+_KIND_NAMES = {np.floating: "a float", np.unsignedinteger: "an unsigned int"}
+
+
 def _user_dtype(name: str, dtype: Any, default: Any, kind: type) -> np.dtype:
     """The canonical ``dtype`` (``default`` when None), checked to be a ``kind``."""
-    dtype = front_dtypes.canonicalize(default if dtype is None else dtype)
+    try:
+        dtype = front_dtypes.canonicalize(default if dtype is None else dtype)
+    except TypeError as err:
+        raise user_error(TypeError, str(err), f"dtype of mlax.random.{name}") from None
     if not front_dtypes.issubdtype(dtype, kind):
-        raise ValueError(f"dtype argument to mlax.random.{name} must be a {kind.__name__} dtype, got {dtype}")
+        raise user_error(ValueError, f"dtype argument to `{name}` must be {_KIND_NAMES[kind]} dtype, got "
+                         f"{dtype}", f"dtype of mlax.random.{name}")
     return dtype
 
 
@@ -213,16 +246,22 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
     key = _check_key("uniform", key)
     dtype = _user_dtype("uniform", dtype, np.float64, np.floating)
     shape = _shape("uniform", shape)
-    _check_broadcast("uniform", shape, minval, maxval)
+    _check_broadcast("uniform", shape, minval, maxval, kind=TypeError)  # jax's error comes from lax.mul
     return _uniform(key, shape, dtype, minval, maxval)
 
 
-def _check_broadcast(name: str, shape: tuple[int, ...], *params: Any) -> None:
+def _check_broadcast(name: str, shape: tuple[int, ...], *params: Any,
+                     kind: type[Exception] = ValueError) -> None:
     """JAX's rule: parameter shapes must broadcast to exactly ``shape``."""
     param_shapes = [np.shape(p) if not hasattr(p, "shape") else p.shape for p in params]
-    if param_shapes and np.broadcast_shapes(shape, *param_shapes) != shape:
-        raise ValueError(f"mlax.random.{name}: parameter shapes {param_shapes} must broadcast to the "
-                         f"shape argument {shape}")
+    try:
+        ok = np.broadcast_shapes(shape, *param_shapes) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise user_error(kind, f"{name} parameter shapes {param_shapes} must be broadcast-compatible with "
+                         f"the shape argument {shape}, and broadcast to exactly that shape",
+                         f"the parameters of mlax.random.{name}")
 
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
@@ -260,11 +299,13 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
     """Booleans that are True with probability ``p``; ``mode="high"`` spends twice the bits to
     resolve probabilities below float epsilon."""
     if mode not in ("high", "low"):
-        raise ValueError(f"got {mode=}, expected 'high' or 'low'")
+        raise user_error(ValueError, f"got {mode=}, expected 'high' or 'low'",
+                         "mode of mlax.random.bernoulli")
     key = _check_key("bernoulli", key)
-    p = asarray(p)
+    p = _operand("bernoulli", "p", p)
     if not front_dtypes.issubdtype(p.dtype, np.floating):
-        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
+        raise user_error(TypeError, f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.",
+                         "p of mlax.random.bernoulli")
     if shape is None:
         shape = p.shape
     else:
@@ -294,7 +335,7 @@ def _gumbel(key: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> Any
         u = _uniform(key, shape, dtype, np.array(info.tiny, dtype), 1.0)
         return mnp.negative(mnp.log(mnp.negative(mnp.log(u))))
     if mode != "high":
-        raise ValueError(f"mlax.random.gumbel: mode must be 'low' or 'high', got {mode!r}")
+        raise user_error(ValueError, f"Must provide valid mode for gumbel got: {mode}", "mode")
     high, low = _unstack(_uniform(key, (2, *shape), dtype, 0.0, 1.0))
     small = mnp.add(mnp.add(high, mnp.multiply(np.array(2.0 ** -info.nmant, dtype), low)),
                     np.array(info.tiny, dtype))
@@ -346,7 +387,8 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
     key = _check_key("randint", key)
     dtype = front_dtypes.canonicalize(int if dtype is None else dtype)
     if not front_dtypes.issubdtype(dtype, np.integer):
-        raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
+        raise user_error(TypeError, f"randint only accepts integer dtypes, got {dtype}",
+                         "dtype of mlax.random.randint")
     shape = _shape("randint", shape)
     _check_broadcast("randint", shape, minval, maxval)
     info = mnp.iinfo(dtype)
@@ -363,7 +405,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     """Samples of the categorical distributions ``softmax(logits, axis)``: the argmax of
     ``logits`` plus Gumbel noise (the Gumbel-max trick)."""
     key = _check_key("categorical", key)
-    logits = asarray(logits)
+    logits = _operand("categorical", "logits", logits)
     axis = normalize_axis("mlax.random.categorical", axis, logits.ndim)
     batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
     if shape is None:
@@ -374,8 +416,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     if not replace:  # jax's Gumbel top-k
         k = math.prod(shape[:len(shape) - len(batch_shape)])
         if k > logits.shape[axis]:
-            raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of "
-                             f"categories ({logits.shape[axis]}).")
+            raise user_error(ValueError, f"Number of samples without replacement ({k}) cannot exceed number "
+                             f"of categories ({logits.shape[axis]}).", "shape of mlax.random.categorical")
         noisy = mnp.add(logits, _gumbel(key, logits.shape, logits.dtype, "low" if mode is None else mode))
         _, indices = lax.top_k(mnp.moveaxis(noisy, axis, -1), k)
         return lax.reshape(indices, shape, (indices.ndim - 1, *range(indices.ndim - 1)))
@@ -401,10 +443,11 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     """A random permutation of ``arange(x)`` or of ``x`` along ``axis`` (jax's sort by random keys;
     without ``independent`` every slice of an n-d ``x`` moves together)."""
     key = _check_key("permutation", key)
-    x = asarray(x)
+    x = _operand("permutation", "x", x)
     if not x.ndim:
         if not front_dtypes.issubdtype(x.dtype, np.integer):
-            raise TypeError("x must be an integer or at least 1-dimensional")
+            raise user_error(TypeError, "x must be an integer or at least 1-dimensional",
+                             "x of mlax.random.permutation")
         normalize_axis("mlax.random.permutation", axis, 1)
         return _shuffle(key, mnp.arange(operator.index(x)), 0)
     axis = normalize_axis("mlax.random.permutation", axis, x.ndim)
@@ -438,9 +481,10 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     the Gumbel top-k trick (``mode`` is the Gumbel precision)."""
     key = _check_key("choice", key)
     if not isinstance(shape, Sequence):
-        raise TypeError(f"shape argument of mlax.random.choice must be a sequence, got {shape}")
+        raise user_error(TypeError, f"shape argument of mlax.random.choice must be a sequence, got {shape}",
+                         "shape of mlax.random.choice")
     shape = _shape("choice", shape)
-    arr = asarray(a)
+    arr = _operand("choice", "a", a)
     if arr.ndim == 0:
         n_inputs = operator.index(a)
     else:
@@ -451,22 +495,24 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     if n_draws == 0:
         return mnp.zeros(shape, arr.dtype)
     if n_inputs <= 0:
-        raise ValueError("a must be greater than 0 unless no samples are taken")
+        raise user_error(ValueError, "a must be greater than 0 unless no samples are taken",
+                         "a of mlax.random.choice")
     if not replace and n_draws > n_inputs:
-        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) "
-                         "when 'replace=False'")
+        raise user_error(ValueError, f"Cannot take a larger sample (size {n_draws}) than population (size "
+                         f"{n_inputs}) when 'replace=False'", "shape of mlax.random.choice")
     if p is None and not replace:
         perm = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
         return mnp.reshape(lax.slice_in_dim(perm, 0, n_draws, axis=axis if arr.ndim else 0), out_shape)
     if p is None:
         ind = randint(key, shape, 0, n_inputs)
     else:
-        p_arr = asarray(p)
+        p_arr = _operand("choice", "p", p)
         if not front_dtypes.issubdtype(p_arr.dtype, np.inexact):
             p_arr = mnp.astype(p_arr, front_dtypes.default_float())
         if p_arr.shape != (n_inputs,):
-            raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
-                             f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
+            raise user_error(ValueError, "p must be None or a 1D vector with the same size as a.shape[axis]. "
+                             f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.",
+                             "p of mlax.random.choice")
         if not replace:  # the Gumbel top-k trick, as jax
             noise = _gumbel(key, (n_inputs,), p_arr.dtype, "low" if mode is None else mode)
             g = mnp.add(noise, mnp.log(p_arr))

@@ -14,6 +14,7 @@ from mlir.dialects import func
 
 from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
 from mlax.dialect import get_context
+from mlax.errors import user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import SourceInfo
 
@@ -44,11 +45,10 @@ def definition_info(fun: Callable[..., Any]) -> SourceInfo | None:
 
 
 def _leaf_type_error(path: str, leaf: Any, fun_name: str) -> TypeError:
-    return TypeError(
-        f"Argument {path} of {fun_name} has type {type(leaf).__name__}, which is not a valid "
-        "mlax type: arguments must be arrays, scalars or pytrees of them (mark it static "
-        "with static_argnums/static_argnames if it is configuration)."
-    )
+    return user_error(
+        TypeError, f"Argument {path} of {fun_name} has type {type(leaf).__name__}, which is not a "
+        "valid mlax type: arguments must be arrays, scalars or pytrees of them (mark it static "
+        "with static_argnums/static_argnames if it is configuration).")
 
 
 def flatten_arguments(args: Any, fun_name: str, arg_names: Sequence[str]) -> tuple[list[Any], Any, list[str]]:
@@ -77,6 +77,17 @@ def _describe_path(key_path: Any, arg_names: Sequence[str]) -> str:
     return tree_util.keystr(tuple(key_path)) or "argument"
 
 
+def _call_user(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> Any:
+    """``fun(*args, **kwargs)``; a call the arguments do not fit (the TypeError of the call
+    itself, not one raised inside ``fun``) also names the user's line that made it."""
+    try:
+        return fun(*args, **kwargs)
+    except TypeError as err:
+        if err.__traceback__ is not None and err.__traceback__.tb_next is None:
+            raise user_error(TypeError, str(err), f"the arguments {name} is called with") from None
+        raise
+
+
 @dataclass
 class TracedBody:
     """What tracing a function's body found: outputs and the enclosing values it captured."""
@@ -91,7 +102,6 @@ def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
                 in_avals: Sequence[Aval], arg_paths: Sequence[str], display_name: str,
                 def_loc: ir.Location, parent: Trace | None) -> TracedBody:
     """Trace ``fun`` into ``func_op`` (given its entry block) and fix its type."""
-    name = ir.StringAttr(func_op.attributes["sym_name"]).value
     arg_locs = [ir.Location.name(path, childLoc=def_loc) for path in arg_paths]
     block = func_op.add_entry_block(arg_locs=arg_locs)
     trace = Trace(display_name, block, parent)
@@ -99,13 +109,14 @@ def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
                for value, aval, path in zip(block.arguments, in_avals, arg_paths, strict=True)]
     with trace_scope(trace):
         args, kwargs = build_args(tracers)
-        out = fun(*args, **kwargs)
+        out = _call_user(fun, args, kwargs, display_name)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for i, leaf in enumerate(out_leaves):
             if not is_array_like(leaf):
-                raise TypeError(
-                    f"{name} returned a value of type {type(leaf).__name__} at output {i}; "
-                    "outputs must be arrays, scalars or pytrees of them.")
+                raise user_error(
+                    TypeError, f"{display_name} returned a value of type {type(leaf).__name__} at output "
+                    f"{i}, which is not a valid mlax type; outputs must be arrays, scalars or pytrees of "
+                    "them.", f"the output of {display_name}")
         from mlax.core import abstractify
 
         out_avals = tuple(abstractify(leaf) for leaf in out_leaves)
@@ -135,8 +146,11 @@ def trace_function(
             func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc)
         body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info.function if info else name,
                            def_loc, None)
-        if not module.operation.verify():
-            raise RuntimeError(f"internal error: the traced module of {name} does not verify")
+        try:
+            module.operation.verify()
+        except ir.MLIRError as err:
+            raise RuntimeError(f"internal error: the traced module of {name} does not verify: "
+                               f"{err}") from None
     return TracedFunction(module, name, tuple(in_avals), body.out_avals, body.out_tree)
 
 

@@ -1,7 +1,10 @@
 """Backends: compile an mlax module's entry function into a callable on NumPy buffers.
 
-A backend implements one small interface; jit picks one by name (``backend=``) and
-keeps the compiled callable in its cache entry.
+A backend implements one small interface; jit picks one by name (``backend=``). The
+compiled callables are kept in one process-wide cache (`compile_cached`), keyed by the
+program as it prints without locations: re-jitting a function, or jitting an equal one,
+skips the compiler. The cache is bounded (``config.compile_cache_size``) and owns the
+executables, so evicting one frees it (jit entries only hold weak references).
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ from typing import Protocol
 
 import numpy as np
 from mlir import ir
+
+from mlax.caching import LRUCache
+from mlax.configuration import config
+from mlax.dialect import get_context
 
 Executable = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -44,9 +51,9 @@ class CpuBackend:
     name = "cpu"
 
     def compile(self, module: ir.Module, entry: str) -> Executable:
-        from mlax.runtime.cpu import compile_cached
+        from mlax.runtime.cpu import CpuExecutable
 
-        return compile_cached(module, entry)
+        return CpuExecutable(module, entry)
 
 
 BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend()}
@@ -57,3 +64,29 @@ def get_backend(name: str) -> Backend:
         return BACKENDS[name]
     except KeyError:
         raise ValueError(f"unknown backend {name!r}; available: {sorted(BACKENDS)}") from None
+
+
+_COMPILED: LRUCache[Executable] = LRUCache(lambda: config.compile_cache_size)
+
+
+def _in_this_thread(module: ir.Module) -> ir.Module:
+    """``module`` in this thread's MLIR context (a copy when another thread traced it): an
+    MLIR context is never used by two threads at once."""
+    context = get_context()
+    if module.context == context:
+        return module
+    return ir.Module.parse(module.operation.get_asm(enable_debug_info=True), context)
+
+
+def compile_cached(backend: str, module: ir.Module, entry: str) -> Executable:
+    """The executable of ``module``'s ``entry`` on ``backend``: compiled once per program
+    (concurrent first calls wait for one compile), then shared. With ``MLAX_DUMP_DIR`` set
+    every call compiles, so that its passes are dumped."""
+    key = (backend, module.operation.get_asm(enable_debug_info=False), entry)
+
+    def compile_program() -> Executable:
+        return get_backend(backend).compile(_in_this_thread(module), entry)
+
+    if config.dump_dir:
+        return _COMPILED.put(key, compile_program())
+    return _COMPILED.get_or_create(key, compile_program)

@@ -1,11 +1,12 @@
-"""The CPU backend: `mlax-cpu-pipeline`, then LLVM's ExecutionEngine (O3), called on NumPy buffers.
+"""The CPU backend: `mlax-cpu-pipeline`, then LLVM at O3 in the process-wide JIT (runtime/orc.py),
+called on NumPy buffers.
 
 The compiled entry takes one bare pointer per buffer (inputs, then caller-allocated outputs;
-see passes/cpu_pipeline.py). Its packed wrapper (``void **``, one slot per pointer) is looked
-up once per compiled signature with the slot array prepared; a call stores the data pointers
-of the inputs and of freshly allocated outputs in the slots and jumps in. Inputs are never
-copied unless they are not C-contiguous (they have the traced dtypes, see mlax.core.to_numpy). The
-engine lives as long as the executable, i.e. as long as its jit cache entry.
+see passes/cpu_pipeline.py), so a call is one ctypes call with the data pointers of the inputs
+and of freshly allocated outputs: no state is shared between calls, and ctypes releases the GIL,
+so threads calling one executable run in parallel. Inputs are never copied unless they are not
+C-contiguous (they have the traced dtypes, see mlax.core.to_numpy). The machine code lives as
+long as the executable, which the process-wide compile cache owns (runtime/backend.py).
 """
 
 from __future__ import annotations
@@ -15,22 +16,20 @@ import functools
 import os
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
 import mlir
 import numpy as np
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.buffer_abi import entry_symbol
 from mlax.passes.pipeline import Stage, build_stages, fuse_upstream, parse_pipeline, run_stage
+from mlax.runtime import orc
 from mlax.runtime.blas import gemm_symbols
 
-OPT_LEVEL = 3
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
 
@@ -65,16 +64,19 @@ def cpu_pipeline_text(to: str = "llvm") -> str:
             f"openmp={_flag(openmp_library() is not None)}}}")
 
 
-_FUSED_STAGES: dict[tuple[ir.Context, str], list[Stage]] = {}
+_local = threading.local()
 
 
 def _fused_stages(context: ir.Context, to: str) -> list[Stage]:
     """The pipeline's PassManagers (consecutive upstream passes in one), built once per
-    context and stage: building them costs as much as running them on a small program."""
+    context and stage: building them costs as much as running them on a small program. They
+    are kept per thread, as MLIR contexts are (mlax.dialect.context), so a thread's context
+    and its passes go when the thread ends."""
+    built: dict[tuple[ir.Context, str], list[Stage]] = _local.__dict__.setdefault("stages", {})
     key = (context, cpu_pipeline_text(to))
-    if key not in _FUSED_STAGES:
-        _FUSED_STAGES[key] = build_stages(fuse_upstream(parse_pipeline(key[1])), context)
-    return _FUSED_STAGES[key]
+    if key not in built:
+        built[key] = build_stages(fuse_upstream(parse_pipeline(key[1])), context)
+    return built[key]
 
 
 def lower_for_cpu(module: ir.Module, to: str = "llvm", entry: str = "main") -> None:
@@ -106,47 +108,15 @@ class CpuExecutable:
                              for spec in map(TensorSpec.from_mlir, function_type.results)]
             count = len(function_type.inputs) + len(self._outputs)
             lower_for_cpu(lowered, entry=entry)
-            self._engine = ExecutionEngine(lowered, opt_level=OPT_LEVEL, shared_libs=_runtime_libraries())
-        for symbol, address in gemm_symbols().items():
-            self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
-        address = self._engine.raw_lookup(entry_symbol(entry))
-        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        self._slots = (ctypes.c_void_p * max(count, 1))()
-        base = ctypes.addressof(self._slots)
-        size = ctypes.sizeof(ctypes.c_void_p)
-        self._packed = (ctypes.c_void_p * max(count, 1))(*(base + i * size for i in range(count)))
-        self._lock = threading.Lock()
+            orc.expose(_runtime_libraries(), gemm_symbols())
+            self._code = orc.JitCode(lowered, entry_symbol(entry))
+        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)(self._code.address)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         outputs = [np.empty(shape, dtype) for shape, dtype in self._outputs]
         buffers = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in inputs]
-        with self._lock:
-            slots = self._slots
-            for i, array in enumerate((*buffers, *outputs)):
-                slots[i] = array.ctypes.data
-            self._function(self._packed)
+        self._function(*[array.ctypes.data for array in buffers], *[array.ctypes.data for array in outputs])
         return outputs
-
-
-_COMPILED: OrderedDict[tuple[str, str], CpuExecutable] = OrderedDict()
-COMPILED_CACHE_SIZE = 256
-
-
-def compile_cached(module: ir.Module, entry: str) -> CpuExecutable:
-    """The executable of ``module``'s ``entry``, shared by every jit whose program prints the
-    same (without locations): re-jitting a function, or jitting an equal one, skips LLVM.
-    With ``MLAX_DUMP_DIR`` set every compile runs, so its passes are dumped."""
-    if config.dump_dir:
-        return CpuExecutable(module, entry)
-    key = (module.operation.get_asm(enable_debug_info=False), entry)
-    executable = _COMPILED.get(key)
-    if executable is None:
-        executable = _COMPILED[key] = CpuExecutable(module, entry)
-        while len(_COMPILED) > COMPILED_CACHE_SIZE:
-            _COMPILED.popitem(last=False)
-    else:
-        _COMPILED.move_to_end(key)
-    return executable
 
 
 def _entry_function(module: ir.Module, entry: str) -> ir.Operation:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -22,22 +23,38 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
-from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
+from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
+from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
-from mlax.source_info import current_location, where
+from mlax.source_info import current_location
 from mlax.tracing import SubFunction, function_name, trace_subfunction
 
 
-def _staged(run: Callable[..., Any], *arrays: Any) -> Any:
-    """``run(trace, *arrays)`` in the current trace, or as a jitted program outside one."""
+def _staged(run: Callable[..., Any], api: str, names: Sequence[str], *arrays: Any) -> Any:
+    """``run(trace, *arrays)`` in the current trace, or as a jitted program outside one (whose
+    parameters are ``names``, so that its errors name the construct's arguments)."""
     trace = current_trace()
     if trace is not None:
         return run(trace, *arrays)
     from mlax.api import jit
 
-    return jit(lambda *a: run(current_trace(), *a))(*arrays)
+    def staged(*a: Any) -> Any:
+        return run(current_trace(), *a)
+
+    staged.__name__ = api
+    staged.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    return jit(staged)(*arrays)
+
+
+def _operand_aval(value: Any, argument: str) -> Aval:
+    """The abstract value of an array operand given to a construct, checked to be one."""
+    if not is_array_like(value):
+        raise user_error(TypeError, f"expected an array or a scalar, got {value!r} of type "
+                         f"{type(value).__name__}", argument)
+    return abstractify(value)
 
 
 def _avals_text(avals: Sequence[Aval]) -> str:
@@ -116,10 +133,10 @@ def _flatten(tree: Any, name: str | list[str]) -> tuple[list[Any], Any, list[Ava
     return leaves, treedef, [abstractify(leaf) for leaf in leaves], paths
 
 
-def _scalar_selector(trace: Trace, value: Any, what: str) -> Aval:
-    aval = abstractify(value)
+def _scalar_selector(value: Any, what: str, argument: str) -> Aval:
+    aval = _operand_aval(value, argument)
     if aval.shape != ():
-        raise TypeError(f"{what} must be a scalar, got shape {aval.shape}{where()}")
+        raise user_error(TypeError, f"{what} must be a scalar, got shape {aval.shape}", argument)
     return aval
 
 
@@ -127,17 +144,17 @@ def _scalar_selector(trace: Trace, value: Any, what: str) -> Aval:
 
 
 def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]], operands: tuple,
-              names: Sequence[str]) -> Any:
+              names: Sequence[str], api: str) -> Any:
     leaves, tree, avals, paths = _flatten(operands, "operand")
     bodies = [_Body(b, tree, avals, paths, unpack=tuple) for b in branches]
     subs, consts = _trace_bodies(trace, bodies)
     first = subs[0]
     for name, sub in zip(names[1:], subs[1:], strict=True):
         if sub.out_tree != first.out_tree or not _same_types(sub.out_avals, first.out_avals):
-            raise TypeError(
-                f"{names[0]} and {name} output must have identical types, got\n"
+            raise user_error(
+                TypeError, f"{names[0]} and {name} output must have identical types, got\n"
                 f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
-                f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}{where()}")
+                f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}", f"{name} of mlax.lax.{api}")
     out_avals = list(first.out_avals)  # JAX types the result as the first branch's (weak types included)
     outs = _emit(trace, "cond", first.name, [selector, *leaves, *consts], out_avals,
                  f"result of cond over {', '.join(function_name(b) for b in branches)}",
@@ -149,27 +166,34 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced (as jax.lax)."""
     import mlax.lax as lax
 
+    check_callable(true_fun, "true_fun of mlax.lax.cond")
+    check_callable(false_fun, "false_fun of mlax.lax.cond")
+    aval = _scalar_selector(pred, "Pred", "pred of mlax.lax.cond")
+
     def run(trace: Trace, pred: Any, operands: tuple) -> Any:
-        aval = _scalar_selector(trace, pred, "Pred")
         if aval.dtype != np.bool_:
             pred = lax.ne(pred, np.zeros((), aval.dtype))
-        return _branches(trace, pred, [false_fun, true_fun], operands, ["false_fun", "true_fun"])
+        return _branches(trace, pred, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
 
-    return _staged(run, pred, operands)
+    return _staged(run, "cond", ("pred", "operands"), pred, operands)
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """``branches[clamp(index, 0, len(branches) - 1)](*operands)`` (as jax.lax.switch)."""
     import mlax.lax as lax
 
+    if not isinstance(branches, Sequence) or not all(callable(b) for b in branches):
+        raise user_error(TypeError, "lax.switch: branches argument should be a sequence of callables, got "
+                         f"{branches!r}", "branches of mlax.lax.switch")
     branches = list(branches)
     if not branches:
-        raise ValueError(f"Empty branch sequence{where()}")
+        raise user_error(ValueError, "Empty branch sequence", "branches of mlax.lax.switch")
+    aval = _scalar_selector(index, "Branch index", "index of mlax.lax.switch")
+    if not np.issubdtype(aval.dtype, np.integer):
+        raise user_error(TypeError, f"Branch index must have an integer type, got {aval.dtype.name}",
+                         "index of mlax.lax.switch")
 
     def run(trace: Trace, index: Any, operands: tuple) -> Any:
-        aval = _scalar_selector(trace, index, "Branch index")
-        if not np.issubdtype(aval.dtype, np.integer):
-            raise TypeError(f"Branch index must have an integer type, got {aval.dtype.name}{where()}")
         if len(branches) == 1:
             return branches[0](*operands)
         index = lax.convert_element_type(index, np.int32)  # wraps a wider index first, as JAX
@@ -178,23 +202,23 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         else:
             selector = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
         names = [f"branches[{i}]" for i in range(len(branches))]
-        return _branches(trace, selector, branches, operands, names)
+        return _branches(trace, selector, branches, operands, names, "switch")
 
-    return _staged(run, index, operands)
+    return _staged(run, "switch", ("index", "operands"), index, operands)
 
 
 # ---- loops -------------------------------------------------------------------------------------
 
 
-def _check_carry(what: str, paths: Sequence[str], in_tree: Any, in_avals: Sequence[Aval],
+def _check_carry(what: str, argument: str, paths: Sequence[str], in_tree: Any, in_avals: Sequence[Aval],
                  out_tree: Any, out_avals: Sequence[Aval]) -> None:
     if out_tree != in_tree:
-        raise TypeError(f"{what} output and input must have identical types: the carry has structure "
-                        f"{in_tree} on input but {out_tree} on output{where()}")
+        raise user_error(TypeError, f"{what} output and input must have identical types: the carry has "
+                         f"structure {in_tree} on input but {out_tree} on output", argument)
     for path, a, b in zip(paths, in_avals, out_avals, strict=True):
         if a.shape != b.shape or a.dtype != b.dtype:
-            raise TypeError(f"{what} output and input must have identical types: the carry {path} enters "
-                            f"as {a} but leaves as {b}{where()}")
+            raise user_error(TypeError, f"{what} output and input must have identical types: the carry "
+                             f"{path} enters as {a} but leaves as {b}", argument)
 
 
 def _carry_avals(in_avals: Sequence[Aval], out_avals: Sequence[Aval]) -> list[Aval]:
@@ -227,11 +251,13 @@ def _discard(trace: Trace, subs: Sequence[SubFunction]) -> None:
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     """Apply ``body_fun`` to the carry while ``cond_fun`` holds (as jax.lax.while_loop)."""
-    return _while_loop(cond_fun, body_fun, init_val, "init_val")
+    check_callable(cond_fun, "cond_fun of mlax.lax.while_loop")
+    check_callable(body_fun, "body_fun of mlax.lax.while_loop")
+    return _while_loop(cond_fun, body_fun, init_val, "init_val", "mlax.lax.while_loop")
 
 
 def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
-                name: str | list[str]) -> Any:
+                name: str | list[str], api: str) -> Any:
     def run(trace: Trace, init_val: Any) -> Any:
         leaves, tree, avals, paths = _flatten(init_val, name)
         while True:
@@ -242,16 +268,17 @@ def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], 
             _discard(trace, [cond_sub, body_sub])
         if len(cond_sub.out_avals) != 1 or cond_sub.out_avals[0].shape != () \
                 or cond_sub.out_avals[0].dtype != np.bool_:
-            raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
-                            f"{_avals_text(cond_sub.out_avals)}{where()}")
-        _check_carry("body_fun", paths, tree, avals, body_sub.out_tree, body_sub.out_avals)
+            raise user_error(TypeError, "cond_fun must return a boolean scalar, but got output type(s) "
+                             f"{_avals_text(cond_sub.out_avals)}", f"cond_fun of {api}")
+        _check_carry("body_fun", f"body_fun of {api}", paths, tree, avals, body_sub.out_tree,
+                     body_sub.out_avals)
         outs = _emit(trace, "while", body_sub.name, [*leaves, *consts],
                      _carry_avals(avals, body_sub.out_avals),
                      f"result of while_loop {function_name(body_fun)}",
                      cond=cond_sub.name, body=body_sub.name)
         return tree_util.tree_unflatten(tree, outs)
 
-    return _staged(run, init_val)
+    return _staged(run, "while_loop", ("init_val",), init_val)
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
@@ -260,26 +287,33 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
 
     ``unroll`` is accepted for compatibility; the loop is not unrolled.
     """
-    return _scan(f, init, xs, length, reverse, "init")
+    check_callable(f, "f of mlax.lax.scan")
+    return _scan(f, init, xs, length, reverse, "init", "f of mlax.lax.scan")
 
 
 def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: int | None, reverse: bool,
-          name: str | list[str]) -> tuple[Any, Any]:
+          name: str | list[str], body_argument: str) -> tuple[Any, Any]:
+    if length is not None and int(length) < 0:
+        raise user_error(ValueError, f"scan length must be non-negative, got {length}",
+                         "length of mlax.lax.scan")
+
     def run(trace: Trace, init: Any, xs: Any) -> tuple[Any, Any]:
         carry_leaves, carry_tree, carry_avals, carry_paths = _flatten(init, name)
         x_leaves, x_tree, x_avals, x_paths = _flatten(xs, "xs")
         sizes = {a.shape[0] if a.shape else None for a in x_avals}
         if None in sizes:
             path = next(p for p, a in zip(x_paths, x_avals, strict=False) if not a.shape)
-            raise ValueError(f"scan got value with no leading axis to scan over: {path} has shape ()"
-                             f"{where()}")
+            raise user_error(ValueError, f"scan got value with no leading axis to scan over: {path} has "
+                             "shape ()", f"{path} of mlax.lax.scan")
         if len(sizes) > 1 or (length is not None and sizes and sizes != {length}):
             found = ", ".join(f"{p} axis 0 of size {a.shape[0]}"
                               for p, a in zip(x_paths, x_avals, strict=True))
             given = f" and length={length}" if length is not None else ""
-            raise ValueError(f"scan got values with different leading axis sizes: {found}{given}{where()}")
+            raise user_error(ValueError, f"scan got values with different leading axis sizes: {found}{given}",
+                             "xs of mlax.lax.scan")
         if not sizes and length is None:
-            raise ValueError(f"scan got no values to scan over and `length` not provided.{where()}")
+            raise user_error(ValueError, "scan got no values to scan over and `length` not provided.",
+                             "xs of mlax.lax.scan")
         steps = int(length) if length is not None else sizes.pop()
         slice_avals = [Aval(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
         in_tree = tree_util.tree_structure((init, xs))
@@ -293,8 +327,8 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
                     not _promote_weak_carry(trace, carry_leaves, carry_avals, sub.out_avals[:n]):
                 break
             _discard(trace, [sub])
-        _check_carry("scan body function carry", carry_paths, carry_tree, carry_avals, carry_out_tree,
-                     sub.out_avals[:n])
+        _check_carry("scan body function carry", body_argument, carry_paths, carry_tree, carry_avals,
+                     carry_out_tree, sub.out_avals[:n])
         y_avals = [Aval((steps, *a.shape), a.dtype, a.weak_type) for a in sub.out_avals[n:]]
         outs = _emit(trace, "scan", sub.name, [*carry_leaves, *x_leaves, *consts],
                      [*_carry_avals(carry_avals, sub.out_avals[:n]), *y_avals],
@@ -302,7 +336,7 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
                      reverse=bool(reverse), num_carry=n, num_consts=len(consts))
         return tree_util.tree_unflatten(carry_tree, outs[:n]), tree_util.tree_unflatten(y_tree, outs[n:])
 
-    return _staged(run, init, xs)
+    return _staged(run, "scan", ("init", "xs"), init, xs)
 
 
 def _pair_returning(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -310,51 +344,54 @@ def _pair_returning(f: Callable[..., Any]) -> Callable[..., Any]:
     def body(carry: Any, x: Any) -> tuple[Any, Any]:
         out = f(carry, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"scan body function {function_name(f)} must return a pair (carry, y), got "
-                            f"{type(out).__name__}{where()}")
+            got = abstractify(out) if is_array_like(out) else type(out).__name__
+            raise user_error(TypeError, f"scan body function {function_name(f)} must return a pair "
+                             f"(carry, y), got {got}", "f of mlax.lax.scan")
         return tuple(out)
 
     return body
 
 
-def _python_ints(*values: Any) -> bool:
-    """Python int bounds give a weakly typed loop index, as in JAX."""
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-
-
-def _concrete_int(x: Any) -> int | None:
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        return int(x)
-    if isinstance(x, np.ndarray) and x.shape == () and np.issubdtype(x.dtype, np.integer):
-        return int(x)
-    return None
+def _bounds_dtype(lower: Any, upper: Any) -> np.dtype:
+    """JAX's rule for fori_loop's bounds: the same dtype, or signed integers of which only one is
+    weakly typed (a Python int), which takes the other's dtype."""
+    lo = _operand_aval(lower, "lower of mlax.lax.fori_loop")
+    hi = _operand_aval(upper, "upper of mlax.lax.fori_loop")
+    if lo.dtype == hi.dtype:
+        return lo.dtype
+    if np.issubdtype(lo.dtype, np.signedinteger) and np.issubdtype(hi.dtype, np.signedinteger) \
+            and lo.weak_type != hi.weak_type:
+        return hi.dtype if lo.weak_type else lo.dtype
+    raise user_error(TypeError, "lower and upper arguments to fori_loop must have equal types, got "
+                     f"{lo.dtype.name} and {hi.dtype.name}", "lower and upper of mlax.lax.fori_loop")
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *,
               unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)`` (as jax.lax.fori_loop).
 
-    With concrete bounds it is a scan of ``upper - lower`` steps (reverse-differentiable);
-    with traced bounds a while_loop (forward-differentiable only), as in JAX.
+    With concrete bounds it is a scan of ``int(upper) - int(lower)`` steps over a Python-int
+    (weakly typed) index, float bounds included (reverse-differentiable); with traced bounds a
+    while_loop (forward-differentiable only), as in JAX.
     """
     import mlax.lax as lax
-    import mlax.numpy as mnp
 
-    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    check_callable(body_fun, "body_fun of mlax.lax.fori_loop")
+    dtype = _bounds_dtype(lower, upper)
     paths = _flatten(init_val, "init_val")[3]
-    dtype = mnp.result_type(lower, upper)
-    if lo is not None and hi is not None:
-        weak = _python_ints(lower, upper)
-        one = 1 if weak else np.ones((), dtype)
+    if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
+        lo, hi = int(lower), int(upper)
 
         def step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
             i, val = carry
-            return (lax.add(i, one), body_fun(i, val)), None
+            return (lax.add(i, 1), body_fun(i, val)), None
 
-        start = lo if weak else np.asarray(lo, dtype)
-        steps = builtins.max(hi - lo, 0)
-        (_, result), _ = _scan(step, (start, init_val), None, steps, False, ["i", *paths])
+        (_, result), _ = _scan(step, (lo, init_val), None, builtins.max(hi - lo, 0), False, ["i", *paths],
+                               "body_fun of mlax.lax.fori_loop")
         return result
+    if unroll not in (None, False, 1):
+        raise user_error(ValueError, "Can only use `unroll` in `fori_loop` if the loop bounds are statically "
+                         "known.", "unroll of mlax.lax.fori_loop")
 
     def cond_fun(carry: tuple[Any, Any, Any]) -> Any:
         return lax.lt(carry[0], carry[1])
@@ -365,7 +402,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
     start = lax.convert_element_type(lower, dtype)
     stop = lax.convert_element_type(upper, dtype)
-    return _while_loop(cond_fun, body, (start, stop, init_val), ["i", "upper", *paths])[2]
+    return _while_loop(cond_fun, body, (start, stop, init_val), ["i", "upper", *paths],
+                       "mlax.lax.fori_loop")[2]
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
@@ -374,6 +412,13 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     With ``batch_size``, each scan step applies ``vmap(f)`` to ``batch_size`` slices, and the
     remainder (all of it for ``batch_size=0``) is one more ``vmap(f)``, concatenated, as JAX.
     """
+    check_callable(f, "f of mlax.lax.map")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)):
+        raise user_error(TypeError, f"batch_size must be an int, got {batch_size!r}",
+                         "batch_size of mlax.lax.map")
+    if batch_size is not None and batch_size < 0:
+        raise user_error(ValueError, f"batch_size must be non-negative, got {batch_size}",
+                         "batch_size of mlax.lax.map")
     if batch_size is None:
         return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
     from mlax.batching import vmap

@@ -51,7 +51,7 @@ def _shape(fname: str, shape: Any) -> tuple[int, ...]:
         except TypeError:
             raise TypeError(f"mlax.numpy.{fname}: shape must be integers, got {shape!r}{where()}") from None
     if any(d < 0 for d in out):
-        raise ValueError(f"mlax.numpy.{fname}: negative dimensions are not allowed, got {tuple(out)}"
+        raise TypeError(f"mlax.numpy.{fname}: negative dimensions are not allowed, got {tuple(out)}"
                          f"{where()}")
     return tuple(out)
 
@@ -134,6 +134,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     step = None if step is None else _concrete_scalar("step", step)
     if stop is None:
         start, stop = 0, start
+    if step == 0:
+        raise ZeroDivisionError(f"mlax.numpy.arange: step must not be zero{where()}")
     if step is not None:
         small_float = front_dtypes.issubdtype(dt, np.floating) and dt.itemsize < 4
         work = np.dtype(np.float32) if small_float else dt

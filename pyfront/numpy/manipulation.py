@@ -58,10 +58,10 @@ def _target_shape(fname: str, size: int, shape: Any) -> tuple[int, ...]:
     known = math.prod(d for d in shape if d != -1)
     if unknown:
         if known == 0 or size % known:
-            raise TypeError(f"{fname}: cannot reshape array of size {size} into shape {shape}{where()}")
+            raise ValueError(f"{fname}: cannot reshape array of size {size} into shape {shape}{where()}")
         shape = tuple(size // known if d == -1 else d for d in shape)
     elif known != size:
-        raise TypeError(f"{fname}: cannot reshape array of size {size} into shape {shape}{where()}")
+        raise ValueError(f"{fname}: cannot reshape array of size {size} into shape {shape}{where()}")
     return shape
 
 
@@ -217,7 +217,7 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Any:
     for a in arrays[1:]:
         if a.ndim != len(first) or any(d != f for i, (d, f) in enumerate(zip(a.shape, first, strict=True))
                                        if i != axis):
-            raise ValueError(f"concatenate: shapes {first} and {a.shape} differ outside axis {axis}"
+            raise TypeError(f"concatenate: shapes {first} and {a.shape} differ outside axis {axis}"
                              f"{where()}")
     return arrays[0] if len(arrays) == 1 else lax.concatenate(arrays, axis)
 

@@ -20,8 +20,7 @@ def is_traced_or_array(x: Any) -> bool:
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None, order: str | None = None) -> Any:
     """``jnp.asarray``: Arrays and tracers pass through; nested lists may contain tracers."""
-    if dtype is not None:
-        dtype = front_dtypes.canonicalize(np.dtype(dtype))
+    dtype = user_dtype("asarray", dtype)
     if is_traced_or_array(a):
         return a if dtype is None else lax.convert_element_type(a, dtype)
     if isinstance(a, (list, tuple)) and any(_contains_traced(e) for e in a):
@@ -31,16 +30,15 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None, order: str | No
     if front_dtypes.is_python_scalar(a):
         dt = dtype or front_dtypes.python_scalar_dtype(a)
         return Array._wrap(np.asarray(a, dtype=dt), dtype is None and not isinstance(a, bool))
-    value = np.asarray(a)
+    try:
+        value = np.asarray(a)
+    except ValueError as err:  # a ragged nested sequence
+        raise ValueError(f"mlax.numpy.asarray: {err}{where()}") from None
     if value.dtype == object:
         raise TypeError(f"mlax.numpy.asarray: cannot convert {type(a).__name__} to an array{where()}")
     if dtype is None:
-        dtype = _default_dtype_of(value)
+        dtype = user_dtype("asarray", value.dtype)
     return Array(value.astype(dtype, copy=False))
-
-
-def _default_dtype_of(value: np.ndarray) -> np.dtype:
-    return front_dtypes.canonicalize(value.dtype)
 
 
 def _contains_traced(x: Any) -> bool:

@@ -220,14 +220,14 @@ ERRORS = [
     (TypeError, "scalar", lambda k: mr.fold_in(k, np.arange(2))),
     (TypeError, "integer", lambda k: mr.PRNGKey(1.0)),
     (TypeError, "scalar seed", lambda k: mr.PRNGKey(np.arange(2))),
-    (ValueError, "unsignedinteger", lambda k: mr.bits(k, (2,), np.int32)),
-    (ValueError, "floating", lambda k: mr.normal(k, (2,), np.int32)),
+    (ValueError, "an unsigned int dtype", lambda k: mr.bits(k, (2,), np.int32)),
+    (ValueError, "a float dtype", lambda k: mr.normal(k, (2,), np.int32)),
     (TypeError, "integer dtypes", lambda k: mr.randint(k, (2,), 0, 3, np.float32)),
     (TypeError, "floating dtype", lambda k: mr.bernoulli(k, np.array([1, 0]))),
     (ValueError, "larger sample", lambda k: mr.choice(k, 3, (4,), replace=False)),
     (ValueError, "p must be", lambda k: mr.choice(k, 3, (2,), p=P)),
-    (ValueError, "broadcast", lambda k: mr.uniform(k, (3,), minval=np.zeros(4, np.float32))),
-    (TypeError, "sequence", lambda k: mr.normal(k, 3)),
+    (TypeError, "broadcast", lambda k: mr.uniform(k, (3,), minval=np.zeros(4, np.float32))),  # jax: TypeError
+    (TypeError, "Shapes must be 1D sequences", lambda k: mr.normal(k, (2.5,))),
 ]
 
 

@@ -77,12 +77,12 @@ def test_unbatched_output_is_broadcast(rng: np.random.Generator) -> None:
 
 
 def test_inconsistent_sizes_name_the_arguments() -> None:
-    with pytest.raises(ValueError, match=r"inconsistent sizes.*x has size 3.*y has size 4"):
+    with pytest.raises(ValueError, match=r"(?s)inconsistent sizes.*argument x of.*argument y of"):
         mlax.vmap(lambda x, y: x + y)(np.ones(3, np.float32), np.ones(4, np.float32))
 
 
 def test_in_axes_that_do_not_match_the_arguments() -> None:
     with pytest.raises(ValueError, match=r"len\(in_axes\)=1, len\(args\)=2"):
         mlax.vmap(lambda x, y: x + y, in_axes=(0,))(np.ones(3, np.float32), np.ones(3, np.float32))
-    with pytest.raises(ValueError, match="out of bounds"):
+    with pytest.raises(ValueError, match="axis 2, which implies that its rank should be at least 3"):
         mlax.vmap(lambda x: x, in_axes=2)(np.ones((3, 2), np.float32))

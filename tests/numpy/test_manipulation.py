@@ -196,7 +196,7 @@ def test_inputs_not_modified(rng: np.random.Generator) -> None:
 
 
 ERRORS = [
-    (lambda x: mnp.reshape(x, (5, -1)), TypeError, "reshape: cannot reshape array of size 6"),
+    (lambda x: mnp.reshape(x, (5, -1)), ValueError, "reshape: cannot reshape array of size 6"),
     (lambda x: mnp.reshape(x, (-1, -1)), ValueError, "only one dimension may be -1"),
     (lambda x: mnp.reshape(x, (2, 3), order="K"), ValueError, "order must be 'C' or 'F'"),
     (lambda x: mnp.transpose(x, (0, 0)), ValueError, "transpose: repeated axis"),
@@ -208,7 +208,7 @@ ERRORS = [
     (lambda x: mnp.broadcast_to(x, (4, 3)), ValueError, "broadcast_to: cannot broadcast an array of shape"),
     (lambda x: mnp.broadcast_arrays(x, np.ones(4)), ValueError, "broadcast_arrays: shapes"),
     (lambda x: mnp.concatenate([x[0, 0], x[0, 0]]), ValueError, "zero-dimensional arrays cannot be"),
-    (lambda x: mnp.concatenate([x, np.ones((2, 2))], axis=0), ValueError, "concatenate: shapes"),
+    (lambda x: mnp.concatenate([x, np.ones((2, 2))], axis=0), TypeError, "concatenate: shapes"),
     (lambda x: mnp.concatenate([]), ValueError, "need at least one array"),
     (lambda x: mnp.stack([x, np.ones((3, 2))]), ValueError, "stack: all input arrays must have the same"),
     (lambda x: mnp.split(x, 4, axis=1), ValueError, "split: array split does not result in an equal"),

@@ -8,7 +8,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from mlax.runtime import cpu
+from mlax.runtime import backend, cpu
 from tests.oracle import assert_same, random_array
 
 
@@ -97,7 +97,7 @@ def test_without_openmp_runtime_loops_stay_sequential(rng: np.random.Generator, 
     x = random_array(rng, (300, 257), np.float32)
     f = lambda x: mnp.exp(x) + 1  # noqa: E731
     assert "omp." not in mlax.jit(f).lower(x).as_text("loops")
-    cpu._COMPILED.clear()
+    backend._COMPILED.clear()
     both_backends(f, x)
 
 
@@ -131,7 +131,7 @@ def test_equal_programs_share_one_executable(rng: np.random.Generator) -> None:
     x = random_array(rng, (3,), np.float32)
     first, second = mlax.jit(lambda v: v * 5 - 1), mlax.jit(lambda v: v * 5 - 1)
     first(x), second(x)
-    executables = {id(f._cache[next(iter(f._cache))].executable) for f in (first, second)}
+    executables = {id(f.lower(x).compile()._executable) for f in (first, second)}
     assert len(executables) == 1
 
 
@@ -156,11 +156,15 @@ def test_executable_outputs_are_fresh(rng: np.random.Generator) -> None:
     assert not np.asarray(one).flags.writeable
 
 
-def test_compile_cache_is_bounded(rng: np.random.Generator, monkeypatch) -> None:
-    monkeypatch.setattr(cpu, "COMPILED_CACHE_SIZE", 2)
-    for k in range(4):
-        mlax.jit(lambda v, k=k: v * (k + 10))(random_array(rng, (2,), np.float32))
-    assert len(cpu._COMPILED) <= 2
+def test_compile_cache_is_bounded(rng: np.random.Generator) -> None:
+    size = mlax.config.compile_cache_size
+    mlax.config.update("compile_cache_size", 2)
+    try:
+        for k in range(4):
+            mlax.jit(lambda v, k=k: v * (k + 10))(random_array(rng, (2,), np.float32))
+        assert len(backend._COMPILED) <= 2
+    finally:
+        mlax.config.update("compile_cache_size", size)
 
 
 def test_matmul_of_a_stacked_slice_calls_blas(rng: np.random.Generator) -> None:

@@ -234,7 +234,7 @@ def test_lax_wrappers(mode: str | None, rng: np.random.Generator) -> None:
     scatter = jlax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                            scatter_dims_to_operand_dims=(0,))
     jmode = jlax.GatherScatterMode.from_any(mode) if mode else None
-    for name in ("scatter_add", "scatter_mul", "scatter_min", "scatter_max"):
+    for name in ("scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max"):
         check_against_jax(lambda a, b, name=name: getattr(mlax.lax, name)(a, i, b, scatter, mode=jmode),
                           jax.jit(lambda a, b, name=name: getattr(jlax, name)(a, i, b, scatter, mode=mode)),
                           x, u)

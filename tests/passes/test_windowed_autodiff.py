@@ -13,6 +13,7 @@ from mlir import ir
 
 from mlax.runtime.interpreter import run_function
 from tests.dialect.test_windowed import jax_conv, jax_reduce_window, random_conv, random_window
+from tests.oracle import assert_same
 from tests.passes.test_autodiff_jvp_rules import check_linearity, finite_difference, jax_jvp, jvp_module
 from tests.passes.test_autodiff_transpose_rules import Case, check_adjoint
 
@@ -32,10 +33,9 @@ def _jvp(op: str, attrs: dict[str, Any], args: list[np.ndarray], diff: list[int]
 
 
 def _close(actual: np.ndarray, expected: np.ndarray, tol: float) -> None:
-    actual, expected = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
-    assert actual.shape == expected.shape
-    scale = max(1.0, float(np.abs(expected).max(initial=0)))
-    np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol * scale)
+    """Same shape and dtype, and per element within ``tol`` relatively plus a tenth of it
+    absolutely (operands and tangents are O(1): sums that cancel keep errors of that size)."""
+    assert_same(np.asarray(actual), np.asarray(expected), rtol=tol, atol=tol / 10)
 
 
 @pytest.mark.parametrize("diff", [[0], [1], [0, 1]], ids=["lhs", "rhs", "both"])

@@ -90,16 +90,22 @@ def field_symbol(values: dict[str, Any], key: str) -> str:
     return values[match[1]][int(match[2])] if match else values[key]
 
 
-def referenced_symbols(kind: str, values: dict[str, Any]) -> list[str]:
-    """Every function a declaration names, in field order."""
-    symbols: list[str] = []
+def symbol_keys(kind: str, values: dict[str, Any]) -> list[str]:
+    """The signature key (``"callee"``, ``"branches[1]"``) of every function a declaration
+    names, in field order."""
+    keys: list[str] = []
     for field in get_kind(kind).fields:
         value = values.get(field.name)
         if field.kind == "symbol" and value is not None:
-            symbols.append(value)
+            keys.append(field.name)
         elif field.kind == "symbols" and value is not None:
-            symbols.extend(value)
-    return symbols
+            keys.extend(f"{field.name}[{i}]" for i in range(len(value)))
+    return keys
+
+
+def referenced_symbols(kind: str, values: dict[str, Any]) -> list[str]:
+    """Every function a declaration names, in field order."""
+    return [field_symbol(values, key) for key in symbol_keys(kind, values)]
 
 
 def _ins(t: ir.FunctionType) -> list[ir.Type]:
@@ -338,14 +344,17 @@ def declare_transform(module: ir.Module | ir.Operation, kind: str, name: str, *,
 
 
 def _problems(module: ir.Module | ir.Operation, op: func.FuncOp, transform: Transform,
-              symbols: dict[str, Transform]) -> list[str]:
-    """What is wrong with one well-formed declaration, given all of them by name."""
+              graph: dict[str, list[str]]) -> list[str]:
+    """What is wrong with one well-formed declaration, given the module's call graph."""
     problems = []
     if not op.is_external:
         problems.append("must not have a body")
     attrs = op.operation.attributes
     if "sym_visibility" not in attrs or ir.StringAttr(attrs["sym_visibility"]).value != "private":
         problems.append("must be private")
+    unresolved = _unresolved(module, transform)
+    if unresolved:
+        return problems + unresolved
     try:
         expected = expected_signatures(module, transform.kind, transform.fields)
     except DeclarationError as error:
@@ -359,8 +368,21 @@ def _problems(module: ir.Module | ir.Operation, op: func.FuncOp, transform: Tran
             source = get_kind(transform.kind).fields[0]
             problems.append(f"{whose} has type {actual} but {source.name} "
                             f"{_describe_source(transform.fields[source.name])} requires {_fn_type(sig)}")
-    if _refers_to_itself(transform, symbols):
-        problems.append("refers to itself through its callees")
+    recursion = _recursion(transform.name, graph)
+    if recursion is not None:
+        problems.append(recursion)
+    return problems
+
+
+def _unresolved(module: ir.Module | ir.Operation, transform: Transform) -> list[str]:
+    """Why each function the declaration names cannot be used: all of them are checked, not
+    only those its signature rule looks at (passes follow every one)."""
+    lookup, problems = _function_types(module, transform.fields), []
+    for key in symbol_keys(transform.kind, transform.fields):
+        try:
+            lookup(key)
+        except DeclarationError as error:
+            problems.append(str(error))
     return problems
 
 
@@ -368,18 +390,60 @@ def _describe_source(value: str | tuple[str, ...]) -> str:
     return f"@{value}" if isinstance(value, str) else "[" + ", ".join(f"@{v}" for v in value) + "]"
 
 
-def _refers_to_itself(transform: Transform, symbols: dict[str, Transform]) -> bool:
-    """Whether following the symbol fields through other declarations comes back here."""
-    todo, seen = [transform], set()
+def _call_graph(module: ir.Module | ir.Operation, symbols: dict[str, Transform]) -> dict[str, list[str]]:
+    """Function -> the functions it uses: a declaration's symbol fields, a body's calls."""
+    graph: dict[str, list[str]] = {}
+    for op in _body(module).operations:
+        op = op.operation
+        if op.name != "func.func":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        transform = symbols.get(name)
+        graph[name] = _callees(op) if transform is None else \
+            referenced_symbols(transform.kind, transform.fields)
+    return graph
+
+
+def _callees(function: ir.Operation) -> list[str]:
+    """The functions ``function``'s body calls."""
+    callees: list[str] = []
+
+    def collect(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "func.call":
+            callees.append(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(collect)
+    return callees
+
+
+def _reaches(graph: dict[str, list[str]], starts: list[str], target: str) -> bool:
+    todo, seen = list(starts), set()
     while todo:
         current = todo.pop()
-        for target in referenced_symbols(current.kind, current.fields):
-            if target == transform.name:
-                return True
-            if target in symbols and target not in seen:
-                seen.add(target)
-                todo.append(symbols[target])
+        if current == target:
+            return True
+        if current not in seen:
+            seen.add(current)
+            todo += graph.get(current, [])
     return False
+
+
+def _recursion(name: str, graph: dict[str, list[str]]) -> str | None:
+    """Why declaration ``name`` meets a recursion through its callees, or None: the passes
+    transform a function by walking into everything it calls, which would never end."""
+    if _reaches(graph, graph[name], name):
+        return "refers to itself through its callees"
+    todo, seen = list(graph[name]), set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if _reaches(graph, graph.get(current, []), current):
+            return f"reaches @{current}, which calls itself; a recursive function cannot be transformed"
+        todo += graph.get(current, [])
+    return None
 
 
 def verify_transforms(module: ir.Module | ir.Operation) -> list[str]:
@@ -399,13 +463,14 @@ def verify_transforms(module: ir.Module | ir.Operation) -> list[str]:
         if transform is not None:
             found.append((op.operation, transform))
     symbols = {t.name: t for _, t in found if isinstance(t, Transform)}
+    graph = _call_graph(module, symbols) if symbols else {}
     messages = []
     for op, transform in found:
         if isinstance(transform, str):
             problems = [transform]
         else:
             where = _where(transform.kind, transform.name)
-            problems = [f"{where}: {p}" for p in _problems(module, op.opview, transform, symbols)]
+            problems = [f"{where}: {p}" for p in _problems(module, op.opview, transform, graph)]
         for problem in problems:
             op.location.emit_error(problem)
             messages.append(problem)

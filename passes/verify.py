@@ -4,14 +4,17 @@ Three layers: MLIR's verifier (IRDL checks op names, operand counts and that por
 a type variable agree), the transformation declarations (dialect/transforms.py), and mlax
 type inference: IRDL only knows that operands are tensors, so each mlax op's result types
 are checked against what its inference rule gives for its operand types and attributes.
-Region ops are left to IRDL (their result types depend on their bodies).
+Region ops are left to IRDL (their result types depend on their bodies). Before inference,
+every tensor type in the module (values, block arguments, function signatures) must have an
+element type of the dialect: builtin types like ``si32`` or ``f80`` parse and pass IRDL,
+but no mlax rule, pass or backend can handle them.
 """
 
 from __future__ import annotations
 
 from mlir import ir
 
-from mlax.dialect import infer, read_attributes
+from mlax.dialect import dtypes, infer, read_attributes
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import verify_transforms
 from mlax.passes.diagnostics import Diagnostic, capture
@@ -20,6 +23,9 @@ from mlax.passes.walk import is_mlax, nested_ops
 
 def op_type_problem(op: ir.Operation) -> str | None:
     """Why ``op``'s result types disagree with its inference rule, or None if they agree."""
+    for value in [*op.operands, *op.results]:  # the rules read shapes as static
+        if not isinstance(value.type, ir.RankedTensorType) or not value.type.has_static_shape:
+            return f"has a value of type {value.type}; mlax values are tensors of static shape"
     if op.name == "mlax.constant":  # its rule would materialise the value (a splat may be huge)
         return _constant_type_problem(op)
     try:
@@ -45,6 +51,30 @@ def _constant_type_problem(op: ir.Operation) -> str | None:
     return None
 
 
+def _defined_types(op: ir.Operation) -> list[ir.Type]:
+    """The types ``op`` brings in: its results, its blocks' arguments, a function's signature."""
+    types = [r.type for r in op.results]
+    types += [a.type for region in op.regions for block in region.blocks for a in block.arguments]
+    if op.name == "func.func":
+        signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        types += [*signature.inputs, *signature.results]
+    return types
+
+
+def _unsupported_tensor_type(types: list[ir.Type]) -> ir.Type | None:
+    """The first tensor type of ``types`` whose element type mlax does not support, or None."""
+    for t in types:
+        if isinstance(t, ir.RankedTensorType | ir.UnrankedTensorType):
+            try:
+                dtypes.from_mlir(ir.ShapedType(t).element_type)
+            except TypeError:
+                return t
+    return None
+
+
+_SUPPORTED = ", ".join(dtypes.mlir_name(d) for d in dtypes.SUPPORTED_DTYPES)
+
+
 def verify_module(module: ir.Operation) -> list[Diagnostic]:
     """All problems of ``module`` as diagnostics (an empty list: it verifies)."""
     module = module.operation
@@ -54,7 +84,14 @@ def verify_module(module: ir.Operation) -> list[Diagnostic]:
         except ir.MLIRError:
             return found  # the verifier's diagnostics; the IR is too broken to look further
         for op in nested_ops(module):
-            if is_mlax(op) and not op.regions:
+            unsupported = _unsupported_tensor_type(_defined_types(op))
+            if unsupported is not None:
+                element = ir.ShapedType(unsupported).element_type
+                op.location.emit_error(f"'{op.name}' op mlax does not support element type {element} "
+                                       f"(in {unsupported}; supported: {_SUPPORTED})")
+            elif _unsupported_tensor_type([v.type for v in op.operands]) is not None:
+                continue  # reported where the operand is defined
+            elif is_mlax(op) and not op.regions:
                 problem = op_type_problem(op)
                 if problem is not None:
                     op.location.emit_error(f"'{op.name}' op {problem}")

@@ -73,7 +73,9 @@ def _widen_access(op: ir.Operation) -> None:
 
 
 def _widen(op: ir.Operation) -> None:
-    if op.name in ("func.func", "llvm.func") and "function_type" in op.attributes:
+    # Only func.func: an llvm.func's signature holds LLVM types, never a memref, so it has
+    # nothing to widen (its body's memrefs, if any, are retyped below like any other).
+    if op.name == "func.func" and "function_type" in op.attributes:
         _widen_function_type(op)
     elif op.name == "memref.global" and _widened(ir.TypeAttr(op.attributes["type"]).value):
         _widen_global(op)

@@ -5,9 +5,11 @@
              [--mlir-print-ir-after-all] [--mlir-print-debuginfo] [--mlir-print-op-generic]
              [--allow-unregistered-dialect]
 
-Input is verified three ways (passes/verify.py) before any pass runs. Problems are MLIR
-diagnostics on stderr (``file:line:col: error: ...`` with the source line) and exit
-status 1; bad input never produces a Python traceback. `--verify-diagnostics` checks the
+Input that is not UTF-8, or that the bundled MLIR would abort on (tools/source_guard.py),
+is refused with a located error before it is parsed; parsed input is verified three ways
+(passes/verify.py) before any pass runs. Problems are MLIR diagnostics on stderr
+(``file:line:col: error: ...`` with the source line) and exit status 1; bad input never
+produces a Python traceback (tests/tools/test_fuzz_mlax_opt.py). `--verify-diagnostics` checks the
 diagnostics against ``// expected-error {{...}}`` comments (``@+N``/``@-N`` for other
 lines; also expected-warning, -note, -remark), like upstream.
 """
@@ -30,6 +32,7 @@ from mlax.passes.diagnostics import Diagnostic, FileLoc, capture, errors, format
 from mlax.passes.pipeline import Element, PipelineError, build_stages, parse_pipeline, run_stage
 from mlax.passes.registry import describe_options, registered_passes
 from mlax.passes.verify import verify_module
+from mlax.tools.source_guard import guard_source
 
 SPLIT_MARKER = re.compile(r"^// -----")
 _SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
@@ -37,6 +40,10 @@ _SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
 
 class ToolError(Exception):
     """A usage problem (unreadable file, bad pipeline): one message, exit status 1."""
+
+
+class DiagnosedError(ToolError):
+    """A problem at a place in the input: the message is formatted diagnostics, printed as is."""
 
 
 @dataclass
@@ -70,8 +77,12 @@ def _wrap_in_module(text: str) -> str:
 def parse_source(chunk: Chunk, filename: str, context: ir.Context) -> tuple[ir.Operation | None,
                                                                            list[Diagnostic]]:
     """Parse a chunk into a ``builtin.module`` (several top-level ops are wrapped in one, as
-    mlir-opt does); locations carry ``filename`` and the line numbers of the whole file."""
+    mlir-opt does); locations carry ``filename`` and the line numbers of the whole file. Text
+    the bundled MLIR would abort on is refused first (tools/source_guard.py)."""
     padded = "\n" * (chunk.first_line - 1) + chunk.text
+    guarded = guard_source(padded, filename)
+    if guarded:  # the parser would abort on it
+        return None, guarded
     with capture(context) as found:
         try:
             op = ir.Operation.parse(padded, source_name=filename, context=context).operation
@@ -240,12 +251,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def read_input(path: str) -> str:
+    """The text of ``path`` ('-': stdin); DiagnosedError at the first byte that is not UTF-8."""
     if path == "-":
-        return sys.stdin.read()
+        return decode_input(sys.stdin.buffer.read(), "<stdin>")
     try:
-        return Path(path).read_text()
+        return decode_input(Path(path).read_bytes(), path)
     except OSError as error:
         raise ToolError(f"could not open input file '{path}': {error.strerror}") from None
+
+
+def decode_input(data: bytes, filename: str) -> str:
+    """``data`` as UTF-8 text; DiagnosedError at the first bad byte (file:line:col, columns in
+    bytes as MLIR counts them), since the MLIR parser only ever sees text."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        col = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        diagnostic = Diagnostic("error", f"invalid UTF-8 byte 0x{data[error.start]:02x} ({error.reason}); "
+                                "the input must be UTF-8 text", FileLoc(filename, line, col))
+        text = data.decode("utf-8", errors="replace")
+        raise DiagnosedError(diagnostic.format({filename: text})) from None
 
 
 def _write(path: str, text: str) -> None:
@@ -294,6 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(err)
         _write(args.output, out)
         return status
+    except DiagnosedError as error:
+        print(error, file=sys.stderr)
+        return 1
     except ToolError as error:
         print(f"mlax-opt: error: {error}", file=sys.stderr)
         return 1

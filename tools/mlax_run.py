@@ -29,11 +29,7 @@ from mlax.dialect.transforms import read_transform
 from mlax.passes.diagnostics import errors, format_all
 from mlax.passes.verify import verify_module
 from mlax.runtime.backend import BACKENDS, get_backend
-from mlax.tools.mlax_opt import Chunk, ToolArgumentParser, ToolError, parse_source, read_input
-
-
-class DiagnosedError(ToolError):
-    """The module does not parse or verify; the message is the formatted diagnostics."""
+from mlax.tools.mlax_opt import Chunk, DiagnosedError, ToolArgumentParser, ToolError, parse_source, read_input
 
 
 def _value(text: str) -> Any:

@@ -84,6 +84,8 @@ def _scatter_extremal(e: Emitter, op: ir.Operation, primals: list[ir.Value], tan
         return [None]
     operand, indices, updates = primals
     (out,) = outs
+    if spec(operand).size == 0:  # no element, no window to read back (a 0-size dimension has no slice)
+        return [e.zeros(operand)]
     attrs = read_attributes(op)
     drop = attrs["mode"] != "clip"
     reads = gather_attrs(attrs, spec(operand).shape, spec(updates).shape, attrs["mode"])

@@ -37,11 +37,21 @@ def _reads(op: ir.Operation) -> dict:
     return gather_attrs(attrs, spec(op.operands[0]).shape, spec(op.operands[2]).shape, attrs["mode"])
 
 
+def _into_nothing(op: ir.Operation) -> bool:
+    """Whether the scatter's operand has no element: nothing was written, so every update's
+    cotangent is zero, and no gather could read the windows back (a collapsed dimension of
+    size 0 has no slice of size 1)."""
+    return spec(op.operands[0]).size == 0
+
+
 def _scatter_add(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[MaybeValue]) -> list[MaybeValue]:
     operand, indices, updates = operands
     drop = read_attributes(op)["mode"] == "fill"  # as JAX: a promise_in_bounds gather clamps
-    return [ct if operand is None else None, None,
-            masked_gather(e, ct, indices, _reads(op), drop) if updates is None else None]
+    ct_updates = None
+    if updates is None:
+        ct_updates = e.zeros(op.operands[2].type) if _into_nothing(op) else \
+            masked_gather(e, ct, indices, _reads(op), drop)
+    return [ct if operand is None else None, None, ct_updates]
 
 
 def _scatter(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[MaybeValue]) -> list[MaybeValue]:
@@ -51,7 +61,9 @@ def _scatter(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[MaybeVal
     ct_operand = ct_updates = None
     if operand is None:
         ct_operand = e("scatter", ct, indices, e.zeros(updates_type), **attrs)
-    if updates is None:
+    if updates is None and _into_nothing(op):
+        ct_updates = e.zeros(updates_type)
+    elif updates is None:
         shape = spec(updates_type).shape
         numbers = e("constant", value=np.arange(1, int(np.prod(shape)) + 1, dtype=np.int32).reshape(shape))
         zeros = e("broadcast_in_dim", e("constant", value=np.zeros((), np.int32)),

@@ -32,6 +32,10 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
                  point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[bool]]:
     """Emit ``function``'s body at ``point`` on ``operands`` (those flagged batched carry a
     leading batch dimension of ``size``); returns the results and which of them are batched."""
+    if not function.regions[0].blocks:
+        name = ir.StringAttr(function.attributes["sym_name"]).value
+        raise PassFailure(f"mlax-batch: @{name} has no body to batch (an external function)",
+                          function.location)
     block = function.regions[0].blocks[0]
     values: dict[ir.Value, ir.Value] = dict(zip(block.arguments, operands, strict=True))
     flags: dict[ir.Value, bool] = dict(zip(block.arguments, batched, strict=True))

@@ -36,10 +36,10 @@ BAD_TYPES = """func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
 """
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str], stdin: str | None = None,
+def run(argv: list[str], capsys: pytest.CaptureFixture[str], stdin: bytes | None = None,
         monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
     if stdin is not None and monkeypatch is not None:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
     try:
         status = mlax_opt.main(argv)
     except SystemExit as exit_:  # argparse
@@ -82,7 +82,8 @@ def test_flags_and_pipeline_are_exclusive(good: Path, capsys: pytest.CaptureFixt
 def test_stdin_and_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                monkeypatch: pytest.MonkeyPatch) -> None:
     out_path = tmp_path / "out.mlir"
-    status, out, _ = run(["-", "-o", str(out_path), "--mlir-print-op-generic"], capsys, GOOD, monkeypatch)
+    status, out, _ = run(["-", "-o", str(out_path), "--mlir-print-op-generic"], capsys, GOOD.encode(),
+                         monkeypatch)
     assert (status, out) == (0, "")
     assert '"func.func"()' in out_path.read_text()
 
@@ -109,6 +110,26 @@ def test_bad_input_reports_diagnostics(tmp_path: Path, capsys: pytest.CaptureFix
     assert err.startswith(f"{path}{where}")
     assert err.splitlines()[1].startswith(message)
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("data", "where", "byte"), [
+    (b"// ok\nfunc.func @f() {\xff\n", "2:17", "0xff (invalid start byte)"),
+    (b"\xc3", "1:1", "0xc3 (unexpected end of data)"),
+    ("// caf\u00e9\n".encode() + b"  \xe2\x82(", "2:3", "0xe2 (invalid continuation byte)"),
+])
+def test_non_utf8_input_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch, data: bytes, where: str,
+                                           byte: str) -> None:
+    """The position of the first bad byte (columns in bytes, as MLIR counts them), from a file
+    or from stdin; lit files stay ASCII, so this lives here."""
+    path = tmp_path / "bytes.mlir"
+    path.write_bytes(data)
+    for argv, name, stdin in (([str(path)], str(path), None), (["-"], "<stdin>", data)):
+        status, out, err = run(argv, capsys, stdin, monkeypatch)
+        assert (status, out) == (1, "")
+        message = f"error: invalid UTF-8 byte {byte}; the input must be UTF-8 text"
+        assert err.splitlines()[0] == f"{name}:{where}: {message}"
+        assert "internal error" not in err
 
 
 def test_usage_errors(good: Path, capsys: pytest.CaptureFixture[str]) -> None:

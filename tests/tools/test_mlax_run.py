@@ -141,3 +141,15 @@ def test_invalid_module_prints_diagnostics(tmp_path: Path, capsys: pytest.Captur
     status, _, err = run([str(path), "--entry", "f", "--random-inputs", "0"], capsys)
     assert status == 1
     assert err.startswith(f"{path}:2:8: error: ")
+
+
+def test_non_utf8_and_guarded_input_are_located_errors(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """mlax-run reads through mlax-opt's reader and parser, with their checks."""
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(b"func.func private @f() attributes {x = \xff}\n")
+    status, _, err = run([str(path), "--entry", "f", "--random-inputs", "0"], capsys)
+    assert status == 1 and err.startswith(f"{path}:1:40: error: invalid UTF-8 byte 0xff")
+    path.write_text("func.func private @f(tensor<4611686018427387904x2xf32>)\n")
+    status, _, err = run([str(path), "--entry", "f", "--random-inputs", "0"], capsys)
+    assert status == 1 and err.startswith(f"{path}:1:22: error: the nonzero dimensions of")

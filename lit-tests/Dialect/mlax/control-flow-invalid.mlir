@@ -52,3 +52,37 @@ func.func private @step(%c: tensor<f32>, %x: tensor<3xf32>) -> (tensor<f32>, ten
 }
 // expected-error@+1 {{field 'reverse' must be true or false, got 1 : i64}}
 func.func private @scan(tensor<f32>, tensor<5x3xf32>) -> (tensor<f32>, tensor<5x3xf32>) attributes {mlax.scan = {body = @step, length = 5 : i64, reverse = 1, num_carry = 1 : i64, num_consts = 0 : i64}}
+
+// -----
+
+// Every function a declaration names must exist, not only those its type follows from.
+func.func private @neg(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+// expected-error@+1 {{mlax.cond declaration @choose: branches[1] @nowhere is not a function of this module}}
+func.func private @choose(tensor<i1>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@neg, @nowhere]}}
+
+// -----
+
+func.func private @neg(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+// expected-error@+1 {{mlax.while declaration @loop: cond @nowhere is not a function of this module}}
+func.func private @loop(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.while = {cond = @nowhere, body = @neg}}
+
+// -----
+
+// A loop whose body calls the loop itself.
+func.func private @small(%x: tensor<f32>) -> tensor<i1> {
+  %one = "mlax.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = "mlax.compare"(%x, %one) {comparison_direction = "LT"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+// expected-error@+1 {{mlax.while declaration @loop: refers to itself through its callees}}
+func.func private @loop(tensor<f32>) -> tensor<f32> attributes {mlax.while = {cond = @small, body = @again}}
+func.func private @again(%x: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @loop(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -82,6 +82,7 @@ func.func @result_dtype_differs(%x: tensor<3xf32>) -> tensor<3xi8> {
 
 // -----
 
+// expected-error@+1 {{'func.func' op mlax does not support element type complex<f32>}}
 func.func @unsupported_element_type(%x: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {
   // expected-error@+1 {{mlax does not support element type complex<f32>}}
   %0 = "mlax.exp"(%x) : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
@@ -248,8 +249,66 @@ func.func @constant_type_differs() -> tensor<2xf32> {
 
 // -----
 
+// expected-error@+1 {{'func.func' op mlax does not support element type complex<f32>}}
 func.func @constant_unsupported_type() -> tensor<2xcomplex<f32>> {
   // expected-error@+1 {{'mlax.constant' op mlax does not support element type complex<f32>}}
   %0 = "mlax.constant"() {value = dense<(1.0, 2.0)> : tensor<2xcomplex<f32>>} : () -> tensor<2xcomplex<f32>>
   return %0 : tensor<2xcomplex<f32>>
+}
+
+// -----
+
+func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @f_fwd(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0 = "mlax.neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0, %x : tensor<3xf32>, tensor<3xf32>
+}
+// expected-error@+1 {{mlax.custom_vjp_call declaration @f_custom: bwd @nowhere is not a function of this module}}
+func.func private @f_custom(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.custom_vjp_call = {callee = @f, fwd = @f_fwd, bwd = @nowhere}}
+
+// -----
+
+// --- element types ---------------------------------------------------------------------
+
+// Builtin types mlax has no dtype for are rejected wherever a tensor of them appears: a
+// signature, a block argument, a result (IRDL only knows that operands are tensors).
+// expected-error@+1 {{'func.func' op mlax does not support element type si32 (in tensor<3xsi32>}}
+func.func @test_signed_integer(%x: tensor<3xsi32>) -> tensor<3xsi32> {
+  return %x : tensor<3xsi32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op mlax does not support element type f80}}
+func.func private @test_declaration_f80(tensor<3xf80>) -> tensor<3xf80>
+
+// -----
+
+func.func @test_index_result(%x: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error@+1 {{'mlax.convert' op mlax does not support element type index}}
+  %0 = "mlax.convert"(%x) {new_dtype = index} : (tensor<3xi64>) -> tensor<3xindex>
+  %1 = "mlax.convert"(%0) {new_dtype = i64} : (tensor<3xindex>) -> tensor<3xi64>
+  return %1 : tensor<3xi64>
+}
+
+// -----
+
+// The transformation passes walk into everything a callee calls: a recursion would never end.
+func.func @test_recursive(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @test_recursive(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+// expected-error@+1 {{mlax.vmap declaration @test_recursive_vmap: reaches @test_recursive, which calls itself; a recursive function cannot be transformed}}
+func.func private @test_recursive_vmap(tensor<2x3xf32>) -> tensor<2x3xf32> attributes {mlax.vmap = {callee = @test_recursive, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 2 : i64}}
+
+// -----
+
+// mlax values have static shapes (the inference rules read every dimension as a size).
+func.func @test_dynamic_dimension(%x: tensor<3x4xf32>, %u: tensor<?x2xf32>, %i: tensor<i32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'mlax.dynamic_update_slice' op has a value of type tensor<?x2xf32>; mlax values are tensors of static shape}}
+  %0 = "mlax.dynamic_update_slice"(%x, %u, %i, %i) : (tensor<3x4xf32>, tensor<?x2xf32>, tensor<i32>, tensor<i32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
 }

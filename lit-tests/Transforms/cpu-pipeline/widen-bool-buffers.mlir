@@ -47,3 +47,19 @@ func.func @test_view() -> i1 {
   %x = memref.load %v[%c0] : memref<2xi1, strided<[2], offset: 1>>
   return %x : i1
 }
+
+// An llvm.func's signature holds LLVM types, never a memref: it stays as it is, and the
+// memrefs of i1 in its body are widened as anywhere else.
+// CHECK-LABEL: llvm.func @test_llvm_func
+// CHECK-SAME:    (%arg0: i1) -> i1
+// CHECK:         %[[M:.*]] = memref.alloca() : memref<1xi8>
+// CHECK:         %[[X8:.*]] = memref.load %[[M]][%{{.*}}] : memref<1xi8>
+// CHECK:         %[[X:.*]] = arith.trunci %[[X8]] : i8 to i1
+// CHECK:         llvm.return %[[X]] : i1
+llvm.func @test_llvm_func(%a: i1) -> i1 {
+  %c0 = arith.constant 0 : index
+  %m = memref.alloca() : memref<1xi1>
+  memref.store %a, %m[%c0] : memref<1xi1>
+  %x = memref.load %m[%c0] : memref<1xi1>
+  llvm.return %x : i1
+}

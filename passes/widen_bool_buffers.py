@@ -51,9 +51,13 @@ def _widen_global(op: ir.Operation) -> None:
     if isinstance(initial, ir.DenseIntElementsAttr) or (initial is not None and "dense" in str(initial)):
         dense = ir.DenseIntElementsAttr(initial)
         shape = ir.ShapedType(dense.type).shape
-        count = int(np.prod(shape))
-        values = [int(dense.get_splat_value().value)] * count if dense.is_splat else \
-            [int(dense[i]) for i in range(count)]
+        if dense.is_splat:  # stays a splat: a global of any size costs one value
+            i8 = ir.IntegerType.get_signless(8)
+            byte = ir.IntegerAttr.get(i8, int(dense.get_splat_value().value) & 1)
+            splat_type = ir.RankedTensorType.get(shape, i8)
+            op.attributes["initial_value"] = ir.DenseElementsAttr.get_splat(splat_type, byte)
+            return
+        values = [int(dense[i]) for i in range(int(np.prod(shape)))]
         array = (np.array(values, dtype=np.int64) & 1).astype(np.int8).reshape(shape)
         op.attributes["initial_value"] = ir.DenseElementsAttr.get(array)
 

@@ -64,11 +64,15 @@ def _scatter(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[MaybeVal
     if updates is None and _into_nothing(op):
         ct_updates = e.zeros(updates_type)
     elif updates is None:
-        shape = spec(updates_type).shape
-        numbers = e("constant", value=np.arange(1, int(np.prod(shape)) + 1, dtype=np.int32).reshape(shape))
-        zeros = e("broadcast_in_dim", e("constant", value=np.zeros((), np.int32)),
-                  shape=spec(op.operands[0]).shape, broadcast_dimensions=())
-        last = e("scatter", zeros, indices, numbers, **attrs)
+        shape, count = spec(updates_type).shape, spec(updates_type).size
+        # Each update's number, 0..count-1, by an iota: a constant would hold count numbers.
+        dtype = np.dtype(np.int32 if count <= np.iinfo(np.int32).max else np.int64)
+        numbers = e("iota", shape=(count,), dtype=dtype, dimension=0)
+        if len(shape) != 1:
+            numbers = e("reshape", numbers, shape=shape)
+        unwritten = e("broadcast_in_dim", e("constant", value=np.full((), -1, dtype)),
+                      shape=spec(op.operands[0]).shape, broadcast_dimensions=())
+        last = e("scatter", unwritten, indices, numbers, **attrs)
         stayed = e("compare", e("gather", last, indices, **{**_reads(op), "mode": "clip"}), numbers,
                    comparison_direction="EQ")
         read = e("gather", ct, indices, **{**_reads(op), "mode": "clip"})

@@ -9,7 +9,9 @@ the next:
     .venv/bin/python -m tests.tools.fuzz_runner --start 0 --count 10000 --report fuzz.jsonl
 
 Every finding (internal error, traceback, bad exit status, abort, stall) is one JSON line
-in the report, with the case's description; the last line sums up.
+in the report, with the case's description; the last line sums up. Workers may use at most
+``--memory-gb`` of address space, so a case that would allocate without bound fails with a
+MemoryError (an internal error) instead of taking the machine's memory.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import contextlib
 import io
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -84,7 +87,13 @@ def _last_started(progress: Path) -> int | None:
     return int(lines[-1]) if lines else None
 
 
-def supervise(start: int, count: int, base_seed: int, chunk: int, stall_s: float, report: Path) -> int:
+def _limit_memory(gigabytes: float) -> None:
+    limit = int(gigabytes * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def supervise(start: int, count: int, base_seed: int, chunk: int, stall_s: float, memory_gb: float,
+              report: Path) -> int:
     """Run cases [start, start + count) in workers of ``chunk`` cases, findings into ``report``;
     returns how many there were."""
     began, stop = time.monotonic(), start + count
@@ -99,7 +108,8 @@ def supervise(start: int, count: int, base_seed: int, chunk: int, stall_s: float
                        "--count", str(end - index), "--base-seed", str(base_seed),
                        "--progress", str(progress), "--report", str(report)]
             with tempfile.TemporaryFile("w+") as err:
-                worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, text=True)
+                worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                                          preexec_fn=lambda: _limit_memory(memory_gb))
                 stalled = _watch(worker, progress, stall_s)
                 err.seek(0)
                 tail = err.read().strip().splitlines()[-3:]
@@ -142,6 +152,7 @@ def main() -> int:
     parser.add_argument("--base-seed", type=int, default=0)
     parser.add_argument("--chunk", type=int, default=500, help="cases per worker process")
     parser.add_argument("--stall", type=float, default=120.0, help="seconds one case may take")
+    parser.add_argument("--memory-gb", type=float, default=8.0, help="address space of a worker")
     parser.add_argument("--report", type=Path, default=Path("fuzz-report.jsonl"))
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--progress", type=Path, help=argparse.SUPPRESS)
@@ -149,7 +160,8 @@ def main() -> int:
     if args.worker:
         _worker(args.start, args.start + args.count, args.base_seed, args.progress, args.report)
         return 0
-    findings = supervise(args.start, args.count, args.base_seed, args.chunk, args.stall, args.report)
+    findings = supervise(args.start, args.count, args.base_seed, args.chunk, args.stall, args.memory_gb,
+                         args.report)
     print(f"{findings} finding(s) in {args.count} cases; see {args.report}")
     return 1 if findings else 0
 

@@ -16,8 +16,8 @@ func.func private @f_vjp(tensor<5x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> (
 
 // scatter (set) is linear in operand and updates: its JVP scatters the tangents. Its
 // transpose zeroes the overwritten cotangent elements (a scatter of zeros) and gives each
-// update the cotangent of its element only where its write stayed (numbered updates are
-// scattered and read back).
+// update the cotangent of its element only where its write stayed (updates numbered by an
+// iota are scattered and read back).
 // CHECK-LABEL: func.func private @g_jvp
 // CHECK-SAME:    (%[[X:.*]]: tensor<5xf32>, %[[I:.*]]: tensor<2x1xi32>, %[[U:.*]]: tensor<2xf32>, %[[TX:.*]]: tensor<5xf32>, %{{.*}}: tensor<2x1xi32>, %[[TU:.*]]: tensor<2xf32>)
 // CHECK:         %[[Y:.*]] = "mlax.scatter"(%[[X]], %[[I]], %[[U]])
@@ -27,8 +27,10 @@ func.func private @f_vjp(tensor<5x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> (
 // CHECK-SAME:    (%{{.*}}: tensor<5xf32>, %[[I:.*]]: tensor<2x1xi32>, %{{.*}}: tensor<2xf32>, %[[C:.*]]: tensor<5xf32>)
 // CHECK:         %[[Z:.*]] = "mlax.broadcast_in_dim"
 // CHECK:         %[[CX:.*]] = "mlax.scatter"(%[[C]], %[[I]], %[[Z]])
-// CHECK:         %[[N:.*]] = "mlax.constant"() {value = dense<[1, 2]> : tensor<2xi32>}
-// CHECK:         %[[LAST:.*]] = "mlax.scatter"(%{{.*}}, %[[I]], %[[N]]) {{.*}} : (tensor<5xi32>, tensor<2x1xi32>, tensor<2xi32>) -> tensor<5xi32>
+// CHECK:         %[[N:.*]] = "mlax.iota"() {dimension = 0 : i64, dtype = i32, shape = array<i64: 2>}
+// CHECK:         %[[NONE:.*]] = "mlax.constant"() {value = dense<-1> : tensor<i32>}
+// CHECK:         %[[UNWRITTEN:.*]] = "mlax.broadcast_in_dim"(%[[NONE]])
+// CHECK:         %[[LAST:.*]] = "mlax.scatter"(%[[UNWRITTEN]], %[[I]], %[[N]]) {{.*}} : (tensor<5xi32>, tensor<2x1xi32>, tensor<2xi32>) -> tensor<5xi32>
 // CHECK:         %[[BACK:.*]] = "mlax.gather"(%[[LAST]], %[[I]])
 // CHECK:         %[[STAYED:.*]] = "mlax.compare"(%[[BACK]], %[[N]]) {comparison_direction = "EQ"}
 // CHECK:         %[[READ:.*]] = "mlax.gather"(%[[C]], %[[I]])

@@ -48,6 +48,10 @@ func.func @test_view() -> i1 {
   return %x : i1
 }
 
+// A splat stays a splat, however big the global (it is never spelled out element by element).
+// CHECK-LABEL: memref.global "private" constant @test_big_splat : memref<4294967296x4xi8> = dense<1>
+memref.global "private" constant @test_big_splat : memref<4294967296x4xi1> = dense<true>
+
 // An llvm.func's signature holds LLVM types, never a memref: it stays as it is, and the
 // memrefs of i1 in its body are widened as anywhere else.
 // CHECK-LABEL: llvm.func @test_llvm_func

@@ -18,16 +18,21 @@ def load_mlax_dialect(context: ir.Context) -> None:
         irdl.load_dialects(ir.Module.parse(IRDL_PATH.read_text()))
 
 
-def make_context() -> ir.Context:
-    """A fresh context with the mlax dialect loaded."""
+def make_context(allow_unregistered_dialects: bool = False) -> ir.Context:
+    """A fresh context with the mlax dialect loaded. StableHLO lives in mlax's contexts as
+    an unregistered dialect (its ops are made and printed generically), so a context that
+    lowers to it or imports it must allow unregistered dialects; MLIR forbids changing that
+    while a pass runs, hence the choice here."""
     context = ir.Context()
+    context.allow_unregistered_dialects = allow_unregistered_dialects
     load_mlax_dialect(context)
     return context
 
 
 def get_context() -> ir.Context:
-    """The context of this thread, shared by tracing, passes and runtimes."""
+    """The context of this thread, shared by tracing, passes and runtimes (the XLA backend's
+    StableHLO included, so it allows unregistered dialects)."""
     context = getattr(_local, "context", None)
     if context is None:
-        context = _local.context = make_context()
+        context = _local.context = make_context(allow_unregistered_dialects=True)
     return context

@@ -20,12 +20,10 @@ from mlir import ir
 from mlax.array import Array
 from mlax.caching import LRUCache
 from mlax.configuration import config
-from mlax.core import Aval, current_trace
+from mlax.core import Aval, current_trace, to_numpy
 from mlax.dialect import get_context
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
-from mlax.passes.cpu_pipeline import STAGE_NAMES
-from mlax.runtime.backend import BACKENDS, Executable, compile_cached
-from mlax.runtime.cpu import lower_for_cpu
+from mlax.runtime.backend import Executable, compile_cached, get_backend
 from mlax.tracing import (
     TracedFunction,
     avals_of,
@@ -76,6 +74,7 @@ class _CacheEntry:
     so evicting it there frees its memory; the next call compiles it again."""
 
     traced: TracedFunction
+    donated: tuple[int, ...] = ()  # flat argument indices whose buffers the program may reuse
     _executable: weakref.ref[Executable] | None = None
 
     def executable(self) -> Executable | None:
@@ -89,7 +88,7 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     for arg in args:
         kind = type(arg)
         if kind is Array:
-            key.append((arg._value.shape, arg._value.dtype, arg._weak_type))
+            key.append((arg.shape, arg.dtype, arg._weak_type))
         elif kind is np.ndarray:
             key.append((arg.shape, arg.dtype))
         else:
@@ -97,9 +96,12 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return tuple(key)
 
 
-def _fast_buffers(args: tuple[Any, ...]) -> list[np.ndarray]:
+def _fast_buffers(executable: Executable, args: tuple[Any, ...]) -> list[Any]:
     """The buffers of `_fast_key`'s arguments; NumPy inputs as read-only views (a backend
-    may hand an input back as an output, which must not alias a writable user buffer)."""
+    may hand an input back as an output, which must not alias a writable user buffer).
+    A backend that takes device buffers gets the arguments as they are."""
+    if getattr(executable, "takes_device_buffers", False):
+        return list(args)
     buffers = []
     for arg in args:
         if type(arg) is Array:
@@ -113,26 +115,27 @@ def _fast_buffers(args: tuple[Any, ...]) -> list[np.ndarray]:
 
 class Lowered:
     """A traced program for one signature; ``.as_text(stage)`` shows its IR at any stage of
-    the CPU pipeline ("mlax" as traced, then "linalg", "buffers", "loops", "llvm")."""
-
-    STAGES = ("mlax", *STAGE_NAMES)
+    its backend's road: "mlax" as traced, then the CPU pipeline's "linalg", "buffers",
+    "loops", "llvm", or the XLA backend's "stablehlo" and "hlo" (XLA's optimized HLO)."""
 
     def __init__(self, traced: TracedFunction, backend: str, entry: _CacheEntry) -> None:
         self._traced = traced
         self._backend = backend
         self._entry = entry
 
+    @property
+    def STAGES(self) -> tuple[str, ...]:  # noqa: N802 (the name it had as a class constant)
+        return ("mlax", *get_backend(self._backend).stages)
+
     def as_text(self, stage: str = "mlax", debug_info: bool = True) -> str:
         """The IR at ``stage``; ``debug_info`` prints the source locations of every op."""
         if stage not in self.STAGES:
-            raise user_error(ValueError, f"unknown stage {stage!r}; available stages: {list(self.STAGES)}",
-                             "stage of Lowered.as_text")
+            raise user_error(ValueError, f"unknown stage {stage!r} for the {self._backend} backend; "
+                             f"available stages: {list(self.STAGES)}", "stage of Lowered.as_text")
         if stage == "mlax":
             return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
-        module = self.mlir_module()
-        with module.context:
-            lower_for_cpu(module, to=stage, entry=self._traced.entry)
-        return module.operation.get_asm(enable_debug_info=debug_info)
+        return get_backend(self._backend).stage_text(self.mlir_module(), self._traced.entry, stage,
+                                                     debug_info)
 
     def mlir_module(self) -> ir.Module:
         """A copy of the traced module in this thread's context, for running passes on (the
@@ -171,18 +174,31 @@ class Compiled:
 def _executable(entry: _CacheEntry, backend: str) -> Executable:
     executable = entry.executable()
     if executable is None:
-        executable = compile_cached(backend, entry.traced.module, entry.traced.entry)
+        executable = compile_cached(backend, entry.traced.module, entry.traced.entry, entry.donated)
         entry._executable = weakref.ref(executable)
     return executable
 
 
+def _inputs(executable: Executable, leaves: list[Any]) -> list[Any]:
+    """The arguments' leaves as the executable takes them: NumPy buffers, or mlax Arrays as
+    they are for a backend that takes device buffers."""
+    if getattr(executable, "takes_device_buffers", False):
+        return [leaf if type(leaf) is Array else to_numpy(leaf) for leaf in leaves]
+    return numpy_leaves(leaves)
+
+
 def _run(traced: TracedFunction, executable: Executable, leaves: list[Any]) -> Any:
-    return _outputs(traced, executable(numpy_leaves(leaves)))
+    return _outputs(traced, executable(_inputs(executable, leaves)))
 
 
-def _outputs(traced: TracedFunction, outs: list[np.ndarray]) -> Any:
-    arrays = [Array._wrap(o.astype(a.dtype, copy=False).reshape(a.shape), a.weak_type)
-              for o, a in zip(outs, traced.out_avals, strict=True)]
+def _output(out: Any, aval: Aval) -> Array:
+    if type(out) is np.ndarray:
+        return Array._wrap(out.astype(aval.dtype, copy=False).reshape(aval.shape), aval.weak_type)
+    return Array._wrap_device(out, aval.weak_type)  # a device buffer of the traced type
+
+
+def _outputs(traced: TracedFunction, outs: list[Any]) -> Any:
+    arrays = [_output(o, a) for o, a in zip(outs, traced.out_avals, strict=True)]
     return tree_util.tree_unflatten(traced.out_tree, arrays)
 
 
@@ -193,9 +209,11 @@ class JittedFunction:
                  static_argnames: Any = None, donate_argnums: Any = None,
                  backend: str | None = None) -> None:
         check_callable(fun, "fun of mlax.jit")
-        if backend is not None and backend not in BACKENDS:
-            raise user_error(RuntimeError, f"Unknown backend {backend}. Available backends are "
-                             f"{sorted(BACKENDS)}", "backend of mlax.jit")
+        if backend is not None:
+            try:
+                get_backend(backend)
+            except ValueError as error:
+                raise user_error(RuntimeError, str(error), "backend of mlax.jit") from None
         self._fun = fun
         self._backend = backend
         try:
@@ -218,7 +236,7 @@ class JittedFunction:
             raise user_error(ValueError, f"static_argnums {sorted(nums)} and donate_argnums {list(donated)} "
                              "cannot intersect (static arguments include those of static_argnames)",
                              "donate_argnums of mlax.jit")
-        self._donate_argnums = donated  # accepted; buffers are never reused yet
+        self._donate_argnums = donated  # the XLA backend reuses their buffers; the others ignore it
         self._static_argnums = frozenset(nums)
         self._static_argnames = frozenset(names)
         self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
@@ -276,8 +294,27 @@ class JittedFunction:
             return rebuild(dyn_args, dyn_kwargs)
 
         entry = self._cache.get_or_create(
-            key, lambda: _CacheEntry(trace_function(self._fun, build_args, in_avals, paths)))
+            key, lambda: _CacheEntry(trace_function(self._fun, build_args, in_avals, paths),
+                                     self._donated_leaves(args, static)))
         return entry, leaves
+
+    def _donated_leaves(self, args: tuple[Any, ...], static: tuple[Any, ...]) -> tuple[int, ...]:
+        """The flat indices of the leaves of the donated positional arguments."""
+        if not self._donate_argnums:
+            return ()
+        n = len(args)
+        donate = {i if i >= 0 else i + n for i in self._donate_argnums}
+        static_nums = {i for i, _ in static if isinstance(i, int)}
+        flat: list[int] = []
+        start = 0
+        for i, arg in enumerate(args):
+            if i in static_nums:
+                continue
+            count = len(tree_util.tree_leaves(arg))
+            if i in donate:
+                flat.extend(range(start, start + count))
+            start += count
+        return tuple(flat)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current_trace() is not None:
@@ -289,7 +326,7 @@ class JittedFunction:
             entry = self._fast_cache.get(fast_key)
             executable = entry.executable() if entry is not None else None
             if executable is not None:
-                return _outputs(entry.traced, executable(_fast_buffers(args)))
+                return _outputs(entry.traced, executable(_fast_buffers(executable, args)))
         entry, leaves = self._entry(args, kwargs)
         result = _run(entry.traced, _executable(entry, self.backend), leaves)
         if fast_key is not None and all(arg.dtype == aval.dtype for arg, aval

@@ -1,4 +1,9 @@
-"""mlax.Array: the immutable array mlax returns, backed by a read-only NumPy buffer."""
+"""mlax.Array: the immutable array mlax returns, backed by a read-only NumPy buffer or by the
+device buffer of the XLA backend that computed it.
+
+A device-backed Array keeps its buffer, so the next XLA program takes it as it is; it is read
+on the host once, when NumPy, printing or an eager op first needs it (no copy on the CPU).
+"""
 
 from __future__ import annotations
 
@@ -12,14 +17,15 @@ from mlax.array_methods import ArrayMethods
 class Array(ArrayMethods):
     """An immutable, concrete array (the counterpart of ``jax.Array``)."""
 
-    __slots__ = ("_value", "_weak_type")
+    __slots__ = ("_host", "_device", "_weak_type")
     __array_priority__ = 100
 
     def __init__(self, value: Any, weak_type: bool = False) -> None:
         """Copies ``value``: what the user passed stays theirs and unmodified."""
         value = np.array(value, copy=True)
         value.flags.writeable = False
-        self._value = value
+        self._host: np.ndarray | None = value
+        self._device: Any = None
         self._weak_type = bool(weak_type)
 
     @classmethod
@@ -29,9 +35,31 @@ class Array(ArrayMethods):
         value = np.asarray(value)
         if value.flags.writeable:
             value.flags.writeable = False
-        array._value = value
+        array._host = value
+        array._device = None
         array._weak_type = bool(weak_type)
         return array
+
+    @classmethod
+    def _wrap_device(cls, buffer: Any, weak_type: bool = False) -> Array:
+        """Take ownership of an XLA device buffer (a jax.Array of one device)."""
+        array = cls.__new__(cls)
+        array._host = None
+        array._device = buffer
+        array._weak_type = bool(weak_type)
+        return array
+
+    @property
+    def _value(self) -> np.ndarray:
+        """The host buffer (read from the device on first use, zero-copy on the CPU)."""
+        host = self._host
+        if host is None:
+            host = np.asarray(self._device)
+            if host.flags.writeable:
+                host = host.view()
+                host.flags.writeable = False
+            self._host = host
+        return host
 
     @property
     def aval(self) -> Any:
@@ -41,11 +69,11 @@ class Array(ArrayMethods):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._value.shape
+        return (self._host if self._host is not None else self._device).shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self._value.dtype
+        return (self._host if self._host is not None else self._device).dtype
 
     @property
     def weak_type(self) -> bool:
@@ -63,6 +91,8 @@ class Array(ArrayMethods):
         return self._value.__dlpack_device__()
 
     def block_until_ready(self) -> Array:
+        if self._device is not None:
+            self._device.block_until_ready()
         return self
 
     def item(self, *args: Any) -> Any:
@@ -110,6 +140,8 @@ class Array(ArrayMethods):
 
     @property
     def device(self) -> Any:
+        if self._device is not None:
+            return next(iter(self._device.devices()))
         from mlax.device_info import devices
 
         return devices()[0]

@@ -10,30 +10,36 @@ executables, so evicting one frees it (jit entries only hold weak references).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-import numpy as np
 from mlir import ir
 
 from mlax.caching import LRUCache
 from mlax.configuration import config
 from mlax.dialect import get_context
 
-Executable = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+# Called on NumPy buffers (or, where it has ``takes_device_buffers``, on mlax Arrays too);
+# returns NumPy buffers or device buffers.
+Executable = Callable[[Sequence[Any]], list[Any]]
 
 
 class Backend(Protocol):
     name: str
+    # The stages `Lowered.as_text` offers after "mlax" (each backend names its own road).
+    stages: tuple[str, ...]
 
-    def compile(self, module: ir.Module, entry: str) -> Executable: ...
+    def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable: ...
+
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str: ...
 
 
 class InterpreterBackend:
     """The dialect's NumPy reference semantics: slow, exact, always available."""
 
     name = "interpreter"
+    stages = ()
 
-    def compile(self, module: ir.Module, entry: str) -> Executable:
+    def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
         from mlax.dialect.transforms import transform_declarations
         from mlax.passes.pipeline import run_pipeline
         from mlax.runtime.interpreter import Interpreter
@@ -44,26 +50,87 @@ class InterpreterBackend:
                 run_pipeline(module, "mlax-expand-transforms")
         return Interpreter(module).program(entry)
 
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str:
+        raise AssertionError("the interpreter has no stages")
+
 
 class CpuBackend:
     """Native code for the host CPU (mlax.runtime.cpu), built on first use."""
 
     name = "cpu"
 
-    def compile(self, module: ir.Module, entry: str) -> Executable:
+    @property
+    def stages(self) -> tuple[str, ...]:
+        from mlax.passes.cpu_pipeline import STAGE_NAMES
+
+        return STAGE_NAMES
+
+    def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
         from mlax.runtime.cpu import CpuExecutable
 
         return CpuExecutable(module, entry)
 
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str:
+        from mlax.runtime.cpu import lower_for_cpu
 
-BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend()}
+        with module.context:
+            lower_for_cpu(module, to=stage, entry=entry)
+        return module.operation.get_asm(enable_debug_info=debug_info)
+
+
+class XlaBackend:
+    """XLA through jaxlib's PJRT client (mlax.runtime.xla) on one device of ``platform``: the
+    first platform present (GPU or TPU before the CPU, as JAX picks) when None."""
+
+    stages = ("stablehlo", "hlo")
+
+    def __init__(self, name: str, platform: str | None = None) -> None:
+        self.name = name
+        self.platform = platform
+
+    @property
+    def device(self) -> Any:
+        from mlax.runtime import pjrt
+
+        return pjrt.devices(self.platform)[0]
+
+    def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
+        from mlax.runtime.xla import XlaExecutable
+
+        return XlaExecutable(module, entry, self.device, donated)
+
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str:
+        if stage == "hlo":
+            return compile_cached(self.name, module, entry).optimized_hlo()
+        from mlax.runtime.xla import stablehlo_module
+
+        return stablehlo_module(module, entry).operation.get_asm(enable_debug_info=debug_info)
+
+
+BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend(),
+                                "xla": XlaBackend("xla")}
+# JAX's platform names choose XLA on that platform ("cpu" stays mlax's native backend).
+XLA_PLATFORMS = ("gpu", "cuda", "rocm", "tpu")
 
 
 def get_backend(name: str) -> Backend:
-    try:
-        return BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; available: {sorted(BACKENDS)}") from None
+    """The backend ``name``: interpreter, cpu, xla, or an XLA platform present here."""
+    backend = BACKENDS.get(name)
+    if backend is not None:
+        return backend
+    if name in XLA_PLATFORMS:
+        from mlax.runtime import pjrt
+
+        if name in pjrt.platforms() or (name == "gpu" and {"cuda", "rocm"} & set(pjrt.platforms())):
+            return BACKENDS.setdefault(name, XlaBackend(name, name))
+    raise ValueError(f"Unknown backend {name}. Available backends are {available_backends()}")
+
+
+def available_backends() -> list[str]:
+    from mlax.runtime import pjrt
+
+    present = [p for p in XLA_PLATFORMS if p in pjrt.platforms()]
+    return sorted({*BACKENDS, *present})
 
 
 _COMPILED: LRUCache[Executable] = LRUCache(lambda: config.compile_cache_size)
@@ -78,14 +145,15 @@ def _in_this_thread(module: ir.Module) -> ir.Module:
     return ir.Module.parse(module.operation.get_asm(enable_debug_info=True), context)
 
 
-def compile_cached(backend: str, module: ir.Module, entry: str) -> Executable:
-    """The executable of ``module``'s ``entry`` on ``backend``: compiled once per program
-    (concurrent first calls wait for one compile), then shared. With ``MLAX_DUMP_DIR`` set
-    every call compiles, so that its passes are dumped."""
-    key = (backend, module.operation.get_asm(enable_debug_info=False), entry)
+def compile_cached(backend: str, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
+    """The executable of ``module``'s ``entry`` on ``backend`` (``donated`` arguments may be
+    reused for results where the backend can): compiled once per program (concurrent first
+    calls wait for one compile), then shared. With ``MLAX_DUMP_DIR`` set every call
+    compiles, so that its passes are dumped."""
+    key = (backend, module.operation.get_asm(enable_debug_info=False), entry, donated)
 
     def compile_program() -> Executable:
-        return get_backend(backend).compile(_in_this_thread(module), entry)
+        return get_backend(backend).compile(_in_this_thread(module), entry, donated)
 
     if config.dump_dir:
         return _COMPILED.put(key, compile_program())

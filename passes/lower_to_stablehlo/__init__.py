@@ -1,0 +1,97 @@
+"""`mlax-lower-to-stablehlo`: mlax ops in func.func bodies -> StableHLO ops (generic form).
+
+One rule per op name (RULES, gathered from the family modules, grouped as in
+`lower_to_linalg/`); a rule builds the replacement at the op, in the op's own types, and
+returns the value that takes over its result. Calls of control-flow declarations become
+`stablehlo.case`/`stablehlo.while` whose regions call the branch and body functions
+(control_flow.py); `func.func`, `func.call` and `func.return` stay, as XLA reads them. The
+transformation declarations must be resolved first (`mlax-expand-transforms`, which
+`mlax-stablehlo-pipeline` runs). The stablehlo dialect is not registered in mlax's context,
+so the context must allow unregistered dialects (mlax-opt allows them for pipelines that
+produce or read StableHLO); XLA parses the printed text itself. An mlax op without a rule fails
+the pass with an error at the op's location naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
+from mlax.dialect.transforms import transform_declarations
+from mlax.passes.lower_to_stablehlo import (
+    contraction,
+    convert,
+    elementwise,
+    indexing,
+    reductions,
+    shape,
+    sorting,
+    structural,
+    windowed,
+)
+from mlax.passes.lower_to_stablehlo.common import Rule, fail
+from mlax.passes.lower_to_stablehlo.control_flow import lower_control_flow
+from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, register_pass
+from mlax.passes.walk import is_mlax, nested_ops
+
+RULES: dict[str, Rule] = {**elementwise.RULES, **convert.RULES, **structural.RULES, **shape.RULES,
+                          **reductions.RULES, **contraction.RULES, **indexing.RULES,
+                          **windowed.RULES, **sorting.RULES}
+
+
+def lower_op(op: ir.Operation) -> None:
+    """Replace one mlax op by its lowering, or raise PassFailure at its location."""
+    name = op.name.removeprefix("mlax.")
+    rule = RULES.get(name)
+    if rule is None:
+        raise fail(op, f"no StableHLO lowering for {op.name}")
+    with op.location, ir.InsertionPoint(op):
+        replacement = rule(op)
+    assert replacement.type == op.results[0].type, f"{op.name} lowered to {replacement.type}"
+    op.results[0].replace_all_uses_with(replacement)
+    op.erase()
+
+
+@register_pass
+@dataclass
+class LowerToStablehlo(ModulePass):
+    """Rewrite mlax ops and control-flow calls inside func.func bodies into StableHLO."""
+
+    argument = "mlax-lower-to-stablehlo"
+    summary = "lower mlax ops and control flow to StableHLO (generic form; XLA parses the text)"
+
+    def run(self, module: ir.Operation) -> None:
+        for declaration, transform in transform_declarations(module):
+            if transform.kind not in CONTROL_FLOW_KINDS:
+                raise PassFailure(f"mlax-lower-to-stablehlo: the {transform.kind} declaration "
+                                  f"@{transform.name} must be resolved first (run "
+                                  "mlax-expand-transforms)", declaration.location)
+        if not module.context.allow_unregistered_dialects:
+            raise PassFailure("mlax-lower-to-stablehlo: the stablehlo dialect is unregistered "
+                              "here; the context must allow unregistered dialects "
+                              "(mlax.dialect.make_context(allow_unregistered_dialects=True))")
+        lower_control_flow(module)
+        functions = [op for op in nested_ops(module) if op.name == "func.func"]
+        for function in functions:
+            for op in [op for op in nested_ops(function) if is_mlax(op)]:
+                lower_op(op)
+
+
+STABLEHLO_STAGES: tuple[tuple[str, str], ...] = (
+    ("stablehlo", "mlax-expand-transforms, mlax-cleanup, mlax-lower-to-stablehlo"),
+)
+
+
+@register_pass
+@dataclass
+class StablehloPipeline(PassPipeline):
+    """The XLA backend's lowering: transformations resolved, then mlax -> StableHLO."""
+
+    argument = "mlax-stablehlo-pipeline"
+    summary = "lower mlax to StableHLO for XLA (stage: stablehlo)"
+    stages = STABLEHLO_STAGES
+
+    def elements_text(self) -> str:
+        return ", ".join(text for _, text in self.stages)

@@ -1,0 +1,150 @@
+"""Shared builders of `mlax-lower-to-stablehlo`: StableHLO ops in generic form.
+
+The stablehlo dialect is not registered in mlax's context, so its ops are created by name
+(`hlo`) with their attributes in StableHLO's own syntax (``#stablehlo<comparison_direction
+GT>``, ``#stablehlo.dot<...>``), which the context keeps as opaque attributes and prints back
+verbatim; XLA parses the printed text itself. A rule (`Rule`) gets the mlax op with the
+insertion point and location set to it and returns the value that replaces the op's single
+result, of the op's own result type (element types stay as they are: StableHLO has i1,
+unsigned integers, f16 and bf16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from mlir import ir
+
+from mlax.passes.registry import PassFailure
+
+Rule = Callable[[ir.Operation], ir.Value]
+AttributeValue = ir.Attribute | str
+
+
+def fail(op: ir.Operation, message: str) -> PassFailure:
+    return PassFailure(f"mlax-lower-to-stablehlo: {message}", op.location)
+
+
+def hlo(name: str, operands: Sequence[ir.Value], results: ir.Type | Sequence[ir.Type],
+        attributes: dict[str, AttributeValue] | None = None, regions: int = 0) -> ir.Operation:
+    """Create ``stablehlo.<name>`` at the current insertion point. Attribute values given as
+    text are parsed (StableHLO's enum and struct attributes have no Python builders here)."""
+    types = [results] if isinstance(results, ir.Type) else list(results)
+    attrs = {key: ir.Attribute.parse(value) if isinstance(value, str) else value
+             for key, value in (attributes or {}).items()}
+    return ir.Operation.create(f"stablehlo.{name}", results=types, operands=list(operands),
+                               attributes=attrs, regions=regions)
+
+
+def value(name: str, operands: Sequence[ir.Value], result: ir.Type,
+          attributes: dict[str, AttributeValue] | None = None) -> ir.Value:
+    """The single result of a region-free ``stablehlo.<name>``."""
+    return hlo(name, operands, result, attributes).result
+
+
+def enum(kind: str, member: str) -> str:
+    """A StableHLO enum attribute, e.g. ``#stablehlo<comparison_direction GT>``."""
+    return f"#stablehlo<{kind} {member}>"
+
+
+def dims(values: Sequence[int]) -> ir.DenseI64ArrayAttr:
+    """``array<i64: ...>``: dimension lists, shapes, strides, permutations."""
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def int_list(values: Sequence[int]) -> str:
+    """``[0, 1]`` as written inside StableHLO's struct attributes."""
+    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+
+
+def i64_array(op: ir.Operation, name: str) -> list[int]:
+    """The integers of ``op``'s DenseI64ArrayAttr ``name``."""
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def i64_attr(op: ir.Operation, name: str) -> int:
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
+def tensor_type(t: ir.Value | ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType(t if isinstance(t, ir.Type) else t.type)
+
+
+def element_type(t: ir.Value | ir.Type) -> ir.Type:
+    return tensor_type(t).element_type
+
+
+def with_element(t: ir.Value | ir.Type, element: ir.Type) -> ir.Type:
+    """``t``'s shape with another element type."""
+    return ir.RankedTensorType.get(tensor_type(t).shape, element)
+
+
+def with_shape(t: ir.Value | ir.Type, shape: Sequence[int]) -> ir.Type:
+    """``t``'s element type with another shape."""
+    return ir.RankedTensorType.get(list(shape), element_type(t))
+
+
+def scalar_type(element: ir.Type) -> ir.Type:
+    return ir.RankedTensorType.get([], element)
+
+
+def is_float(t: ir.Type) -> bool:
+    return isinstance(element_type(t) if isinstance(t, ir.RankedTensorType) else t, ir.FloatType)
+
+
+def is_unsigned(t: ir.Type) -> bool:
+    t = element_type(t) if isinstance(t, ir.RankedTensorType) else t
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned
+
+
+def is_bool(t: ir.Type) -> bool:
+    t = element_type(t) if isinstance(t, ir.RankedTensorType) else t
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
+
+
+def constant(values: np.ndarray | float | int, t: ir.Type) -> ir.Value:
+    """``stablehlo.constant`` of type ``t`` (a splat when ``values`` is a scalar)."""
+    from mlax.dialect import dtypes
+
+    result = tensor_type(t)
+    array = np.broadcast_to(np.asarray(values, dtype=dtypes.from_mlir(result.element_type)),
+                            result.shape)
+    unique = np.unique(array) if array.size else array.reshape(-1)[:0]
+    if array.size and len(unique) == 1:
+        attr = ir.DenseElementsAttr.get_splat(result, _scalar_attr(unique[0], result.element_type))
+    else:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=result)
+    return value("constant", [], result, {"value": attr})
+
+
+def _scalar_attr(item: np.generic, element: ir.Type) -> ir.Attribute:
+    if isinstance(element, ir.FloatType):
+        return ir.FloatAttr.get(element, float(item))
+    width = ir.IntegerType(element).width
+    number = int(item) & ((1 << width) - 1)
+    if number >= 1 << (width - 1) and not is_unsigned(element):
+        number -= 1 << width
+    return ir.IntegerAttr.get(element, number)
+
+
+def splat(number: float | int, t: ir.Type) -> ir.Value:
+    """A constant of type ``t`` with every element ``number``."""
+    return constant(number, t)
+
+
+def body(op: ir.Operation, region: int, argument_types: Sequence[ir.Type],
+         build: Callable[..., Sequence[ir.Value]]) -> None:
+    """Fill region ``region`` of ``op`` with one block of ``argument_types`` whose results,
+    ``build(*arguments)``, are returned by ``stablehlo.return`` (reduce bodies, sort
+    comparators, while conditions and bodies, case branches)."""
+    block = op.regions[region].blocks.append(*argument_types)
+    with ir.InsertionPoint(block):
+        hlo("return", list(build(*block.arguments)), [])
+
+
+def scalar_reducer(op: ir.Operation, region: int, element: ir.Type, combine: str) -> None:
+    """A ``(scalar, scalar) -> scalar`` body applying ``stablehlo.<combine>`` (reduce,
+    reduce_window, scatter)."""
+    scalar = scalar_type(element)
+    body(op, region, [scalar, scalar], lambda a, b: [value(combine, [a, b], scalar)])

@@ -1,0 +1,99 @@
+"""The small interface mlax's XLA backend uses of jaxlib's PJRT client.
+
+Some of these names are private to jax (``jax._src.lib.xla_client``, ``jax._src.core``); they
+are used here only, so that a jax release that moves them breaks one module, and
+tests/runtime/test_pjrt.py fails loudly naming what moved. Everything else in mlax talks to
+XLA through the functions below.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import numpy as np
+from jax._src import core as _jax_core
+from jax._src.lib import xla_client as _xla_client
+
+Device = Any  # jaxlib's Device (jax.Device)
+LoadedExecutable = Any  # jaxlib's LoadedExecutable
+DeviceArray = jax.Array
+
+# GPU first, as jax.default_backend() orders platforms.
+_PLATFORM_ORDER = ("cuda", "rocm", "gpu", "tpu", "cpu")
+
+
+class XlaError(RuntimeError):
+    """XLA refused or failed to compile or run a program (its own message, located in our text)."""
+
+
+def platforms() -> list[str]:
+    """The XLA platforms jaxlib can reach in this process, GPU/TPU before CPU."""
+    found = {device.platform for device in jax.devices()} | {"cpu"}
+    return sorted(found, key=lambda p: _PLATFORM_ORDER.index(p) if p in _PLATFORM_ORDER else 0)
+
+
+def devices(platform: str | None = None) -> list[Device]:
+    """The devices of ``platform`` (the first platform present when None)."""
+    try:
+        return list(jax.devices(platform or platforms()[0]))
+    except RuntimeError as error:
+        raise XlaError(f"no XLA devices for platform {platform!r}: {error}") from None
+
+
+def compile(text: str, device: Device) -> LoadedExecutable:
+    """StableHLO (or MHLO) module text, with its entry named ``main``, compiled for ``device``."""
+    try:
+        return device.client.compile_and_load(text, _xla_client.DeviceList((device,)),
+                                              _xla_client.CompileOptions())
+    except jax.errors.JaxRuntimeError as error:
+        raise XlaError(str(error)) from None
+
+
+def optimized_hlo(executable: LoadedExecutable) -> str:
+    """XLA's optimized HLO of a compiled program, as text."""
+    return "\n".join(module.to_string() for module in executable.hlo_modules())
+
+
+@functools.lru_cache(maxsize=4096)
+def _placement(shape: tuple[int, ...], dtype: np.dtype, device: Device) -> tuple[Any, Any]:
+    return _jax_core.ShapedArray(shape, dtype), jax.sharding.SingleDeviceSharding(device)
+
+
+def put(array: np.ndarray, device: Device, immutable: bool) -> DeviceArray:
+    """``array`` as a buffer on ``device``. ``immutable`` arrays (mlax's own, read-only) may be
+    aliased by XLA (no copy on the CPU when 64-byte aligned); others are copied before this
+    returns, so that a later change by their owner never reaches a running program."""
+    aval, sharding = _placement(array.shape, array.dtype, device)
+    semantics = (_xla_client.HostBufferSemantics.ZERO_COPY if immutable
+                 else _xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+    return _xla_client.batched_device_put(aval, sharding, [array], [device], True, not immutable,
+                                          semantics)
+
+
+def copy_to(array: DeviceArray, device: Device) -> DeviceArray:
+    """A device buffer moved to another device."""
+    return jax.device_put(array, device)
+
+
+def device_of(array: DeviceArray) -> Device:
+    (device,) = array.devices()
+    return device
+
+
+def execute(executable: LoadedExecutable, buffers: list[DeviceArray]) -> list[DeviceArray]:
+    """Run a single-device program on its device buffers (asynchronously: results are futures
+    that block when read)."""
+    try:
+        return executable.execute(buffers)
+    except jax.errors.JaxRuntimeError as error:
+        raise XlaError(str(error)) from None
+
+
+def portable_artifact(text: str) -> bytes:
+    """A StableHLO portable artifact (versioned bytecode) of module ``text``, readable by
+    later XLA releases (jax's own export format): what the GPU check ships to another machine."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    return stablehlo.serialize_portable_artifact_str(text, stablehlo.get_current_version())

@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/run.py [--repeats N] [--markdown]
 
-Each case runs mlax and JAX alternately (warm-up call first, so compile time is excluded),
-takes the median of the repeats, and checks the mlax result against JAX's. The last row is
+Each case runs mlax's native CPU backend, mlax on XLA (``backend="xla"``: mlax's StableHLO
+compiled by jaxlib's XLA) and JAX in turn (warm-up call first, so compile time is excluded),
+takes the median of the repeats, and checks both mlax results against JAX's. The last row is
 the first call of a freshly jitted MLP (trace + compile + run), with mlax's compile cache
 cleared. Not part of the tests: nothing here asserts on time.
 """
@@ -137,32 +138,45 @@ def cases(rng: np.random.Generator) -> list[Case]:
     ]
 
 
-def run_case(case: Case, repeats: int) -> tuple[float, float, str]:
-    ours, theirs = mlax.jit(case.build(mnp)), jax.jit(case.build(jnp))
-    expected = np.asarray(_block(theirs(*case.args)))
-    got = np.asarray(ours(*case.args))
-    status = "ok"
+BACKENDS = ("cpu", "xla")
+
+
+def _check(case: Case, name: str, got: Any, expected: np.ndarray) -> str:
     try:
-        np.testing.assert_allclose(got, expected, rtol=case.rtol, atol=case.atol)
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=case.rtol, atol=case.atol)
     except AssertionError as error:
-        status = "MISMATCH " + str(error).splitlines()[3].strip()
+        return f"{name} MISMATCH " + str(error).splitlines()[3].strip()
+    return ""
+
+
+def run_case(case: Case, repeats: int) -> tuple[dict[str, float], float, str]:
+    """Median seconds per mlax backend, JAX's, and the check of every backend's result."""
+    ours = {b: mlax.jit(case.build(mnp), backend=b) for b in BACKENDS}
+    theirs = jax.jit(case.build(jnp))
+    expected = np.asarray(_block(theirs(*case.args)))
+    problems = [_check(case, b, _block(f(*case.args)), expected) for b, f in ours.items()]
     n = repeats * (50 if case.args[0].size <= 64 else 1)  # tiny calls: more samples
-    mine, jaxs = [], []
+    mine: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    jaxs = []
     for _ in range(n):
-        mine.append(_time(ours, case.args))
+        for b, f in ours.items():
+            mine[b].append(_time(f, case.args))
         jaxs.append(_time(theirs, case.args))
-    return statistics.median(mine), statistics.median(jaxs), status
+    status = "; ".join(p for p in problems if p) or "ok"
+    return {b: statistics.median(t) for b, t in mine.items()}, statistics.median(jaxs), status
 
 
-def compile_times(repeats: int) -> tuple[float, float]:
+def compile_times(repeats: int) -> tuple[dict[str, float], float]:
     """First call of a fresh jit of the MLP: trace + compile + one run."""
     args = cases(np.random.default_rng(1))[5].args
-    mine, jaxs = [], []
+    mine: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    jaxs = []
     for _ in range(repeats):
-        backend._COMPILED.clear()
-        mine.append(_time(mlax.jit(_mlp(mnp)), args))
+        for b in BACKENDS:
+            backend._COMPILED.clear()
+            mine[b].append(_time(mlax.jit(_mlp(mnp), backend=b), args))
         jaxs.append(_time(jax.jit(_mlp(jnp)), args))
-    return statistics.median(mine), statistics.median(jaxs)
+    return {b: statistics.median(t) for b, t in mine.items()}, statistics.median(jaxs)
 
 
 def _cpu_model() -> str:
@@ -193,14 +207,15 @@ def main() -> None:
     mine, jaxs = compile_times(max(3, args.repeats // 3))
     rows.append(("first call (compile) of the MLP", mine, jaxs, 3.0, "ok"))
     print(f"machine: {_cpu_model()}, {os.cpu_count()} cores; "
-          f"jax {jax.__version__}, mlax backend {mlax.config.backend}")
-    print("| case | mlax | jax.jit | mlax/JAX | target | check |")
-    print("|---|---|---|---|---|---|")
+          f"jax {jax.__version__}")
+    print("| case | mlax cpu | mlax xla | jax.jit | cpu/JAX | xla/JAX | target (cpu) | check |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, mine, jaxs, target, status in rows:
-        ratio = mine / jaxs
+        ratio = mine["cpu"] / jaxs
         goal = f"<= {target:g}" if target else "-"
         flag = "" if not target or ratio <= target else " (missed)"
-        print(f"| {name} | {_format(mine)} | {_format(jaxs)} | {ratio:.2f}{flag} | {goal} | {status} |")
+        print(f"| {name} | {_format(mine['cpu'])} | {_format(mine['xla'])} | {_format(jaxs)} | "
+              f"{ratio:.2f}{flag} | {mine['xla'] / jaxs:.2f} | {goal} | {status} |")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from mlax.passes.buffer_abi import entry_symbol
 from mlax.passes.pipeline import Stage, build_stages, fuse_upstream, parse_pipeline, run_stage
 from mlax.runtime import orc
 from mlax.runtime.blas import gemm_symbols
+from mlax.runtime.dumping import run_dumped
 
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
@@ -82,18 +83,11 @@ def _fused_stages(context: ir.Context, to: str) -> list[Stage]:
 def lower_for_cpu(module: ir.Module, to: str = "llvm", entry: str = "main") -> None:
     """Run the CPU pipeline on ``module`` in place, writing the IR after every pass to
     ``config.dump_dir`` (``MLAX_DUMP_DIR``) when it is set."""
-    if not config.dump_dir:
-        for stage in _fused_stages(module.context, to):
-            run_stage(stage, module.operation)
+    if config.dump_dir:
+        run_dumped(module, cpu_pipeline_text(to), entry)
         return
-    dump = Path(config.dump_dir)
-    dump.mkdir(parents=True, exist_ok=True)
-    (dump / f"{entry}.00.input.mlir").write_text(str(module))
-    stages = build_stages(parse_pipeline(cpu_pipeline_text(to)), module.context)
-    for number, stage in enumerate(stages, start=1):
+    for stage in _fused_stages(module.context, to):
         run_stage(stage, module.operation)
-        name = stage.element.name.replace(".", "_")
-        (dump / f"{entry}.{number:02d}.{name}.mlir").write_text(str(module))
 
 
 class CpuExecutable:

@@ -19,10 +19,13 @@ import numpy as np
 from mlir import ir
 
 from mlax.array import Array
+from mlax.configuration import config
 from mlax.passes.pipeline import run_pipeline
 from mlax.runtime import pjrt
+from mlax.runtime.dumping import dump_path, run_dumped
 
 ENTRY = "main"
+PIPELINE = "mlax-stablehlo-pipeline"
 
 
 def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ()) -> ir.Module:
@@ -31,7 +34,10 @@ def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ())
     marked for XLA to reuse."""
     copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True), module.context)
     with copy.context:
-        run_pipeline(copy, "mlax-stablehlo-pipeline")
+        if config.dump_dir:
+            run_dumped(copy, PIPELINE, entry)
+        else:
+            run_pipeline(copy, PIPELINE)
         _rename_entry(copy, entry)
         _mark_donated(copy, donated)
     return copy
@@ -92,6 +98,9 @@ class XlaExecutable:
         self.device = device
         self._executable = pjrt.compile(self.text, device)
         self._donated = frozenset(donated)
+        if config.dump_dir:
+            dump_path(entry, "stablehlo.mlir").write_text(self.text)
+            dump_path(entry, "hlo.txt").write_text(self.optimized_hlo())
 
     def optimized_hlo(self) -> str:
         return pjrt.optimized_hlo(self._executable)

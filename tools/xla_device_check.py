@@ -1,0 +1,217 @@
+"""mlax's StableHLO on another machine's accelerator: compile here, check and time there.
+
+    python tools/xla_device_check.py prepare DIR      # here: needs mlax (and its MLIR)
+    python tools/xla_device_check.py run DIR [OUT]    # there: needs only numpy and jax
+
+The machine with the GPU has jax but not mlax's MLIR wheels, so ``prepare`` lowers each
+program below with mlax's XLA road (``jit(f, backend="xla").lower(...).as_text("stablehlo")``)
+and writes it as a StableHLO portable artifact (versioned bytecode that later XLA releases
+read), with the results mlax's native CPU backend computes. ``run`` compiles each artifact
+with the default jax device's PJRT client, checks its results against those and against the
+same program written with jax on the same device, and times both (median of repeated calls
+on device-resident inputs). Inputs are drawn from a seed on both sides, so none travel.
+
+Each program is written once against a namespace ``m`` (``m.numpy``, ``m.lax``, ``m.grad``)
+that is mlax for ``prepare`` and jax for ``run``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+
+def _elementwise(m: Any, x: Any) -> Any:
+    xp = m.numpy
+    return xp.tanh(x) * xp.exp(-x * x) + 0.5 * x
+
+
+def _softmax(m: Any, x: Any) -> Any:
+    xp = m.numpy
+    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+def _matmul(m: Any, a: Any, b: Any) -> Any:
+    return a @ b
+
+
+def _mlp(m: Any, w1: Any, b1: Any, w2: Any, b2: Any, x: Any) -> Any:
+    xp = m.numpy
+    return xp.tanh(x @ w1 + b1) @ w2 + b2
+
+
+def _mlp_step(m: Any, w1: Any, b1: Any, w2: Any, b2: Any, x: Any, y: Any) -> Any:
+    def loss(params: Any) -> Any:
+        return m.numpy.mean((_mlp(m, *params, x) - y) ** 2)
+
+    params = (w1, b1, w2, b2)
+    grads = m.grad(loss)(params)
+    return tuple(p - 0.1 * g for p, g in zip(params, grads, strict=True))
+
+
+def _scan(m: Any, h: Any, xs: Any, w: Any, u: Any) -> Any:
+    xp = m.numpy
+
+    def step(h: Any, x: Any) -> Any:
+        h = xp.tanh(h @ w + x @ u)
+        return h, xp.sum(h)
+
+    return m.lax.scan(step, h, xs)
+
+
+def _sort(m: Any, x: Any) -> Any:
+    return m.numpy.sort(x)
+
+
+def _conv(m: Any, x: Any, k: Any) -> Any:
+    return m.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def _f32(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: rng.normal(size=shape).astype(np.float32) / np.sqrt(shape[-1])
+
+
+# name -> (program, input makers, rtol against the CPU results, rtol against jax on the device)
+PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], np.ndarray]],
+                          float, float]] = {
+    "elementwise": (_elementwise, [_f32(1024, 1024)], 1e-5, 1e-6),
+    "softmax": (_softmax, [_f32(512, 1024)], 1e-5, 1e-6),
+    # f32 dots may run in TF32 on the GPU (XLA's default), hence the tolerances against the CPU
+    "matmul": (_matmul, [_f32(1024, 1024), _f32(1024, 1024)], 2e-2, 1e-5),
+    "mlp": (_mlp, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784)], 2e-2, 1e-5),
+    "mlp_step": (_mlp_step, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784),
+                             _f32(256, 10)], 2e-2, 1e-5),
+    "scan": (_scan, [_f32(16, 128), _f32(50, 16, 128), _f32(128, 128), _f32(128, 128)], 2e-2, 1e-5),
+    "sort": (_sort, [_f32(262144)], 0.0, 0.0),
+    "conv": (_conv, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 2e-2, 1e-5),
+}
+
+
+def inputs(name: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(sorted(PROGRAMS).index(name))
+    return [make(rng) for make in PROGRAMS[name][1]]
+
+
+def _leaves(tree: Any) -> list[np.ndarray]:
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    return [np.asarray(tree)]
+
+
+def prepare(folder: Path) -> None:
+    """Write ``<name>.stablehlo`` (portable artifact) and ``<name>.expected.npz`` per program."""
+    import mlax
+    from mlax.runtime import pjrt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, grad=mlax.grad)
+    for name, (program, _, _, _) in PROGRAMS.items():
+        args = inputs(name)
+        f = lambda *a, program=program: program(m, *a)  # noqa: E731
+        text = mlax.jit(f, backend="xla").lower(*args).as_text("stablehlo", debug_info=False)
+        (folder / f"{name}.stablehlo").write_bytes(pjrt.portable_artifact(text))
+        expected = _leaves(mlax.jit(f, backend="cpu")(*args))
+        np.savez(folder / f"{name}.expected.npz", *expected)
+        print(f"{name}: {len(text)} characters of StableHLO, {len(expected)} result(s)")
+
+
+def _median_seconds(call: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _compile_artifact(artifact: bytes, device: Any) -> Any:
+    """The artifact compiled by ``device``'s PJRT client (jaxlib's API; private to jax)."""
+    from jax._src.lib import xla_client
+
+    return device.client.compile_and_load(artifact, xla_client.DeviceList((device,)),
+                                          xla_client.CompileOptions())
+
+
+def _block(results: Any) -> Any:
+    for leaf in results if isinstance(results, list) else _leaves_jax(results):
+        leaf.block_until_ready()
+    return results
+
+
+def _leaves_jax(tree: Any) -> list[Any]:
+    import jax
+
+    return jax.tree_util.tree_leaves(tree)
+
+
+def _check(got: list[np.ndarray], want: list[np.ndarray], rtol: float) -> str | None:
+    if len(got) != len(want):
+        return f"{len(got)} results, expected {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"result {i}: {g.dtype}{list(g.shape)} != {w.dtype}{list(w.shape)}"
+        scale = float(np.max(np.abs(w))) if w.size else 0.0
+        error = float(np.max(np.abs(g.astype(np.float64) - w))) if w.size else 0.0
+        if error > rtol * max(scale, 1.0):
+            return f"result {i}: max error {error:.3g} > {rtol} x {max(scale, 1.0):.3g}"
+    return None
+
+
+def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, Any]:
+    """Compile, check and time every prepared program on the default jax device."""
+    import jax
+
+    device = jax.devices()[0]
+    m = SimpleNamespace(numpy=jax.numpy, lax=jax.lax, grad=jax.grad)
+    report: dict[str, Any] = {"device": str(device), "platform": device.platform,
+                              "jax": jax.__version__, "programs": {}}
+    for name, (program, _, rtol_cpu, rtol_jax) in PROGRAMS.items():
+        args = [jax.device_put(a, device) for a in inputs(name)]
+        start = time.perf_counter()
+        executable = _compile_artifact((folder / f"{name}.stablehlo").read_bytes(), device)
+        compile_s = time.perf_counter() - start
+        mlax_call = lambda executable=executable, args=args: _block(executable.execute(args))  # noqa: E731
+        got = [np.asarray(x) for x in mlax_call()]
+        jitted = jax.jit(lambda *a, program=program: program(m, *a))
+        start = time.perf_counter()
+        reference = [np.asarray(x) for x in _leaves_jax(_block(jitted(*args)))]
+        jax_first_s = time.perf_counter() - start
+        expected_file = np.load(folder / f"{name}.expected.npz")
+        expected = [expected_file[f"arr_{i}"] for i in range(len(expected_file.files))]
+        problems = [p for p in (_check(got, expected, rtol_cpu), _check(got, reference, rtol_jax)) if p]
+        mlax_s = _median_seconds(mlax_call, repeats)
+        jax_s = _median_seconds(lambda jitted=jitted, args=args: _block(jitted(*args)), repeats)
+        report["programs"][name] = {
+            "ok": not problems, "problems": problems, "compile_s": round(compile_s, 4),
+            "jax_first_call_s": round(jax_first_s, 4), "mlax_us": round(mlax_s * 1e6, 1),
+            "jax_us": round(jax_s * 1e6, 1), "ratio": round(mlax_s / jax_s, 3)}
+        print(f"{name:12s} {'ok ' if not problems else 'BAD'} mlax {mlax_s * 1e6:9.1f} us  "
+              f"jax {jax_s * 1e6:9.1f} us  ratio {mlax_s / jax_s:5.2f}  {'; '.join(problems)}")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "xla_device_check.json").write_text(json.dumps(report, indent=2))
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2 or argv[0] not in ("prepare", "run"):
+        print(__doc__)
+        return 2
+    if argv[0] == "prepare":
+        prepare(Path(argv[1]))
+        return 0
+    report = run(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None)
+    return 0 if all(p["ok"] for p in report["programs"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

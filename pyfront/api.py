@@ -23,7 +23,7 @@ from mlax.configuration import config
 from mlax.core import Aval, current_trace, to_numpy
 from mlax.dialect import get_context
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
-from mlax.runtime.backend import Executable, compile_cached, get_backend
+from mlax.runtime.backend import Executable, compile_cached, device_backend, get_backend
 from mlax.tracing import (
     TracedFunction,
     avals_of,
@@ -207,8 +207,17 @@ class JittedFunction:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: Any = None,
                  static_argnames: Any = None, donate_argnums: Any = None,
-                 backend: str | None = None) -> None:
+                 backend: str | None = None, device: Any = None) -> None:
         check_callable(fun, "fun of mlax.jit")
+        if device is not None:
+            if backend is not None:
+                raise user_error(ValueError, "can't specify both a device and a backend for jit, got "
+                                 f"device={device} and backend={backend}", "device of mlax.jit")
+            if not hasattr(device, "platform") or not hasattr(device, "client"):
+                raise user_error(TypeError, f"device must be an XLA device (an element of "
+                                 f"jax.devices() or an Array's .device), got {device!r}",
+                                 "device of mlax.jit")
+            backend = device_backend(device)
         if backend is not None:
             try:
                 get_backend(backend)
@@ -351,16 +360,18 @@ class JittedFunction:
 
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
         static_argnames: Any = None, donate_argnums: Any = None,
-        backend: str | None = None) -> Any:
-    """Compile ``fun``: traced once per signature into mlax IR, then run by ``backend``.
+        backend: str | None = None, device: Any = None) -> Any:
+    """Compile ``fun``: traced once per signature into mlax IR, then run by ``backend``
+    ("cpu", mlax's native one, by default; "interpreter"; "xla", or a platform name such as
+    "gpu", for XLA) or on one XLA ``device``.
 
     Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``.
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, backend=backend)
-    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums, backend)
+                                 donate_argnums=donate_argnums, backend=backend, device=device)
+    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums, backend, device)
 
 
 def make_mlir(fun: Callable[..., Any], static_argnums: Any = None,

@@ -84,15 +84,19 @@ class XlaBackend:
 
     stages = ("stablehlo", "hlo")
 
-    def __init__(self, name: str, platform: str | None = None) -> None:
+    def __init__(self, name: str, platform: str | None = None, device_id: int | None = None) -> None:
         self.name = name
         self.platform = platform
+        self.device_id = device_id
 
     @property
     def device(self) -> Any:
         from mlax.runtime import pjrt
 
-        return pjrt.devices(self.platform)[0]
+        found = pjrt.devices(self.platform)
+        if self.device_id is None:
+            return found[0]
+        return next(d for d in found if d.id == self.device_id)
 
     def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
         from mlax.runtime.xla import XlaExecutable
@@ -113,6 +117,13 @@ BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuB
 XLA_PLATFORMS = ("gpu", "cuda", "rocm", "tpu")
 
 
+def device_backend(device: Any) -> str:
+    """The name of the XLA backend bound to one device (``jit(f, device=d)``)."""
+    name = f"xla:{device.platform}:{device.id}"
+    BACKENDS.setdefault(name, XlaBackend(name, device.platform, device.id))
+    return name
+
+
 def get_backend(name: str) -> Backend:
     """The backend ``name``: interpreter, cpu, xla, or an XLA platform present here."""
     backend = BACKENDS.get(name)
@@ -130,7 +141,7 @@ def available_backends() -> list[str]:
     from mlax.runtime import pjrt
 
     present = [p for p in XLA_PLATFORMS if p in pjrt.platforms()]
-    return sorted({*BACKENDS, *present})
+    return sorted({*(name for name in BACKENDS if ":" not in name), *present})
 
 
 _COMPILED: LRUCache[Executable] = LRUCache(lambda: config.compile_cache_size)

@@ -163,3 +163,15 @@ def test_parallel_calls_from_threads(rng: np.random.Generator) -> None:
         t.join()
     for i, x in enumerate(inputs):
         np.testing.assert_allclose(results[i], np.sum(x * x), rtol=1e-5)
+
+
+def test_jit_on_a_device(rng: np.random.Generator) -> None:
+    device = jax.devices("cpu")[0]
+    x = random_array(rng, (4,), np.float32)
+    y = mlax.jit(lambda x: x * 2.0, device=device)(x)
+    assert y.device == device
+    np.testing.assert_array_equal(np.asarray(y), x * 2.0)
+    with pytest.raises(ValueError, match="both a device and a backend"):
+        mlax.jit(lambda x: x, device=device, backend="xla")
+    with pytest.raises(TypeError, match="XLA device"):
+        mlax.jit(lambda x: x, device="cpu")

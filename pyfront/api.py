@@ -135,7 +135,7 @@ class Lowered:
         if stage == "mlax":
             return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
         return get_backend(self._backend).stage_text(self.mlir_module(), self._traced.entry, stage,
-                                                     debug_info)
+                                                     debug_info, self._entry.donated)
 
     def mlir_module(self) -> ir.Module:
         """A copy of the traced module in this thread's context, for running passes on (the

@@ -65,7 +65,7 @@ class Array(ArrayMethods):
     def aval(self) -> Any:
         from mlax.core import Aval
 
-        return Aval(self._value.shape, self._value.dtype, self._weak_type)
+        return Aval(self.shape, self.dtype, self._weak_type)
 
     @property
     def shape(self) -> tuple[int, ...]:

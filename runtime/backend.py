@@ -30,7 +30,8 @@ class Backend(Protocol):
 
     def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable: ...
 
-    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str: ...
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,
+                   donated: tuple[int, ...] = ()) -> str: ...
 
 
 class InterpreterBackend:
@@ -50,7 +51,8 @@ class InterpreterBackend:
                 run_pipeline(module, "mlax-expand-transforms")
         return Interpreter(module).program(entry)
 
-    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str:
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,
+                   donated: tuple[int, ...] = ()) -> str:
         raise AssertionError("the interpreter has no stages")
 
 
@@ -70,7 +72,8 @@ class CpuBackend:
 
         return CpuExecutable(module, entry)
 
-    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str:
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,
+                   donated: tuple[int, ...] = ()) -> str:
         from mlax.runtime.cpu import lower_for_cpu
 
         with module.context:
@@ -103,12 +106,13 @@ class XlaBackend:
 
         return XlaExecutable(module, entry, self.device, donated)
 
-    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool) -> str:
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,
+                   donated: tuple[int, ...] = ()) -> str:
         if stage == "hlo":
-            return compile_cached(self.name, module, entry).optimized_hlo()
+            return compile_cached(self.name, module, entry, donated).optimized_hlo()
         from mlax.runtime.xla import stablehlo_module
 
-        return stablehlo_module(module, entry).operation.get_asm(enable_debug_info=debug_info)
+        return stablehlo_module(module, entry, donated).operation.get_asm(enable_debug_info=debug_info)
 
 
 BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend(),

@@ -28,11 +28,12 @@ from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.walk import nested_ops
 
 ARGUMENT = "mlax-lower-control-flow"
+_MAX_DEPTH = 64
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 @dataclass
-class _Call:
+class CallSite:
     """One call of a declaration: the op, the declaration's fields, and its callees' types."""
 
     op: ir.Operation
@@ -52,16 +53,19 @@ class _Call:
         return list(func.CallOp(list(self.types(symbol).results), symbol, list(operands)).results)
 
 
+Lowering = Callable[[CallSite], Sequence[ir.Value]]
+
+
 def _index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
-def _yield_call(site: _Call, block: ir.Block, symbol: str, operands: Sequence[ir.Value]) -> None:
+def _yield_call(site: CallSite, block: ir.Block, symbol: str, operands: Sequence[ir.Value]) -> None:
     with ir.InsertionPoint(block):
         scf.YieldOp(site.call(symbol, operands))
 
 
-def _lower_cond(site: _Call) -> list[ir.Value]:
+def _lower_cond(site: CallSite) -> list[ir.Value]:
     branches, (selector, *operands) = site.fields["branches"], site.operands
     if len(branches) == 1:
         return site.call(branches[0], operands)
@@ -71,7 +75,7 @@ def _lower_cond(site: _Call) -> list[ir.Value]:
     return _switch(site, chosen, branches, 0, operands)
 
 
-def _if(site: _Call, condition: ir.Value, then_branch: str, otherwise: Callable[[], list[ir.Value]],
+def _if(site: CallSite, condition: ir.Value, then_branch: str, otherwise: Callable[[], list[ir.Value]],
         operands: Sequence[ir.Value]) -> list[ir.Value]:
     op = scf.IfOp(condition, site.result_types, has_else=True)
     _yield_call(site, op.then_block, then_branch, operands)
@@ -80,7 +84,7 @@ def _if(site: _Call, condition: ir.Value, then_branch: str, otherwise: Callable[
     return list(op.results)
 
 
-def _switch(site: _Call, index: ir.Value, branches: Sequence[str], first: int,
+def _switch(site: CallSite, index: ir.Value, branches: Sequence[str], first: int,
             operands: Sequence[ir.Value]) -> list[ir.Value]:
     """Branch ``first`` if ``index <= first``, else the rest: a chain of `scf.if` that clamps the
     index into range by construction. Not `scf.index_switch`: one-shot bufferization in LLVM 22
@@ -94,7 +98,7 @@ def _switch(site: _Call, index: ir.Value, branches: Sequence[str], first: int,
                operands)
 
 
-def _lower_while(site: _Call) -> list[ir.Value]:
+def _lower_while(site: CallSite) -> list[ir.Value]:
     types = site.result_types
     carry, consts = site.operands[:len(types)], site.operands[len(types):]
     op = scf.WhileOp(types, carry)
@@ -108,7 +112,7 @@ def _lower_while(site: _Call) -> list[ir.Value]:
     return list(op.results)
 
 
-def _static(t: ir.Type, site: _Call, what: str) -> ir.RankedTensorType:
+def _static(t: ir.Type, site: CallSite, what: str) -> ir.RankedTensorType:
     if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
         raise PassFailure(f"{ARGUMENT}: {what} of type {t} needs a static shape", site.op.location)
     return ir.RankedTensorType(t)
@@ -134,7 +138,7 @@ def _store(t: ir.RankedTensorType, row: ir.Value, stack: ir.Value, i: ir.Value) 
     return tensor.InsertSliceOp(row, stack, [i], [], [], *_slice_attrs(t)).result
 
 
-def _lower_scan(site: _Call) -> list[ir.Value]:
+def _lower_scan(site: CallSite) -> list[ir.Value]:
     fields, operands = site.fields, site.operands
     length, num_carry, num_consts = fields["length"], fields["num_carry"], fields["num_consts"]
     body = site.types(fields["body"])
@@ -158,11 +162,11 @@ def _lower_scan(site: _Call) -> list[ir.Value]:
     return list(loop.results)
 
 
-LOWERINGS: dict[str, Callable[[_Call], list[ir.Value]]] = {
+LOWERINGS: dict[str, Lowering] = {
     "cond": _lower_cond, "while": _lower_while, "scan": _lower_scan}
 
 
-def _declarations(module: ir.Operation) -> dict[str, tuple[ir.Operation, Transform]]:
+def declarations_of(module: ir.Operation) -> dict[str, tuple[ir.Operation, Transform]]:
     """The control-flow declarations by name; malformed ones fail the pass where they are."""
     if verify_transforms(module):  # each problem was emitted at its declaration
         raise PassFailure("")
@@ -183,26 +187,34 @@ class LowerControlFlow(ModulePass):
     summary = "lower calls of mlax.cond / mlax.while / mlax.scan declarations to scf on tensors"
 
     def run(self, module: ir.Operation) -> None:
-        declarations = _declarations(module)
-        table = ir.SymbolTable(module)
+        rewrite_calls(module, LOWERINGS, ARGUMENT)
 
-        def types(symbol: str) -> ir.FunctionType:
-            return ir.FunctionType(ir.TypeAttr(table[symbol].attributes["function_type"]).value)
 
-        for _ in range(64):  # a body may itself be a declaration: its calls are lowered next round
-            calls = [op for op in nested_ops(module) if op.name == "func.call"
-                     and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in declarations]
-            if not calls:
-                break
-            for call in calls:
-                _, transform = declarations[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-                site = _Call(call, transform.fields, types)
-                with call.location, ir.InsertionPoint(call):
-                    results = LOWERINGS[transform.kind](site)
-                for result, value in zip(call.results, results, strict=True):
-                    result.replace_all_uses_with(value)
-                call.erase()
-        else:
-            raise PassFailure(f"{ARGUMENT}: control-flow declarations name each other more than 64 deep")
-        for declaration, _ in declarations.values():
-            declaration.erase()
+
+def rewrite_calls(module: ir.Operation, lowerings: dict[str, Lowering], argument: str) -> None:
+    """Replace every call of a control-flow declaration by ``lowerings[kind]`` of its call site
+    (built at the call), round by round, since a lowered region may call a declaration in turn;
+    then erase the declarations. Shared by the CPU road (scf) and the StableHLO one."""
+    declarations = declarations_of(module)
+    table = ir.SymbolTable(module)
+
+    def types(symbol: str) -> ir.FunctionType:
+        return ir.FunctionType(ir.TypeAttr(table[symbol].attributes["function_type"]).value)
+
+    for _ in range(_MAX_DEPTH):
+        calls = [op for op in nested_ops(module) if op.name == "func.call"
+                 and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in declarations]
+        if not calls:
+            break
+        for call in calls:
+            _, transform = declarations[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+            with call.location, ir.InsertionPoint(call):
+                results = lowerings[transform.kind](CallSite(call, transform.fields, types))
+            for result, replacement in zip(call.results, results, strict=True):
+                result.replace_all_uses_with(replacement)
+            call.erase()
+    else:
+        raise PassFailure(f"{argument}: control-flow declarations name each other more than "
+                          f"{_MAX_DEPTH} deep")
+    for declaration, _ in declarations.values():
+        declaration.erase()

@@ -148,3 +148,68 @@ def scalar_reducer(op: ir.Operation, region: int, element: ir.Type, combine: str
     reduce_window, scatter)."""
     scalar = scalar_type(element)
     body(op, region, [scalar, scalar], lambda a, b: [value(combine, [a, b], scalar)])
+
+
+# --- helpers of the indexing, windowed, sorting and control-flow rules ------------------------
+
+
+def struct(kind: str, **fields: Sequence[int] | int) -> str:
+    """A StableHLO struct attribute in its own syntax, e.g. ``#stablehlo.gather<offset_dims =
+    [1], index_vector_dim = 1>`` (lists as ``[...]``, integers bare, in the order given)."""
+    parts = [f"{key} = {int_list(v) if isinstance(v, Sequence) else int(v)}" for key, v in fields.items()]
+    return f"#stablehlo.{kind}<{', '.join(parts)}>"
+
+
+def reshape(x: ir.Value, shape: Sequence[int]) -> ir.Value:
+    return value("reshape", [x], with_shape(x, shape))
+
+
+def broadcast(x: ir.Value, t: ir.Type, dimensions: Sequence[int]) -> ir.Value:
+    """``stablehlo.broadcast_in_dim`` of ``x`` to type ``t``: ``x``'s dimension i is ``t``'s
+    ``dimensions[i]``."""
+    return value("broadcast_in_dim", [x], t, {"broadcast_dimensions": dims(dimensions)})
+
+
+def iota(t: ir.Type, dimension: int) -> ir.Value:
+    return value("iota", [], t, {"iota_dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                      dimension)})
+
+
+def chlo(name: str, operands: Sequence[ir.Value], result: ir.Type) -> ir.Value:
+    """The single result of ``chlo.<name>``: XLA's own decompositions (erf, erfc, erf_inv,
+    next_after), as JAX emits them. XLA's text parser reads chlo and expands it; jaxlib's
+    portable-artifact serializer (``_jax.mlir.serialize_portable_artifact``) legalizes it to
+    StableHLO first."""
+    return ir.Operation.create(f"chlo.{name}", results=[result], operands=list(operands)).result
+
+
+def comparison_type(t: ir.Value | ir.Type) -> str:
+    """The ``compare_type`` JAX gives a comparison of ``t``'s elements: FLOAT, UNSIGNED (also
+    booleans: false < true) or SIGNED."""
+    t = t.type if isinstance(t, ir.Value) else t
+    element = element_type(t) if isinstance(t, ir.RankedTensorType) else t
+    if is_float(element):
+        kind = "FLOAT"
+    else:
+        kind = "UNSIGNED" if is_unsigned(element) or is_bool(element) else "SIGNED"
+    return enum("comparison_type", kind)
+
+
+def compare(lhs: ir.Value, rhs: ir.Value, direction: str) -> ir.Value:
+    """``stablehlo.compare`` (EQ NE LT LE GT GE) with the comparison type of the operands; the
+    result is i1 of their shape."""
+    return value("compare", [lhs, rhs], with_element(lhs, ir.IntegerType.get_signless(1)),
+                 {"comparison_direction": enum("comparison_direction", direction),
+                  "compare_type": comparison_type(lhs)})
+
+
+def convert(x: ir.Value, element: ir.Type) -> ir.Value:
+    """``stablehlo.convert`` of ``x`` to ``element`` (``x`` itself when it already is)."""
+    if element_type(x) == element:
+        return x
+    return value("convert", [x], with_element(x, element))
+
+
+def select(pred: ir.Value, on_true: ir.Value, on_false: ir.Value) -> ir.Value:
+    """``stablehlo.select`` of two values of one type by an i1 ``pred`` of their shape."""
+    return value("select", [pred, on_true, on_false], on_true.type)

@@ -1,7 +1,152 @@
-"""TODO family docstring."""
+"""Rules for the elementwise and comparison families: one StableHLO op per mlax op, mostly.
+
+mlax's elementwise semantics are StableHLO's as XLA implements them (integer x / 0 = -1,
+x % 0 = x, INT_MIN / -1 = INT_MIN, shifts past the width give 0 or the sign fill,
+NaN-propagating max/min with -0 < +0), so most ops are a renaming (`_UNARY`, `_BINARY`).
+Where StableHLO has no op, the rule emits what JAX emits, so that XLA computes what JAX's
+programs compute: `chlo` ops for erf, erfc, erf_inv and nextafter (XLA's text parser
+expands them), `exp(ln2 * x)` for exp2 and `1 / (1 + exp(-x))` for logistic (each step in
+the operand type, as the reference defines them), `select(x == 0, 0, 1)` for the sign of an
+unsigned integer. Booleans use the logical ops (add and max are or, mul and min are and).
+compare carries the comparison type JAX gives it (FLOAT, SIGNED, or UNSIGNED for unsigned
+integers and booleans).
+"""
 
 from __future__ import annotations
 
-from mlax.passes.lower_to_stablehlo.common import Rule, value
+import math
 
-RULES: dict[str, Rule] = {"add": lambda op: value("add", list(op.operands), op.results[0].type)}
+from mlir import ir
+
+from mlax.dialect import read_attributes
+from mlax.passes.lower_to_stablehlo.common import (
+    Rule,
+    chlo,
+    compare,
+    is_bool,
+    is_float,
+    is_unsigned,
+    select,
+    splat,
+    value,
+)
+
+# mlax name -> StableHLO name, where the op is a renaming.
+_UNARY = {
+    "neg": "negate", "abs": "abs", "sign": "sign", "floor": "floor", "ceil": "ceil",
+    "exp": "exponential", "expm1": "exponential_minus_one", "log": "log", "log1p": "log_plus_one",
+    "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "sin": "sine", "cos": "cosine", "tan": "tan",
+    "tanh": "tanh", "is_finite": "is_finite", "not": "not", "population_count": "popcnt",
+}
+_BINARY = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+    "pow": "power", "max": "maximum", "min": "minimum", "atan2": "atan2", "and": "and",
+    "or": "or", "xor": "xor", "shift_left": "shift_left",
+    "shift_right_logical": "shift_right_logical",
+    "shift_right_arithmetic": "shift_right_arithmetic",
+}
+# On booleans the arithmetic ops are the logical ones (StableHLO says so; spelled out here).
+_BOOLEAN = {"add": "or", "mul": "and", "max": "or", "min": "and"}
+_CHLO = {"erf": "erf", "erfc": "erfc", "erf_inv": "erf_inv", "nextafter": "next_after"}
+_ROUNDING = {"away_from_zero": "round_nearest_afz", "to_nearest_even": "round_nearest_even"}
+
+
+def _renamed(name: str) -> Rule:
+    renamed = _UNARY.get(name) or _BINARY[name]
+
+    def rule(op: ir.Operation) -> ir.Value:
+        result = op.results[0].type
+        return value(_BOOLEAN.get(name, renamed) if is_bool(result) else renamed,
+                     list(op.operands), result)
+
+    return rule
+
+
+def _chlo(name: str) -> Rule:
+    return lambda op: chlo(name, list(op.operands), op.results[0].type)
+
+
+def _sign(op: ir.Operation) -> ir.Value:
+    """StableHLO's sign has no unsigned form: 0 stays 0, everything else is 1."""
+    (x,) = op.operands
+    if not is_unsigned(x.type):
+        return value("sign", [x], x.type)
+    return select(compare(x, splat(0, x.type), "EQ"), splat(0, x.type), splat(1, x.type))
+
+
+def _round(op: ir.Operation) -> ir.Value:
+    method = read_attributes(op)["rounding_method"]
+    return value(_ROUNDING[method], list(op.operands), op.results[0].type)
+
+
+def _exp2(op: ir.Operation) -> ir.Value:
+    """exp(ln2 * x), ln2 and the product in x's type (JAX's lowering, the reference's definition)."""
+    (x,) = op.operands
+    return value("exponential", [value("multiply", [splat(math.log(2), x.type), x], x.type)], x.type)
+
+
+def _logistic(op: ir.Operation) -> ir.Value:
+    """1 / (1 + exp(-x)), every step in x's type (JAX's lowering, the reference's definition);
+    stablehlo.logistic is XLA's own formula, which differs in the last bits."""
+    (x,) = op.operands
+    one = splat(1.0, x.type)
+    exp = value("exponential", [value("negate", [x], x.type)], x.type)
+    return value("divide", [one, value("add", [one, exp], x.type)], x.type)
+
+
+def _pow(op: ir.Operation) -> ir.Value:
+    """Integer powers by square-and-multiply over every bit of the exponent, wrapping, as the
+    reference: XLA's integer power reads only the exponent's low 6 bits (wrong for odd bases
+    past 63) and takes unsigned exponents with the top bit set for negative ones. A negative
+    exponent gives 1 for base 1, +-1 for base -1 (by parity) and 0 otherwise."""
+    x, y = op.operands
+    t = x.type
+    if is_float(t):
+        return value("power", [x, y], t)
+    one, zero = splat(1, t), splat(0, t)
+
+    def times(a: ir.Value, b: ir.Value) -> ir.Value:
+        return value("multiply", [a, b], t)
+
+    def has_bits(a: ir.Value, mask: int) -> ir.Value:
+        return compare(value("and", [a, splat(mask, t)], t), zero, "NE")
+
+    signed = not is_unsigned(t)
+    negative = compare(y, zero, "LT") if signed else None
+    exponent = select(negative, zero, y) if signed else y
+    bits = ir.IntegerType(t.element_type).width - (1 if signed else 0)
+    acc, base = one, x
+    for k in range(bits):
+        acc = select(has_bits(exponent, 1 << k), times(acc, base), acc)
+        base = times(base, base) if k + 1 < bits else base
+    if not signed:
+        return acc
+    minus_one = splat(-1, t)
+    by_parity = select(has_bits(y, 1), minus_one, one)
+    unit = select(compare(x, one, "EQ"), one, select(compare(x, minus_one, "EQ"), by_parity, zero))
+    return select(negative, unit, acc)
+
+
+def _compare(op: ir.Operation) -> ir.Value:
+    lhs, rhs = op.operands
+    return compare(lhs, rhs, read_attributes(op)["comparison_direction"])
+
+
+def _clamp(op: ir.Operation) -> ir.Value:
+    """stablehlo.clamp is min(max(x, lo), hi) with the NaN-propagating max/min on XLA, the
+    reference's definition (booleans too); rank-0 bounds stay rank 0, as StableHLO allows."""
+    return value("clamp", list(op.operands), op.results[0].type)
+
+
+RULES: dict[str, Rule] = {
+    **{name: _renamed(name) for name in (*_UNARY, *_BINARY)},
+    **{name: _chlo(hlo_name) for name, hlo_name in _CHLO.items()},
+    "sign": _sign,
+    "round": _round,
+    "exp2": _exp2,
+    "logistic": _logistic,
+    "pow": _pow,
+    "compare": _compare,
+    "select": lambda op: value("select", list(op.operands), op.results[0].type),
+    "clamp": _clamp,
+}

@@ -31,6 +31,7 @@ _ATTRIBUTES = {
     "vjp": "mlax.autodiff",
     "vmap": "mlax.batching",
     "make_mlir": "mlax.api",
+    "from_stablehlo": "mlax.stablehlo_import",
     "ConcretizationTypeError": "mlax.errors",
     "UnexpectedTracerError": "mlax.errors",
     "block_until_ready": "mlax.device_info",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType
 
@@ -49,8 +52,26 @@ def _column(frame: FrameType) -> int:
     return (col or 0) + 1
 
 
+_OVERRIDE = threading.local()
+
+
+@contextlib.contextmanager
+def user_frame_override(info: SourceInfo) -> Iterator[None]:
+    """Make `user_frame_info` return ``info`` in this thread: mlax.from_stablehlo replays a
+    program written elsewhere, so its ops and errors name that program's lines."""
+    previous = getattr(_OVERRIDE, "info", None)
+    _OVERRIDE.info = info
+    try:
+        yield
+    finally:
+        _OVERRIDE.info = previous
+
+
 def user_frame_info() -> SourceInfo | None:
     """Source info of the innermost frame that belongs to user code."""
+    override = getattr(_OVERRIDE, "info", None)
+    if override is not None:
+        return override
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back

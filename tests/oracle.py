@@ -64,11 +64,13 @@ def assert_same(actual: Any, expected: Any, rtol: float | None = None, atol: flo
 def check_against_jax(mlax_fn: Callable[..., Any], jax_fn: Callable[..., Any], *args: Any,
                       rtol: float | None = None, atol: float = 0.0, jit: bool = True,
                       check_weak_type: bool = True) -> None:
-    """Run ``mlax_fn`` eagerly (and under ``mlax.jit``) and ``jax_fn`` on the same ``args``."""
+    """Run ``mlax_fn`` eagerly (and under ``mlax.jit`` on the default backend and on XLA) and
+    ``jax_fn`` on the same ``args``."""
     expected = jax_fn(*args)
     assert_same(mlax_fn(*args), expected, rtol, atol, check_weak_type)
     if jit:
-        assert_same(mlax.jit(mlax_fn)(*args), expected, rtol, atol, check_weak_type)
+        for backend in dict.fromkeys([mlax.config.backend, "xla"]):
+            assert_same(mlax.jit(mlax_fn, backend=backend)(*args), expected, rtol, atol, check_weak_type)
 
 
 # Rank 0, size 0 and size 1 dimensions besides the random shapes.

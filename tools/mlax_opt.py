@@ -5,6 +5,9 @@
              [--mlir-print-ir-after-all] [--mlir-print-debuginfo] [--mlir-print-op-generic]
              [--allow-unregistered-dialect]
 
+Pipelines with a pass that reads or writes StableHLO (mlax-import-stablehlo,
+mlax-lower-to-stablehlo, mlax-stablehlo-pipeline) allow unregistered dialects by themselves.
+
 Input that is not UTF-8, or that the bundled MLIR would abort on (tools/source_guard.py),
 is refused with a located error before it is parsed; parsed input is verified three ways
 (passes/verify.py) before any pass runs. Problems are MLIR diagnostics on stderr
@@ -189,10 +192,20 @@ def process_chunk(chunk: Chunk, filename: str, context: ir.Context,
     return text, diagnostics, None
 
 
+# Passes that read or write StableHLO, which is unregistered in mlax's contexts: a pipeline
+# naming one (or a named pipeline that contains one) allows unregistered dialects by itself.
+STABLEHLO_PASSES = ("mlax-import-stablehlo", "mlax-lower-to-stablehlo", "mlax-stablehlo-pipeline")
+
+
+def needs_unregistered(elements: tuple[Element, ...]) -> bool:
+    return any(e.name in STABLEHLO_PASSES or needs_unregistered(e.nested or ()) for e in elements)
+
+
 def run(text: str, filename: str, options: Options, split: bool, allow_unregistered: bool,
         ) -> tuple[str, str, int]:
     """Process the whole input: (stdout text, stderr text, exit status)."""
     sources = {filename: text}
+    allow_unregistered = allow_unregistered or needs_unregistered(options.elements)
     outputs, messages, status = [], [], 0
     for chunk in split_input(text, split):
         context = make_context()

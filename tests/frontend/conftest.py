@@ -6,7 +6,7 @@ import pytest
 
 import mlax
 
-BACKENDS = ["cpu", "interpreter"]
+BACKENDS = ["cpu", "interpreter", "xla"]
 
 
 @pytest.fixture(params=BACKENDS)

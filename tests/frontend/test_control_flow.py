@@ -195,7 +195,10 @@ def test_scan_carries_of_every_kind_of_dtype(rng: np.random.Generator, backend) 
             return new, tuple(a < b for a, b in zip(c, x, strict=True))
         return lambda init, xs: L.lax.scan(step, init, xs)
 
-    check(make, (init, xs))
+    # XLA keeps a fused f16/bf16 multiply-add in f32 (excess precision) and rounds once; mlax
+    # rounds each op, as the interpreter: five steps apart by up to an ulp each, of intermediate
+    # values up to ~40 (f16's ulp there is 0.03), which can cancel to near 0.
+    check(make, (init, xs), rtol=2e-2, atol=0.1)
 
 
 def test_map_values(rng: np.random.Generator, backend) -> None:

@@ -16,6 +16,7 @@ PRIVATE = [("jax._src.lib", "xla_client.batched_device_put"),
            ("jax._src.lib", "xla_client.CompileOptions"),
            ("jax._src.lib", "xla_client.DeviceList"),
            ("jax._src.core", "ShapedArray"),
+           ("jax._src.interpreters.mlir", "make_ir_context"),
            ("jaxlib.mlir.dialects.stablehlo", "serialize_portable_artifact_str"),
            ("jaxlib.mlir.dialects.stablehlo", "get_current_version")]
 

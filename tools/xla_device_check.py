@@ -2,6 +2,7 @@
 
     python tools/xla_device_check.py prepare DIR      # here: needs mlax (and its MLIR)
     python tools/xla_device_check.py run DIR [OUT]    # there: needs only numpy and jax
+                                                      # (--repeats N timed calls, default 50)
 
 The machine with the GPU has jax but not mlax's MLIR wheels, so ``prepare`` lowers each
 program below with mlax's XLA road (``jit(f, backend="xla").lower(...).as_text("stablehlo")``)
@@ -17,6 +18,7 @@ that is mlax for ``prepare`` and jax for ``run``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -202,14 +204,16 @@ def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, A
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) < 2 or argv[0] not in ("prepare", "run"):
-        print(__doc__)
-        return 2
-    if argv[0] == "prepare":
-        prepare(Path(argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("prepare", "run"))
+    parser.add_argument("folder", type=Path, help="where the artifacts are written / read")
+    parser.add_argument("out", type=Path, nargs="?", help="run: where the JSON report goes")
+    parser.add_argument("--repeats", type=int, default=50, help="run: timed calls per program")
+    args = parser.parse_args(argv)
+    if args.mode == "prepare":
+        prepare(args.folder)
         return 0
-    report = run(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None)
+    report = run(args.folder, args.out, args.repeats)
     return 0 if all(p["ok"] for p in report["programs"].values()) else 1
 
 

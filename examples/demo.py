@@ -49,9 +49,15 @@ def main() -> None:
     print(module.operation.get_asm(enable_debug_info=False))
 
     lowered = forward.lower(params, x)
-    print("The same program lowered for the CPU, at the loops stage (stages: "
-          f"{', '.join(lowered.STAGES)}); the matmuls are BLAS calls:")
-    print(lowered.as_text("loops", debug_info=False))
+    stage = "loops" if "loops" in lowered.STAGES else "stablehlo"
+    print(f"The same program lowered by the {forward.backend!r} backend, at its {stage} stage (stages: "
+          f"{', '.join(lowered.STAGES)}):")
+    print(lowered.as_text(stage, debug_info=False))
+
+    on_xla = mlax.jit(mlp, backend="xla")
+    xla_err = float(np.max(np.abs(np.asarray(on_xla(params, x)) - np.asarray(expected))))
+    print(f"Through StableHLO and XLA (backend='xla'): max |mlax - jax| = {xla_err:.2e}")
+    assert xla_err < 1e-5, "mlax on XLA disagrees with jax"
 
     print(f"jit runs on the {forward.backend!r} backend; the first call compiled it, "
           "later calls reuse it.")

@@ -12,11 +12,17 @@ Params = dict[str, np.ndarray]
 
 
 def arguments(doc: str, steps: int) -> argparse.Namespace:
-    """An example's command line: ``--steps N`` and ``--check`` (also train through JAX)."""
+    """An example's command line: ``--steps N``, ``--check`` (also train through JAX) and
+    ``--backend`` (mlax's jit backend: cpu, xla or interpreter)."""
+    import mlax
+
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--steps", type=int, default=steps, help="SGD steps")
     parser.add_argument("--check", action="store_true", help="also train through JAX and compare")
-    return parser.parse_args()
+    parser.add_argument("--backend", default=mlax.config.backend, help="mlax's jit backend (cpu, xla, interpreter)")
+    args = parser.parse_args()
+    mlax.config.update("backend", args.backend)
+    return args
 
 
 def train(lib: Any, loss: Any, params: Params, data: tuple[np.ndarray, ...], steps: int,

@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import numpy as np
 from jax._src import core as _jax_core
+from jax._src.lib import _jax
 from jax._src.lib import xla_client as _xla_client
 
 Device = Any  # jaxlib's Device (jax.Device)
@@ -42,8 +43,9 @@ def devices(platform: str | None = None) -> list[Device]:
         raise XlaError(f"no XLA devices for platform {platform!r}: {error}") from None
 
 
-def compile(text: str, device: Device) -> LoadedExecutable:
-    """StableHLO (or MHLO) module text, with its entry named ``main``, compiled for ``device``."""
+def compile(text: str | bytes, device: Device) -> LoadedExecutable:
+    """A StableHLO module (text, or a portable artifact), its entry named ``main``, compiled for
+    ``device``."""
     try:
         return device.client.compile_and_load(text, _xla_client.DeviceList((device,)),
                                               _xla_client.CompileOptions())
@@ -103,7 +105,8 @@ def jax_ir_context() -> Any:
 
 def portable_artifact(text: str) -> bytes:
     """A StableHLO portable artifact (versioned bytecode) of module ``text``, readable by
-    later XLA releases (jax's own export format): what the GPU check ships to another machine."""
+    later XLA releases: what the GPU check ships to another machine. jax's own export path,
+    which also turns the chlo ops mlax emits (erf, top_k, ...) into StableHLO."""
     from jaxlib.mlir.dialects import stablehlo
 
-    return stablehlo.serialize_portable_artifact_str(text, stablehlo.get_current_version())
+    return _jax.mlir.serialize_portable_artifact(text, stablehlo.get_current_version(), False)

@@ -7,7 +7,9 @@ Where StableHLO has no op, the rule emits what JAX emits, so that XLA computes w
 programs compute: `chlo` ops for erf, erfc, erf_inv and nextafter (XLA's text parser
 expands them), `exp(ln2 * x)` for exp2 and `1 / (1 + exp(-x))` for logistic (each step in
 the operand type, as the reference defines them), `select(x == 0, 0, 1)` for the sign of an
-unsigned integer. Booleans use the logical ops (add and max are or, mul and min are and).
+unsigned integer. Integer pow is square-and-multiply over every exponent bit (XLA's integer
+power reads only 6 of them, see `_pow`). Booleans use the logical ops (add and max are or,
+mul and min are and). select and clamp keep rank-0 predicates and bounds, as StableHLO allows.
 compare carries the comparison type JAX gives it (FLOAT, SIGNED, or UNSIGNED for unsigned
 integers and booleans).
 """
@@ -86,8 +88,8 @@ def _exp2(op: ir.Operation) -> ir.Value:
 
 
 def _logistic(op: ir.Operation) -> ir.Value:
-    """1 / (1 + exp(-x)), every step in x's type (JAX's lowering, the reference's definition);
-    stablehlo.logistic is XLA's own formula, which differs in the last bits."""
+    """1 / (1 + exp(-x)), every step in x's type (JAX's lowering, the reference's definition),
+    rather than stablehlo.logistic, whose expansion is XLA's to choose."""
     (x,) = op.operands
     one = splat(1.0, x.type)
     exp = value("exponential", [value("negate", [x], x.type)], x.type)
@@ -95,10 +97,11 @@ def _logistic(op: ir.Operation) -> ir.Value:
 
 
 def _pow(op: ir.Operation) -> ir.Value:
-    """Integer powers by square-and-multiply over every bit of the exponent, wrapping, as the
-    reference: XLA's integer power reads only the exponent's low 6 bits (wrong for odd bases
-    past 63) and takes unsigned exponents with the top bit set for negative ones. A negative
-    exponent gives 1 for base 1, +-1 for base -1 (by parity) and 0 otherwise."""
+    """Float powers are stablehlo.power. Integer powers are square-and-multiply over every bit
+    of the exponent, wrapping, as the reference: XLA's integer power reads only the exponent's
+    low 6 bits (wrong for odd bases past 63) and takes unsigned exponents with the top bit set
+    for negative ones. A negative exponent gives 1 for base 1, +-1 for base -1 (by parity) and
+    0 otherwise."""
     x, y = op.operands
     t = x.type
     if is_float(t):

@@ -30,6 +30,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     element_type,
     hlo,
     i64_array,
+    iota,
     is_bool,
     is_float,
     is_unsigned,
@@ -103,13 +104,12 @@ def _arg_extreme(kind: str) -> Rule:
         axis = read_attributes(op)["axis"]
         shape = list(ir.RankedTensorType(x.type).shape)
         element, i64 = element_type(x), ir.IntegerType.get_signless(64)
-        iota = value("iota", [], with_element(x, i64),
-                     {"iota_dimension": ir.IntegerAttr.get(i64, axis)})
+        indices = iota(with_element(x, i64), axis)
         kept = [d for i, d in enumerate(shape) if i != axis]
         results = [ir.RankedTensorType.get(kept, t) for t in (element, i64)]
         inits = [splat(_extreme(element, highest=kind == "min"), scalar_type(element)),
                  splat(0, scalar_type(i64))]
-        reduce = hlo("reduce", [x, iota, *inits], results, {"dimensions": dims([axis])}, regions=1)
+        reduce = hlo("reduce", [x, indices, *inits], results, {"dimensions": dims([axis])}, regions=1)
 
         def combine(a: ir.Value, i: ir.Value, b: ir.Value, j: ir.Value) -> list[ir.Value]:
             a_wins, tie = compare(a, b, wins), compare(a, b, "EQ")

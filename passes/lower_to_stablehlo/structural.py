@@ -1,29 +1,34 @@
 """Rules for the ops that make values: constant, iota, and the identity stop_gradient.
 
 A constant keeps its dense `value` attribute, which is already of the result type (XLA reads
-builtin dense attributes); iota is `stablehlo.iota` along `dimension` (XLA counts in the
-result type's own arithmetic: narrow integers wrap, floats round, as the reference).
+builtin dense attributes), except non-splat booleans, which go as bytes and a convert; iota is
+`stablehlo.iota` along `dimension` (XLA counts in the result type's own arithmetic: narrow
+integers wrap, floats round, as the reference).
 stop_gradient has no meaning after differentiation: its operand takes over its result.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
 
-from mlax.passes.lower_to_stablehlo.common import Rule, i64_attr, value
+from mlax.dialect.attrs import dense_elements, dense_to_numpy
+from mlax.passes.lower_to_stablehlo.common import Rule, convert, element_type, i64_attr, iota, is_bool, value
 
 
 def _constant(op: ir.Operation) -> ir.Value:
-    return value("constant", [], op.results[0].type, {"value": op.attributes["value"]})
-
-
-def _iota(op: ir.Operation) -> ir.Value:
-    dimension = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i64_attr(op, "dimension"))
-    return value("iota", [], op.results[0].type, {"iota_dimension": dimension})
+    attr = op.attributes["value"]
+    result = op.results[0].type
+    if is_bool(result) and not ir.DenseElementsAttr(attr).is_splat:
+        # Our MLIR prints big i1 constants as hex of one byte per element, XLA's parser reads
+        # hex i1 data as packed bits: booleans travel as bytes instead.
+        as_bytes = dense_elements(dense_to_numpy(attr).astype(np.int8))
+        return convert(value("constant", [], as_bytes.type, {"value": as_bytes}), element_type(result))
+    return value("constant", [], result, {"value": attr})
 
 
 RULES: dict[str, Rule] = {
     "constant": _constant,
-    "iota": _iota,
+    "iota": lambda op: iota(op.results[0].type, i64_attr(op, "dimension")),
     "stop_gradient": lambda op: op.operands[0],
 }

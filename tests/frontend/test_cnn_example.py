@@ -22,7 +22,8 @@ def test_initial_weights_are_jax_random(cnn) -> None:
         np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-6, atol=1e-7, err_msg=name)
 
 
-def test_training_matches_jax(cnn) -> None:
+@pytest.mark.parametrize("backend", ["cpu", "xla"], indirect=True)
+def test_training_matches_jax(cnn, backend) -> None:
     params = cnn.init_params(mlax, seed=1, channels=(2, 3))
     images, onehot = cnn.make_data(np.random.RandomState(1), batch=5)
     ours, losses = cnn.train(mlax, params, images, onehot, steps=3)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.frontend.examples import load_example
 
 
-def test_demo_runs(capsys) -> None:
+@pytest.mark.parametrize("backend", ["cpu", "xla"], indirect=True)
+def test_demo_runs(capsys, backend) -> None:
     load_example("demo").main()
     out = capsys.readouterr().out
     assert "mlax-autodiff" in out and "lax.scan" in out

@@ -16,7 +16,8 @@ def rnn():
     return load_example("rnn")
 
 
-def test_training_matches_jax(rnn) -> None:
+@pytest.mark.parametrize("backend", ["cpu", "xla"], indirect=True)
+def test_training_matches_jax(rnn, backend) -> None:
     rng = np.random.RandomState(1)
     params = rnn.init_params(rng, inputs=2, hidden=12)
     xs, ys = rnn.make_data(rng, batch=3, sequence=20, inputs=2)

@@ -284,3 +284,24 @@ def test_printed_spelling(rng: np.random.Generator) -> None:
     assert '"mlax.' not in text
     assert ("#stablehlo<comparison_direction LT>" in text
             and "#stablehlo<comparison_type UNSIGNED>" in text), text
+
+
+def test_every_op_of_the_dialect_has_a_rule() -> None:
+    assert sorted(set(OPS) - set(RULES)) == []
+
+
+def test_a_large_boolean_constant_reaches_xla(rng: np.random.Generator) -> None:
+    """XLA reads hex i1 data as packed bits, our MLIR prints a byte per element."""
+    from mlir import ir
+
+    from mlax.dialect import get_context
+    from mlax.dialect.attrs import dense_elements
+
+    bits = rng.random((5, 5, 6)) < 0.5
+    with get_context(), ir.Location.unknown():
+        constant = dense_elements(bits)
+    text = (f'func.func @f() -> tensor<5x5x6xi1> {{\n'
+            f'  %0 = "mlax.constant"() {{value = {constant}}} : () -> tensor<5x5x6xi1>\n'
+            f'  return %0 : tensor<5x5x6xi1>\n}}\n')
+    (out,) = run_on_xla(text, "f", [])
+    np.testing.assert_array_equal(out, bits)

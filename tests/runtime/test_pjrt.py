@@ -17,7 +17,7 @@ PRIVATE = [("jax._src.lib", "xla_client.batched_device_put"),
            ("jax._src.lib", "xla_client.DeviceList"),
            ("jax._src.core", "ShapedArray"),
            ("jax._src.interpreters.mlir", "make_ir_context"),
-           ("jaxlib.mlir.dialects.stablehlo", "serialize_portable_artifact_str"),
+           ("jax._src.lib", "_jax.mlir.serialize_portable_artifact"),
            ("jaxlib.mlir.dialects.stablehlo", "get_current_version")]
 
 PROGRAM = """
@@ -62,9 +62,18 @@ def test_compile_errors_are_xla_errors_located_in_the_text() -> None:
         pjrt.compile(bad, pjrt.devices("cpu")[0])
 
 
-def test_portable_artifact_is_bytecode() -> None:
-    artifact = pjrt.portable_artifact(PROGRAM)
+def test_portable_artifact_is_bytecode_xla_reads(rng: np.random.Generator) -> None:
+    chlo = PROGRAM.replace('%0 = "stablehlo.multiply"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>)',
+                           '%e = "chlo.erf"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>\n'
+                           '  %0 = "stablehlo.multiply"(%e, %b) : (tensor<2x3xf32>, tensor<2x3xf32>)')
+    artifact = pjrt.portable_artifact(chlo)
     assert isinstance(artifact, bytes) and artifact.startswith(b"ML\xefR")
+    device = pjrt.devices("cpu")[0]
+    a, b = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)
+    buffers = [pjrt.put(a, device, False), pjrt.put(b, device, False)]
+    (out,) = pjrt.execute(pjrt.compile(artifact, device), buffers)
+    (expected,) = pjrt.execute(pjrt.compile(chlo, device), buffers)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(expected))
 
 
 def test_cpu_is_a_platform() -> None:

@@ -251,7 +251,7 @@ class JittedFunction:
         self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
         self._fast_cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain arrays
         self._fast_ok = not self._static_argnums and not self._static_argnames
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # not fun.__dict__: a jitted fun has its own options
 
     @property
     def backend(self) -> str:

@@ -13,3 +13,18 @@ def test_quickstart_runs(capsys) -> None:
     assert blocks, "README has no python block"
     exec(compile(blocks[0], str(README), "exec"), {})
     assert "mlax." in capsys.readouterr().out  # the IR it prints
+
+
+def test_quickstart_runs_on_the_xla_backend(capsys) -> None:
+    """The same quickstart with XLA as the default backend (its stages replace the CPU's)."""
+    import mlax
+
+    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0]
+    previous = mlax.config.backend
+    mlax.config.update("backend", "xla")
+    try:
+        exec(compile(block.replace('as_text("linalg")', 'as_text("hlo")'), str(README), "exec"), {})
+    finally:
+        mlax.config.update("backend", previous)
+    out = capsys.readouterr().out
+    assert "stablehlo." in out and "HloModule" in out

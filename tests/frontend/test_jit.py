@@ -198,3 +198,11 @@ def test_mlir_module_is_a_copy_for_passes(rng: np.random.Generator) -> None:
     run_pipeline(module, "builtin.module(mlax-cleanup)")
     assert str(module).count('"mlax.exp"') == 1
     assert lowered.as_text().count('"mlax.exp"') == 2  # the cached program is untouched
+
+
+def test_jit_of_a_jitted_function_keeps_its_own_options(rng: np.random.Generator) -> None:
+    inner = mlax.jit(lambda x: x * 2.0)
+    outer = mlax.jit(inner, backend="interpreter")
+    assert outer.backend == "interpreter" and inner.backend == mlax.config.backend
+    x = rng.normal(size=3).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(outer(x)), x * 2.0)

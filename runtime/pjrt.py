@@ -9,6 +9,7 @@ XLA through the functions below.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -101,6 +102,44 @@ def jax_ir_context() -> Any:
     from jax._src.interpreters import mlir as jax_mlir
 
     return jax_mlir.make_ir_context()
+
+
+def jitted_program(text: str, in_avals: Sequence[tuple[tuple[int, ...], np.dtype]],
+                   out_avals: Sequence[tuple[tuple[int, ...], np.dtype]], device: Device,
+                   donated: Sequence[int] = ()) -> Callable[..., Any]:
+    """Our StableHLO program as a jax.jit-compiled callable on ``device``: the module is
+    wrapped as a `jax.export.Exported` (what ``jax.export`` itself would have made of it) and
+    called through ``jax.jit``, so a call takes jax's C++ dispatch path (NumPy arrays and
+    device buffers in, device buffers out) and compiles once, on the first call, in jax's
+    cache. Its fields other than the module follow jax's calling convention for one device."""
+    n, m = len(in_avals), len(out_avals)
+    shaped = [_jax_core.ShapedArray(shape, dtype) for shape, dtype in in_avals]
+    exported = jax.export.Exported(
+        fun_name="mlax", in_tree=jax.tree_util.tree_structure((tuple(range(n)), {})),
+        in_avals=tuple(shaped), out_tree=jax.tree_util.tree_structure(tuple(range(m))),
+        out_avals=tuple(_jax_core.ShapedArray(shape, dtype) for shape, dtype in out_avals),
+        _has_named_shardings=True, _in_named_shardings=(None,) * n, _out_named_shardings=(None,) * m,
+        in_shardings_hlo=(None,) * n, out_shardings_hlo=(None,) * m, nr_devices=1,
+        platforms=(device.platform,), ordered_effects=(), unordered_effects=(),
+        disabled_safety_checks=(), mlir_module_serialized=portable_artifact(text),
+        calling_convention_version=jax.export.maximum_supported_calling_convention_version,
+        module_kept_var_idx=tuple(range(n)), uses_global_constants=False, _get_vjp=None)
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    return jax.jit(exported.call, in_shardings=(sharding,) * n, out_shardings=(sharding,) * m,
+                   donate_argnums=tuple(donated))
+
+
+JaxRuntimeError = jax.errors.JaxRuntimeError
+
+
+def compile_jitted(jitted: Any, in_avals: Sequence[tuple[tuple[int, ...], np.dtype]]) -> Any:
+    """``jitted`` (from `jitted_program`) compiled now: XLA's errors come at compile time, as
+    XlaError, and the result is callable on arrays of ``in_avals``."""
+    shapes = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in in_avals]
+    try:
+        return jitted.lower(*shapes).compile()
+    except (JaxRuntimeError, ValueError) as error:
+        raise XlaError(str(error)) from None
 
 
 def portable_artifact(text: str) -> bytes:

@@ -2,12 +2,12 @@
 
 The program is lowered to StableHLO in mlax's context, printed as text (its entry renamed
 ``main``, as XLA requires) and compiled by XLA for one device: the host CPU here, a GPU or TPU
-wherever jaxlib has that platform. A call puts NumPy inputs on the device (mlax's own
-read-only buffers without a copy where XLA can alias them, a user's buffers copied, so their
-later changes never reach a running program), passes device buffers of earlier results as
-they are, and returns device buffers: mlax Arrays keep them until read on the host (zero-copy
-on the CPU). Donated arguments (``tf.aliasing_output``) let XLA reuse an input's buffer for an
-output.
+wherever jaxlib has that platform. Calls go through jax's own dispatch (runtime/pjrt.py):
+device buffers of earlier results, mlax's host buffers and a caller's NumPy arrays pass as
+they are (a call given NumPy arrays returns when its results are ready, so they are never read
+after it returns), and results are device buffers, which mlax Arrays keep until
+read on the host (zero-copy on the CPU). Donated arguments let XLA reuse an input's buffer for
+an output (``tf.aliasing_output`` marks them in the stablehlo stage's text).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from mlir import ir
 
 from mlax.array import Array
 from mlax.configuration import config
+from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.pipeline import run_pipeline
 from mlax.runtime import pjrt
 from mlax.runtime.dumping import dump_path, run_dumped
@@ -88,7 +88,10 @@ def stablehlo_text(module: ir.Module, entry: str, donated: Sequence[int] = ()) -
 
 class XlaExecutable:
     """One program compiled by XLA for one device, called on mlax Arrays (whose device
-    buffers it uses as they are) or NumPy arrays, returning device buffers."""
+    buffers it uses as they are) or NumPy arrays, returning device buffers.
+
+    The call goes through jax's own C++ dispatch (`pjrt.jitted_program`): per call it costs
+    what a ``jax.jit`` call costs, and NumPy inputs are placed as jax places them."""
 
     takes_device_buffers = True
 
@@ -96,26 +99,46 @@ class XlaExecutable:
                  donated: Sequence[int] = ()) -> None:
         self.text = stablehlo_text(module, entry, donated)
         self.device = device
-        self._executable = pjrt.compile(self.text, device)
-        self._donated = frozenset(donated)
+        function_type = _entry_type(module, entry)
+        specs = [TensorSpec.from_mlir(t) for t in (*function_type.inputs, *function_type.results)]
+        avals = [(spec.shape, spec.dtype) for spec in specs]
+        n = len(function_type.inputs)
+        self._call = pjrt.jitted_program(self.text, avals[:n], avals[n:], device, donated)
+        self._compiled = pjrt.compile_jitted(self._call, avals[:n])
         if config.dump_dir:
             dump_path(entry, "stablehlo.mlir").write_text(self.text)
             dump_path(entry, "hlo.txt").write_text(self.optimized_hlo())
 
     def optimized_hlo(self) -> str:
-        return pjrt.optimized_hlo(self._executable)
+        return self._compiled.as_text()
 
-    def _buffer(self, i: int, x: Any) -> pjrt.DeviceArray:
-        """An input as a buffer on this program's device: an mlax Array's device buffer as it
-        is, its host buffer aliased (read-only and never changed, unless donated); anything
-        else (a user's NumPy array) copied."""
-        if isinstance(x, Array):
-            if x._device is not None:
-                if pjrt.device_of(x._device) != self.device:
-                    return pjrt.copy_to(x._device, self.device)
-                return x._device
-            return pjrt.put(x._value, self.device, immutable=i not in self._donated)
-        return pjrt.put(np.asarray(x), self.device, immutable=False)
+    def _buffer(self, x: Any) -> Any:
+        """An input as jax's dispatch takes it: an mlax Array's device buffer (moved to this
+        device if need be) or host buffer, a caller's NumPy array as it is."""
+        if type(x) is not Array:
+            return x
+        buffer = x._device
+        if buffer is None:
+            return x._value
+        if pjrt.device_of(buffer) != self.device:
+            return pjrt.copy_to(buffer, self.device)
+        return buffer
 
-    def __call__(self, inputs: Sequence[Any]) -> list[pjrt.DeviceArray]:
-        return pjrt.execute(self._executable, [self._buffer(i, x) for i, x in enumerate(inputs)])
+    def __call__(self, inputs: Sequence[Any]) -> Sequence[pjrt.DeviceArray]:
+        """Run the program. jax's dispatch aliases a caller's NumPy argument (no copy) while
+        the asynchronous program runs, so a call given one returns only when the results are
+        ready: changing the argument afterwards cannot change them. Calls on mlax Arrays
+        alone return at once."""
+        try:
+            outs = self._compiled(*map(self._buffer, inputs))
+            if not all(type(x) is Array for x in inputs):
+                for out in outs:
+                    out.block_until_ready()
+            return outs
+        except pjrt.JaxRuntimeError as error:
+            raise pjrt.XlaError(str(error)) from None
+
+
+def _entry_type(module: ir.Module, entry: str) -> ir.FunctionType:
+    function = _functions(module)[entry]
+    return ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)

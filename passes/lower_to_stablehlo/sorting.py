@@ -6,6 +6,7 @@ The sort comparator is jax's: floats compare in TOTALORDER after -0.0 is made +0
 NaN the canonical positive NaN, which gives the interpreter's order (`-inf < ... < -0.0 ==
 +0.0 < ... < +inf < NaN`, all NaNs equal); integers compare signed or unsigned, booleans as
 unsigned (false < true). `is_stable` keeps equal keys in their original order. apply_permutation
+of a sort's own keys by its permutation is the sort's first result; otherwise it
 reads each position at its index along `dimension` and its own coordinates elsewhere: the
 other dimensions are batching dimensions of both operands, and StableHLO's gather clamps the
 index into range, as the reference does. chlo.top_k orders as the interpreter's TopK (IEEE
@@ -70,12 +71,27 @@ def _sort_permutation(op: ir.Operation) -> ir.Value:
     return sort.results[1]
 
 
+def _sorted_keys(operand: ir.Value, indices: ir.Value, dimension: int) -> ir.Value | None:
+    """``operand`` permuted by ``indices`` when that is the permutation a `stablehlo.sort` of
+    ``operand`` itself computed: its first result (jnp.sort's program, as jax writes it; XLA
+    then drops the unused iota from the sort)."""
+    sort = indices.owner
+    if not isinstance(sort, ir.Operation) or sort.name != "stablehlo.sort":
+        return None
+    if sort.results[1] != indices or sort.operands[0] != operand:
+        return None
+    return sort.results[0] if i64_attr(sort, "dimension") == dimension else None
+
+
 def _apply_permutation(op: ir.Operation) -> ir.Value:
     operand, indices = op.operands
     t = tensor_type(operand)
     if 0 in t.shape:
         return operand
     dimension = read_attributes(op)["dimension"]
+    sorted_keys = _sorted_keys(operand, indices, dimension)
+    if sorted_keys is not None:
+        return sorted_keys
     others = tuple(d for d in range(t.rank) if d != dimension)
     numbers = {"offset_dims": (), "collapsed_slice_dims": (dimension,), "operand_batching_dims": others,
                "start_indices_batching_dims": others, "start_index_map": (dimension,),

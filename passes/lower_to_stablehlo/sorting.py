@@ -75,9 +75,10 @@ def _sorted_keys(operand: ir.Value, indices: ir.Value, dimension: int) -> ir.Val
     """``operand`` permuted by ``indices`` when that is the permutation a `stablehlo.sort` of
     ``operand`` itself computed: its first result (jnp.sort's program, as jax writes it; XLA
     then drops the unused iota from the sort)."""
-    sort = indices.owner
-    if not isinstance(sort, ir.Operation) or sort.name != "stablehlo.sort":
+    owner = indices.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.operation.name != "stablehlo.sort":
         return None
+    sort = owner.operation
     if sort.results[1] != indices or sort.operands[0] != operand:
         return None
     return sort.results[0] if i64_attr(sort, "dimension") == dimension else None

@@ -123,3 +123,13 @@ def test_sorting_program(rng: np.random.Generator) -> None:
         return f
 
     check_program(make, (x, n), rtol=0.0)
+
+
+def test_sorting_an_array_is_one_sort_without_a_gather() -> None:
+    """jnp.sort's program as jax writes it: the sorted keys are the sort's first result."""
+    import mlax
+    import mlax.numpy as mnp
+
+    x = np.arange(12, dtype=np.float32)[::-1].reshape(3, 4)
+    text = mlax.jit(lambda x: mnp.sort(x, axis=0), backend="xla").lower(x).as_text("stablehlo")
+    assert text.count('"stablehlo.sort"') == 1 and "gather" not in text

@@ -43,9 +43,9 @@ def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ())
     return copy
 
 
-def _functions(module: ir.Module) -> dict[str, ir.Operation]:
+def _functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
     return {ir.StringAttr(op.attributes["sym_name"]).value: op
-            for op in module.body.operations if op.operation.name == "func.func"}
+            for op in module.operation.regions[0].blocks[0].operations if op.operation.name == "func.func"}
 
 
 def _rename_entry(module: ir.Module, entry: str) -> None:
@@ -97,9 +97,10 @@ class XlaExecutable:
 
     def __init__(self, module: ir.Module, entry: str, device: pjrt.Device,
                  donated: Sequence[int] = ()) -> None:
-        self.text = stablehlo_text(module, entry, donated)
+        lowered = stablehlo_module(module, entry, donated)
+        self.text = lowered.operation.get_asm(enable_debug_info=True)
         self.device = device
-        function_type = _entry_type(module, entry)
+        function_type = _entry_type(lowered, ENTRY)
         specs = [TensorSpec.from_mlir(t) for t in (*function_type.inputs, *function_type.results)]
         avals = [(spec.shape, spec.dtype) for spec in specs]
         n = len(function_type.inputs)
@@ -139,6 +140,6 @@ class XlaExecutable:
             raise pjrt.XlaError(str(error)) from None
 
 
-def _entry_type(module: ir.Module, entry: str) -> ir.FunctionType:
+def _entry_type(module: ir.Module | ir.Operation, entry: str) -> ir.FunctionType:
     function = _functions(module)[entry]
     return ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)

@@ -1,6 +1,6 @@
 """mlax-run: execute one function of an MLIR module and print its results for FileCheck.
 
-    mlax-run [file|-] --entry NAME [--backend interpreter] [--input VALUE ...]
+    mlax-run [file|-] --entry NAME [--backend interpreter|cpu|xla] [--input VALUE ...]
              [--random-inputs SEED] [--precision N]
 
 Each ``--input`` is JSON (``[[1, 2], [3, 4]]``, ``2.5``, ``NaN``, ``-Infinity``) or a Python
@@ -24,6 +24,7 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect import dtypes, make_context
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
 from mlax.passes.diagnostics import errors, format_all
@@ -101,15 +102,30 @@ def _entry(module: ir.Operation, name: str) -> ir.Operation:
     return table[name].operation
 
 
+def _symbols(fields: dict[str, Any]) -> list[str]:
+    """The function names a control-flow declaration's fields hold (body, cond, branches)."""
+    names: list[str] = []
+    for value in fields.values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str):
+                names.append(item)
+    return names
+
+
 def _unresolved(module: ir.Operation, entry: ir.Operation) -> list[str]:
-    """Transformation declarations the entry reaches through calls (they need a pass first)."""
+    """Transformation declarations the entry reaches through calls (they need a pass first;
+    control flow is run as it is, its bodies searched)."""
     table = ir.SymbolTable(module)
     todo, seen, found = [entry], set(), []
     while todo:
         fn = todo.pop()
         transform = read_transform(fn)
-        if transform is not None:
+        if transform is not None and transform.kind not in CONTROL_FLOW_KINDS:
             found.append(f"@{transform.name} (mlax.{transform.kind})")
+            continue
+        if transform is not None:
+            todo += [table[name].operation for name in _symbols(transform.fields) if name not in seen]
+            seen.update(_symbols(transform.fields))
             continue
         for region in fn.regions:
             for block in region.blocks:
@@ -133,7 +149,8 @@ def _callees(block: ir.Block, table: ir.SymbolTable, seen: set[str]) -> list[ir.
 
 def execute(text: str, filename: str, args: argparse.Namespace) -> str:
     """Parse, verify and run; the printed results (ToolError with diagnostics on failure)."""
-    with make_context() as context, ir.Location.unknown():
+    # The xla backend lowers to StableHLO, an unregistered dialect in mlax's context.
+    with make_context(allow_unregistered_dialects=args.backend == "xla") as context, ir.Location.unknown():
         module, diagnostics = parse_source(Chunk(text, 1), filename, context)
         if module is not None:
             diagnostics += verify_module(module)
@@ -153,7 +170,7 @@ def execute(text: str, filename: str, args: argparse.Namespace) -> str:
                 raise ToolError(f"@{args.entry} takes {len(specs)} arguments, got {len(args.input)} --input")
             inputs = [parse_input(t, s, i) for i, (t, s) in enumerate(zip(args.input, specs, strict=True))]
         try:
-            results = get_backend(args.backend).compile(module, args.entry)(inputs)
+            results = [np.asarray(r) for r in get_backend(args.backend).compile(module, args.entry)(inputs)]
         except Exception as error:  # the backend names the op and location it failed on
             raise ToolError(f"running @{args.entry} failed: {type(error).__name__}: {error}") from None
         return format_results(results, args.precision)

@@ -134,10 +134,10 @@ class _CountingBackend:
     def __init__(self, inner: backend_module.Backend) -> None:
         self.inner, self.name, self.compiles = inner, inner.name, 0
 
-    def compile(self, module, entry):
+    def compile(self, module, entry, donated=()):
         self.compiles += 1
         time.sleep(0.2)
-        return self.inner.compile(module, entry)
+        return self.inner.compile(module, entry, donated)
 
 
 def test_concurrent_first_calls_trace_and_compile_once(backend: str, monkeypatch) -> None:

@@ -315,7 +315,7 @@ def mlp_loss(params: dict[str, Any], x: Any, y: Any) -> Any:
     return jnp.mean((hidden @ params["w2"] + params["b2"] - y) ** 2)
 
 
-@pytest.mark.parametrize("backend", ["cpu", "interpreter"])
+@pytest.mark.parametrize("backend", ["cpu", "interpreter", "xla"])
 def test_mlp_train_step(backend: str, rng: np.random.Generator) -> None:
     """jax lowers the loss; mlax differentiates the imported program; the SGD step matches jax's."""
     params, x, y = mlp_params(rng), normal(rng, 16, 3), normal(rng, 16, 2)
@@ -345,7 +345,8 @@ def rnn_loss(params: dict[str, Any], xs: Any) -> Any:
     return jnp.sum(h ** 2) + jnp.mean(ys)
 
 
-def test_rnn_scan_grad(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("backend", ["cpu", "interpreter", "xla"])
+def test_rnn_scan_grad(backend: str, rng: np.random.Generator) -> None:
     """lax.scan reaches StableHLO as a counted while loop; imported as a scan, mlax
     reverse-differentiates it."""
     params = {"W": normal(rng, 4, 4) * 0.5, "U": normal(rng, 4, 3), "b": normal(rng, 4)}
@@ -354,10 +355,11 @@ def test_rnn_scan_grad(rng: np.random.Generator) -> None:
     assert "mlax.scan" in mlax.make_mlir(loss)(params, xs)
     want = jax.grad(rnn_loss, argnums=(0, 1))(params, xs)
     assert_like(mlax.grad(loss, argnums=(0, 1))(params, xs), want, 1e-5)
-    assert_like(mlax.jit(mlax.grad(loss, argnums=(0, 1)), backend="interpreter")(params, xs), want, 1e-5)
+    assert_like(mlax.jit(mlax.grad(loss, argnums=(0, 1)), backend=backend)(params, xs), want, 1e-5)
 
 
-def test_vmap_of_per_example_loss(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("backend", ["cpu", "interpreter", "xla"])
+def test_vmap_of_per_example_loss(backend: str, rng: np.random.Generator) -> None:
     params = mlp_params(rng)
     xs, ys = normal(rng, 6, 3), normal(rng, 6, 2)
 
@@ -367,7 +369,7 @@ def test_vmap_of_per_example_loss(rng: np.random.Generator) -> None:
     loss = mlax.from_stablehlo(jax.jit(per_example).lower(params, xs[0], ys[0]))
     want = jax.vmap(per_example, in_axes=(None, 0, 0))(params, xs, ys)
     assert_like(mlax.vmap(loss, in_axes=(None, 0, 0))(params, xs, ys), want, 1e-5)
-    per_grads = mlax.jit(mlax.vmap(mlax.grad(loss), in_axes=(None, 0, 0)))(params, xs, ys)
+    per_grads = mlax.jit(mlax.vmap(mlax.grad(loss), in_axes=(None, 0, 0)), backend=backend)(params, xs, ys)
     assert_like(per_grads, jax.vmap(jax.grad(per_example), in_axes=(None, 0, 0))(params, xs, ys), 1e-5)
 
 

@@ -44,6 +44,12 @@ def devices(platform: str | None = None) -> list[Device]:
         raise XlaError(f"no XLA devices for platform {platform!r}: {error}") from None
 
 
+@functools.cache
+def device_count() -> int:
+    """How many XLA devices this process has, over every platform."""
+    return sum(len(jax.devices(platform)) for platform in platforms())
+
+
 def compile(text: str | bytes, device: Device) -> LoadedExecutable:
     """A StableHLO module (text, or a portable artifact), its entry named ``main``, compiled for
     ``device``."""

@@ -106,6 +106,7 @@ class XlaExecutable:
         n = len(function_type.inputs)
         self._call = pjrt.jitted_program(self.text, avals[:n], avals[n:], device, donated)
         self._compiled = pjrt.compile_jitted(self._call, avals[:n])
+        self._several_devices = pjrt.device_count() > 1  # else every buffer is on ``device``
         if config.dump_dir:
             dump_path(entry, "stablehlo.mlir").write_text(self.text)
             dump_path(entry, "hlo.txt").write_text(self.optimized_hlo())
@@ -113,31 +114,32 @@ class XlaExecutable:
     def optimized_hlo(self) -> str:
         return self._compiled.as_text()
 
-    def _buffer(self, x: Any) -> Any:
-        """An input as jax's dispatch takes it: an mlax Array's device buffer (moved to this
-        device if need be) or host buffer, a caller's NumPy array as it is."""
-        if type(x) is not Array:
-            return x
-        buffer = x._device
-        if buffer is None:
-            return x._value
-        if pjrt.device_of(buffer) != self.device:
-            return pjrt.copy_to(buffer, self.device)
-        return buffer
-
     def __call__(self, inputs: Sequence[Any]) -> Sequence[pjrt.DeviceArray]:
-        """Run the program. jax's dispatch aliases a caller's NumPy argument (no copy) while
-        the asynchronous program runs, so a call given one returns only when the results are
-        ready: changing the argument afterwards cannot change them. Calls on mlax Arrays
-        alone return at once."""
+        """Run the program on mlax Arrays (their device buffers, moved to this device if need
+        be, or their host buffers) and a caller's NumPy arrays. jax's dispatch aliases a NumPy
+        argument (no copy) while the asynchronous program runs, so a call given one returns
+        only when the results are ready: changing the argument afterwards cannot change them.
+        Calls on mlax Arrays alone return at once."""
+        args: list[Any] = []
+        given_numpy = False
+        for x in inputs:
+            if type(x) is not Array:
+                given_numpy = True
+                args.append(x)
+            elif x._device is None:
+                args.append(x._value)
+            elif self._several_devices and pjrt.device_of(x._device) != self.device:
+                args.append(pjrt.copy_to(x._device, self.device))
+            else:
+                args.append(x._device)
         try:
-            outs = self._compiled(*map(self._buffer, inputs))
-            if not all(type(x) is Array for x in inputs):
-                for out in outs:
-                    out.block_until_ready()
-            return outs
+            outs = self._compiled(*args)
         except pjrt.JaxRuntimeError as error:
             raise pjrt.XlaError(str(error)) from None
+        if given_numpy:
+            for out in outs:
+                out.block_until_ready()
+        return outs
 
 
 def _entry_type(module: ir.Module | ir.Operation, entry: str) -> ir.FunctionType:

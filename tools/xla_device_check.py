@@ -135,11 +135,13 @@ def _median_seconds(call: Callable[[], Any], repeats: int) -> float:
 
 
 def _compile_artifact(artifact: bytes, device: Any) -> Any:
-    """The artifact compiled by ``device``'s PJRT client (jaxlib's API; private to jax)."""
+    """The artifact compiled by ``device``'s PJRT client (jaxlib's API, private to jax: older
+    releases call it ``compile``)."""
     from jax._src.lib import xla_client
 
-    return device.client.compile_and_load(artifact, xla_client.DeviceList((device,)),
-                                          xla_client.CompileOptions())
+    client = device.client
+    compile_and_load = getattr(client, "compile_and_load", None) or client.compile
+    return compile_and_load(artifact, xla_client.DeviceList((device,)), xla_client.CompileOptions())
 
 
 def _block(results: Any) -> Any:
@@ -167,6 +169,31 @@ def _check(got: list[np.ndarray], want: list[np.ndarray], rtol: float) -> str | 
     return None
 
 
+def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, device: Any,
+             rtol_cpu: float, rtol_jax: float, repeats: int) -> dict[str, Any]:
+    """Compile, check and time one prepared program against jax's version on ``device``."""
+    import jax
+
+    args = [jax.device_put(a, device) for a in inputs(name)]
+    start = time.perf_counter()
+    executable = _compile_artifact((folder / f"{name}.stablehlo").read_bytes(), device)
+    compile_s = time.perf_counter() - start
+    mlax_call = lambda: _block(executable.execute(args))  # noqa: E731
+    got = [np.asarray(x) for x in mlax_call()]
+    jitted = jax.jit(lambda *a: program(m, *a))
+    start = time.perf_counter()
+    reference = [np.asarray(x) for x in _leaves_jax(_block(jitted(*args)))]
+    jax_first_s = time.perf_counter() - start
+    expected_file = np.load(folder / f"{name}.expected.npz")
+    expected = [expected_file[f"arr_{i}"] for i in range(len(expected_file.files))]
+    problems = [p for p in (_check(got, expected, rtol_cpu), _check(got, reference, rtol_jax)) if p]
+    mlax_s = _median_seconds(mlax_call, repeats)
+    jax_s = _median_seconds(lambda: _block(jitted(*args)), repeats)
+    return {"ok": not problems, "problems": problems, "compile_s": round(compile_s, 4),
+            "jax_first_call_s": round(jax_first_s, 4), "mlax_us": round(mlax_s * 1e6, 1),
+            "jax_us": round(jax_s * 1e6, 1), "ratio": round(mlax_s / jax_s, 3)}
+
+
 def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, Any]:
     """Compile, check and time every prepared program on the default jax device."""
     import jax
@@ -176,27 +203,14 @@ def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, A
     report: dict[str, Any] = {"device": str(device), "platform": device.platform,
                               "jax": jax.__version__, "programs": {}}
     for name, (program, _, rtol_cpu, rtol_jax) in PROGRAMS.items():
-        args = [jax.device_put(a, device) for a in inputs(name)]
-        start = time.perf_counter()
-        executable = _compile_artifact((folder / f"{name}.stablehlo").read_bytes(), device)
-        compile_s = time.perf_counter() - start
-        mlax_call = lambda executable=executable, args=args: _block(executable.execute(args))  # noqa: E731
-        got = [np.asarray(x) for x in mlax_call()]
-        jitted = jax.jit(lambda *a, program=program: program(m, *a))
-        start = time.perf_counter()
-        reference = [np.asarray(x) for x in _leaves_jax(_block(jitted(*args)))]
-        jax_first_s = time.perf_counter() - start
-        expected_file = np.load(folder / f"{name}.expected.npz")
-        expected = [expected_file[f"arr_{i}"] for i in range(len(expected_file.files))]
-        problems = [p for p in (_check(got, expected, rtol_cpu), _check(got, reference, rtol_jax)) if p]
-        mlax_s = _median_seconds(mlax_call, repeats)
-        jax_s = _median_seconds(lambda jitted=jitted, args=args: _block(jitted(*args)), repeats)
-        report["programs"][name] = {
-            "ok": not problems, "problems": problems, "compile_s": round(compile_s, 4),
-            "jax_first_call_s": round(jax_first_s, 4), "mlax_us": round(mlax_s * 1e6, 1),
-            "jax_us": round(jax_s * 1e6, 1), "ratio": round(mlax_s / jax_s, 3)}
-        print(f"{name:12s} {'ok ' if not problems else 'BAD'} mlax {mlax_s * 1e6:9.1f} us  "
-              f"jax {jax_s * 1e6:9.1f} us  ratio {mlax_s / jax_s:5.2f}  {'; '.join(problems)}")
+        try:
+            row = _run_one(folder, name, program, m, device, rtol_cpu, rtol_jax, repeats)
+        except Exception as error:  # one program's failure must not hide the others' figures
+            row = {"ok": False, "problems": [f"{type(error).__name__}: {error}"]}
+        report["programs"][name] = row
+        figures = (f"mlax {row['mlax_us']:9.1f} us  jax {row['jax_us']:9.1f} us  ratio {row['ratio']:5.2f}"
+                   if "ratio" in row else "")
+        print(f"{name:12s} {'ok ' if row['ok'] else 'BAD'} {figures}  {'; '.join(row['problems'])}")
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "xla_device_check.json").write_text(json.dumps(report, indent=2))

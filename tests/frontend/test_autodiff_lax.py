@@ -28,13 +28,19 @@ BINARY = {"add": (-2.0, 2.0), "sub": (-2.0, 2.0), "mul": (-2.0, 2.0), "div": (0.
 
 
 def _check(fn, jax_fn, args, rng: np.random.Generator) -> None:
+    """jvp and vjp against jax's, eagerly (the default backend) and as one program on XLA."""
     tangents = tuple(random_array(rng, np.shape(a), np.float32) for a in args)
-    assert_same(mlax.jvp(fn, args, tangents), jax.jvp(jax_fn, args, tangents), rtol=RTOL, atol=1e-6)
+    expected = jax.jvp(jax_fn, args, tangents)
+    assert_same(mlax.jvp(fn, args, tangents), expected, rtol=RTOL, atol=1e-6)
+    assert_same(mlax.jit(lambda a, t: mlax.jvp(fn, a, t), backend="xla")(args, tangents), expected,
+                rtol=RTOL, atol=1e-6)
     out, pull = mlax.vjp(fn, *args)
     jout, jpull = jax.vjp(jax_fn, *args)
     cotangent = random_array(rng, np.shape(jout), np.float32)
     assert_same(out, jout, rtol=RTOL)
     assert_same(pull(cotangent), jpull(cotangent), rtol=RTOL, atol=1e-6)
+    assert_same(mlax.jit(lambda a, c: mlax.vjp(fn, *a)[1](c), backend="xla")(args, cotangent),
+                jpull(cotangent), rtol=RTOL, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))

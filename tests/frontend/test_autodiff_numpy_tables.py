@@ -40,15 +40,20 @@ def _float_valued(jax_fn: Any, shapes: Any) -> bool:
 
 
 def _compare(fn: Any, jax_fn: Any, args: tuple[Any, ...], rng: np.random.Generator) -> None:
+    """jvp and vjp against jax's, eagerly (the default backend) and as one program on XLA."""
     assert _float_outputs(jax_fn, args), "a case without float outputs belongs out of the parameters"
     tangents = tuple(random_array(rng, np.shape(a), np.float32) for a in args)
-    assert_same(mlax.jvp(fn, args, tangents), jax.jvp(jax_fn, args, tangents), rtol=5e-5, atol=1e-5,
-                check_weak_type=False)
+    expected = jax.jvp(jax_fn, args, tangents)
+    assert_same(mlax.jvp(fn, args, tangents), expected, rtol=5e-5, atol=1e-5, check_weak_type=False)
+    on_xla = mlax.jit(lambda a, t: mlax.jvp(fn, a, t), backend="xla")(args, tangents)
+    assert_same(on_xla, expected, rtol=5e-5, atol=1e-5, check_weak_type=False)
     _, pull = mlax.vjp(fn, *args)
     jout, jpull = jax.vjp(jax_fn, *args)
     cotangent = jax.tree_util.tree_map(
         lambda o: random_array(rng, np.shape(o), np.float32).astype(o.dtype), jout)
     assert_same(pull(cotangent), jpull(cotangent), rtol=5e-5, atol=1e-5, check_weak_type=False)
+    on_xla = mlax.jit(lambda a, c: mlax.vjp(fn, *a)[1](c), backend="xla")(args, cotangent)
+    assert_same(on_xla, jpull(cotangent), rtol=5e-5, atol=1e-5, check_weak_type=False)
 
 
 @pytest.mark.parametrize("name", [n for n in sorted(set(UNARY) - LEFT_OUT)

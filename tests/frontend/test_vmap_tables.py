@@ -65,6 +65,8 @@ def _compare(ours: Any, theirs: Any, shapes: list[tuple[int, ...]], rng: np.rand
     expected = jax.vmap(theirs, in_axes=axes, out_axes=out_axes)(*args)
     got = mlax.vmap(ours, in_axes=axes, out_axes=out_axes)(*args)
     assert_same(got, expected, rtol=2e-5, atol=1e-6, check_weak_type=False)
+    on_xla = mlax.jit(mlax.vmap(ours, in_axes=axes, out_axes=out_axes), backend="xla")(*args)
+    assert_same(on_xla, expected, rtol=2e-5, atol=1e-6, check_weak_type=False)
 
 
 @pytest.mark.parametrize("name", sorted(set(UNARY) - NOT_IN_JAX - INTEGER_ONLY))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import numpy as np
 from jax import tree_util
 from mlir import ir
@@ -180,10 +181,12 @@ def _executable(entry: _CacheEntry, backend: str) -> Executable:
 
 
 def _inputs(executable: Executable, leaves: list[Any]) -> list[Any]:
-    """The arguments' leaves as the executable takes them: NumPy buffers, or mlax Arrays as
-    they are for a backend that takes device buffers."""
+    """The arguments' leaves as the executable takes them: NumPy buffers, or, for a backend
+    that takes device buffers, mlax Arrays and jax Arrays (already in jax's, hence mlax's,
+    canonical dtypes) as they are."""
     if getattr(executable, "takes_device_buffers", False):
-        return [leaf if type(leaf) is Array else to_numpy(leaf) for leaf in leaves]
+        return [leaf if type(leaf) is Array or isinstance(leaf, jax.Array) else to_numpy(leaf)
+                for leaf in leaves]
     return numpy_leaves(leaves)
 
 

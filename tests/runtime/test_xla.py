@@ -188,3 +188,10 @@ def test_changing_an_input_after_the_call_does_not_change_the_result(rng: np.ran
         x[...] = 0.0
         np.testing.assert_array_equal(np.asarray(y), expected)
         x[...] = saved
+
+
+def test_jax_arrays_go_in_as_device_buffers(rng: np.random.Generator) -> None:
+    x = jax.device_put(random_array(rng, (5,), np.float32))
+    y = mlax.jit(lambda x: x * 3.0, backend="xla")(x)
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x) * 3.0)
+    assert_same(mlax.jit(lambda x: x * 3.0, backend="cpu")(x), np.asarray(x) * 3.0)

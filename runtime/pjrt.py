@@ -51,34 +51,14 @@ def device_count() -> int:
 
 
 def compile(text: str | bytes, device: Device) -> LoadedExecutable:
-    """A StableHLO module (text, or a portable artifact), its entry named ``main``, compiled for
-    ``device``."""
+    """A StableHLO module (text, or a portable artifact), its entry named ``main``, compiled by
+    XLA's own parser and compiler for ``device``: the check that what mlax prints is what XLA
+    reads (the backend itself compiles through `jitted_program`)."""
     try:
         return device.client.compile_and_load(text, _xla_client.DeviceList((device,)),
                                               _xla_client.CompileOptions())
     except jax.errors.JaxRuntimeError as error:
         raise XlaError(str(error)) from None
-
-
-def optimized_hlo(executable: LoadedExecutable) -> str:
-    """XLA's optimized HLO of a compiled program, as text."""
-    return "\n".join(module.to_string() for module in executable.hlo_modules())
-
-
-@functools.lru_cache(maxsize=4096)
-def _placement(shape: tuple[int, ...], dtype: np.dtype, device: Device) -> tuple[Any, Any]:
-    return _jax_core.ShapedArray(shape, dtype), jax.sharding.SingleDeviceSharding(device)
-
-
-def put(array: np.ndarray, device: Device, immutable: bool) -> DeviceArray:
-    """``array`` as a buffer on ``device``. ``immutable`` arrays (mlax's own, read-only) may be
-    aliased by XLA (no copy on the CPU when 64-byte aligned); others are copied before this
-    returns, so that a later change by their owner never reaches a running program."""
-    aval, sharding = _placement(array.shape, array.dtype, device)
-    semantics = (_xla_client.HostBufferSemantics.ZERO_COPY if immutable
-                 else _xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
-    return _xla_client.batched_device_put(aval, sharding, [array], [device], True, not immutable,
-                                          semantics)
 
 
 def copy_to(array: DeviceArray, device: Device) -> DeviceArray:
@@ -89,25 +69,6 @@ def copy_to(array: DeviceArray, device: Device) -> DeviceArray:
 def device_of(array: DeviceArray) -> Device:
     (device,) = array.devices()
     return device
-
-
-def execute(executable: LoadedExecutable, buffers: list[DeviceArray]) -> list[DeviceArray]:
-    """Run a single-device program on its device buffers (asynchronously: results are futures
-    that block when read)."""
-    try:
-        return executable.execute(buffers)
-    except jax.errors.JaxRuntimeError as error:
-        raise XlaError(str(error)) from None
-
-
-def jax_ir_context() -> Any:
-    """A jaxlib MLIR context with jax's dialects (func, stablehlo, chlo, sdy) registered, for
-    reading StableHLO that mlax's own MLIR cannot parse (pretty text, bytecode). jax builds its
-    contexts this way and has no public equivalent (``jax.extend.mlir`` has the dialect
-    modules, but registering the upstream dialects needs jax's internal registry)."""
-    from jax._src.interpreters import mlir as jax_mlir
-
-    return jax_mlir.make_ir_context()
 
 
 def jitted_program(text: str, in_avals: Sequence[tuple[tuple[int, ...], np.dtype]],
@@ -154,4 +115,7 @@ def portable_artifact(text: str) -> bytes:
     which also turns the chlo ops mlax emits (erf, top_k, ...) into StableHLO."""
     from jaxlib.mlir.dialects import stablehlo
 
-    return _jax.mlir.serialize_portable_artifact(text, stablehlo.get_current_version(), False)
+    try:
+        return _jax.mlir.serialize_portable_artifact(text, stablehlo.get_current_version(), False)
+    except JaxRuntimeError as error:
+        raise XlaError(str(error)) from None

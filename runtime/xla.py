@@ -82,10 +82,6 @@ def _mark_donated(module: ir.Module, donated: Sequence[int]) -> None:
     main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
 
 
-def stablehlo_text(module: ir.Module, entry: str, donated: Sequence[int] = ()) -> str:
-    return stablehlo_module(module, entry, donated).operation.get_asm(enable_debug_info=True)
-
-
 class XlaExecutable:
     """One program compiled by XLA for one device, called on mlax Arrays (whose device
     buffers it uses as they are) or NumPy arrays, returning device buffers.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 
+import jax
 import numpy as np
 import pytest
 
@@ -37,23 +38,35 @@ def test_private_jax_api_is_where_mlax_expects_it(module: str, name: str) -> Non
         found = getattr(found, part)
 
 
-def test_compile_put_execute(rng: np.random.Generator) -> None:
-    device = pjrt.devices("cpu")[0]
-    executable = pjrt.compile(PROGRAM, device)
+def _run(executable, *arrays: np.ndarray) -> np.ndarray:
+    device = executable.local_devices()[0]
+    (out,) = executable.execute([jax.device_put(a, device) for a in arrays])
+    return np.asarray(out)
+
+
+def test_xla_compiles_our_text(rng: np.random.Generator) -> None:
     a, b = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)
-    (out,) = pjrt.execute(executable, [pjrt.put(a, device, immutable=False),
-                                       pjrt.put(b, device, immutable=True)])
-    np.testing.assert_array_equal(np.asarray(out), a * b)
-    assert "multiply" in pjrt.optimized_hlo(executable)
+    np.testing.assert_array_equal(_run(pjrt.compile(PROGRAM, pjrt.devices("cpu")[0]), a, b), a * b)
 
 
-def test_a_copied_input_is_independent_of_its_owner(rng: np.random.Generator) -> None:
+def test_jitted_program_is_called_through_jax(rng: np.random.Generator) -> None:
     device = pjrt.devices("cpu")[0]
-    a = rng.normal(size=(2, 3)).astype(np.float32)
-    buffer = pjrt.put(a, device, immutable=False)
-    expected = a.copy()
-    a[...] = 0
-    np.testing.assert_array_equal(np.asarray(buffer), expected)
+    avals = [((2, 3), np.dtype(np.float32))] * 2
+    jitted = pjrt.jitted_program(PROGRAM, avals, avals[:1], device, donated=(0,))
+    compiled = pjrt.compile_jitted(jitted, avals)
+    a, b = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)
+    x = jax.device_put(a, device)
+    (out,) = compiled(x, jax.device_put(b, device))
+    np.testing.assert_array_equal(np.asarray(out), a * b)
+    assert x.is_deleted()  # donated
+    assert "multiply" in compiled.as_text()
+
+
+def test_compile_errors_of_jitted_programs_are_xla_errors() -> None:
+    bad = PROGRAM.replace('"stablehlo.multiply"(%a, %b)', '"stablehlo.multiply"(%a)')
+    avals = [((2, 3), np.dtype(np.float32))] * 2
+    with pytest.raises(pjrt.XlaError):
+        pjrt.compile_jitted(pjrt.jitted_program(bad, avals, avals[:1], pjrt.devices("cpu")[0]), avals)
 
 
 def test_compile_errors_are_xla_errors_located_in_the_text() -> None:
@@ -70,10 +83,8 @@ def test_portable_artifact_is_bytecode_xla_reads(rng: np.random.Generator) -> No
     assert isinstance(artifact, bytes) and artifact.startswith(b"ML\xefR")
     device = pjrt.devices("cpu")[0]
     a, b = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)
-    buffers = [pjrt.put(a, device, False), pjrt.put(b, device, False)]
-    (out,) = pjrt.execute(pjrt.compile(artifact, device), buffers)
-    (expected,) = pjrt.execute(pjrt.compile(chlo, device), buffers)
-    np.testing.assert_array_equal(np.asarray(out), np.asarray(expected))
+    np.testing.assert_array_equal(_run(pjrt.compile(artifact, device), a, b),
+                                  _run(pjrt.compile(chlo, device), a, b))
 
 
 def test_cpu_is_a_platform() -> None:

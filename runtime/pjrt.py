@@ -1,9 +1,10 @@
-"""The small interface mlax's XLA backend uses of jaxlib's PJRT client.
+"""The small interface mlax's XLA backend uses of jax, jaxlib and their PJRT client.
 
-Some of these names are private to jax (``jax._src.lib.xla_client``, ``jax._src.core``); they
-are used here only, so that a jax release that moves them breaks one module, and
-tests/runtime/test_pjrt.py fails loudly naming what moved. Everything else in mlax talks to
-XLA through the functions below.
+Several of these names are private to jax (``jax._src.lib.xla_client``, ``jax._src.lib._jax``,
+``jax._src.core``, ``jax._src.interpreters.mlir``, and the private fields of
+``jax.export.Exported``); they are used here only, so that a jax release that moves them
+breaks one module, and tests/runtime/test_pjrt.py fails loudly naming what moved. Everything
+else in mlax talks to XLA through the functions below.
 """
 
 from __future__ import annotations

@@ -77,19 +77,22 @@ the printed text itself, and its verifier's errors point at line:column of that 
 default device of the first platform present (GPU or TPU before the CPU, as JAX picks);
 `backend="gpu"`/`"cuda"`/`"tpu"` name a platform, `jit(f, device=d)` one device.
 
-- Calls: an mlax Array made by XLA keeps its device buffer and goes into the next call as it is;
-  mlax's own host arrays are aliased by XLA where it can (they are read-only and never change);
-  a user's NumPy array is copied before the call returns, so changing it later never reaches a
-  program. Results convert to NumPy without a copy on the CPU (on first use, then cached).
+- Calls: an mlax Array made by XLA keeps its device buffer and goes into the next call as it is
+  (so do jax Arrays); results convert to NumPy without a copy on the CPU (on first use, then
+  cached).
 - Donation: a donated Array's buffer may become a result; the Array is then deleted, as in JAX.
-  A user's NumPy array is never donated (it is copied first).
+  A user's NumPy array is never written (jax copies it for donation).
 - Stages: `Lowered.as_text` offers `mlax`, `stablehlo` and `hlo` (XLA's optimized HLO) for this
   backend; `MLAX_DUMP_DIR` writes the IR after every pass, the StableHLO and the HLO.
 - Compiled programs share the CPU backend's process-wide, bounded compile cache.
-- jaxlib's private APIs (`xla_client.batched_device_put`, `HostBufferSemantics`,
-  `CompileOptions`, `DeviceList`, `core.ShapedArray`, jax's portable-artifact serializer and
-  MLIR context) are used in `runtime/pjrt.py` only; tests/runtime/test_pjrt.py names what moved
-  if a jax release moves one.
+- The call: the StableHLO text becomes a portable artifact inside a `jax.export.Exported` that
+  `jax.jit` compiles, so calls take jax's C++ dispatch (a tiny call costs jax's ~4 us plus ~4 us
+  of mlax's Python) and the compile lands in jax's cache. A call given NumPy arrays returns when
+  its results are ready (jax aliases NumPy arguments while a program runs, so a later change by
+  their owner could otherwise reach it); calls on mlax Arrays return at once.
+- jax's private APIs (`xla_client.CompileOptions`/`DeviceList`, `core.ShapedArray`, the
+  portable-artifact serializer, jax's MLIR context, `Exported`'s private fields) are used in
+  `runtime/pjrt.py` only; tests/runtime/test_pjrt.py names what moved if a jax release moves one.
 
 ## Where XLA's semantics differ from the reference
 

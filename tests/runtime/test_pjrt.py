@@ -11,10 +11,7 @@ import pytest
 
 from mlax.runtime import pjrt
 
-PRIVATE = [("jax._src.lib", "xla_client.batched_device_put"),
-           ("jax._src.lib", "xla_client.HostBufferSemantics.ZERO_COPY"),
-           ("jax._src.lib", "xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL"),
-           ("jax._src.lib", "xla_client.CompileOptions"),
+PRIVATE = [("jax._src.lib", "xla_client.CompileOptions"),
            ("jax._src.lib", "xla_client.DeviceList"),
            ("jax._src.core", "ShapedArray"),
            ("jax._src.interpreters.mlir", "make_ir_context"),
@@ -27,6 +24,21 @@ func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
   return %0 : tensor<2x3xf32>
 }
 """
+
+
+EXPORTED_FIELDS = {"fun_name", "in_tree", "in_avals", "out_tree", "out_avals", "_has_named_shardings",
+                   "_in_named_shardings", "_out_named_shardings", "in_shardings_hlo", "out_shardings_hlo",
+                   "nr_devices", "platforms", "ordered_effects", "unordered_effects",
+                   "disabled_safety_checks", "mlir_module_serialized", "calling_convention_version",
+                   "module_kept_var_idx", "uses_global_constants", "_get_vjp"}
+
+
+def test_exported_has_the_fields_mlax_fills() -> None:
+    """pjrt.jitted_program builds a jax.export.Exported field by field."""
+    import dataclasses
+
+    assert {f.name for f in dataclasses.fields(jax.export.Exported)} == EXPORTED_FIELDS, (
+        "jax changed jax.export.Exported, which mlax.runtime.pjrt.jitted_program fills: update it")
 
 
 @pytest.mark.parametrize(("module", "name"), PRIVATE)

@@ -110,6 +110,16 @@ def compile_jitted(jitted: Any, in_avals: Sequence[tuple[tuple[int, ...], np.dty
         raise XlaError(str(error)) from None
 
 
+def jax_ir_context() -> Any:
+    """A jaxlib MLIR context with jax's dialects (func, stablehlo, chlo, sdy) registered, for
+    reading StableHLO that mlax's own MLIR cannot parse (pretty text, bytecode). jax builds its
+    contexts this way and has no public equivalent (``jax.extend.mlir`` has the dialect
+    modules, but registering the upstream dialects needs jax's internal registry)."""
+    from jax._src.interpreters import mlir as jax_mlir
+
+    return jax_mlir.make_ir_context()
+
+
 def portable_artifact(text: str) -> bytes:
     """A StableHLO portable artifact (versioned bytecode) of module ``text``, readable by
     later XLA releases: what the GPU check ships to another machine. jax's own export path,

@@ -6,7 +6,8 @@ The sort comparator is jax's: floats compare in TOTALORDER after -0.0 is made +0
 NaN the canonical positive NaN, which gives the interpreter's order (`-inf < ... < -0.0 ==
 +0.0 < ... < +inf < NaN`, all NaNs equal); integers compare signed or unsigned, booleans as
 unsigned (false < true). `is_stable` keeps equal keys in their original order. apply_permutation
-of a sort's own keys by its permutation is the sort's first result; otherwise it
+of a sort's own keys by its permutation is the sort's first result, of an iota along the
+dimension (argsort) the permutation itself; otherwise it
 reads each position at its index along `dimension` and its own coordinates elsewhere: the
 other dimensions are batching dimensions of both operands, and StableHLO's gather clamps the
 index into range, as the reference does. chlo.top_k orders as the interpreter's TopK (IEEE
@@ -24,6 +25,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     Rule,
     body,
     compare,
+    convert,
     element_type,
     enum,
     hlo,
@@ -84,6 +86,15 @@ def _sorted_keys(operand: ir.Value, indices: ir.Value, dimension: int) -> ir.Val
     return sort.results[0] if i64_attr(sort, "dimension") == dimension else None
 
 
+def _is_iota(x: ir.Value, dimension: int) -> bool:
+    """Whether ``x`` counts along ``dimension`` (a `stablehlo.iota` there): permuting it gives
+    the permutation itself (argsort)."""
+    owner = x.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.operation.name != "stablehlo.iota":
+        return False
+    return i64_attr(owner.operation, "iota_dimension") == dimension
+
+
 def _apply_permutation(op: ir.Operation) -> ir.Value:
     operand, indices = op.operands
     t = tensor_type(operand)
@@ -93,6 +104,8 @@ def _apply_permutation(op: ir.Operation) -> ir.Value:
     sorted_keys = _sorted_keys(operand, indices, dimension)
     if sorted_keys is not None:
         return sorted_keys
+    if _is_iota(operand, dimension) and t.shape == tensor_type(indices).shape:
+        return convert(indices, t.element_type)
     others = tuple(d for d in range(t.rank) if d != dimension)
     numbers = {"offset_dims": (), "collapsed_slice_dims": (dimension,), "operand_batching_dims": others,
                "start_indices_batching_dims": others, "start_index_map": (dimension,),

@@ -134,3 +134,6 @@ def test_sorting_an_array_is_one_sort_without_a_gather() -> None:
     lowered = mlax.jit(lambda x: mnp.sort(x, axis=0), backend="xla").lower(x)
     text = lowered.as_text("stablehlo", debug_info=False)
     assert text.count('"stablehlo.sort"') == 1 and "gather" not in text
+    lowered = mlax.jit(lambda x: mnp.argsort(x, axis=0), backend="xla").lower(x)
+    assert "gather" not in lowered.as_text("stablehlo", debug_info=False)  # argsort: the permutation
+    np.testing.assert_array_equal(np.asarray(lowered.compile()(x)), np.argsort(x, axis=0, kind="stable"))

@@ -13,6 +13,7 @@ ran. mlax passes are module passes: they cannot be nested under another anchor.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -221,6 +222,21 @@ def build_stages(elements: tuple[Element, ...], context: ir.Context, *, verify_e
                                        enable_debug_info=print_debuginfo)
         stages.append(Stage(element, manager))
     return stages
+
+
+_local = threading.local()
+
+
+def reusable_stages(context: ir.Context, pipeline: str) -> list[Stage]:
+    """The stages of ``pipeline`` (consecutive upstream passes fused into one PassManager),
+    built once per context and text: building them costs as much as running them on a small
+    program. They are kept per thread, as MLIR contexts are (mlax.dialect.context), so a
+    thread's context and its passes go when the thread ends."""
+    built: dict[tuple[ir.Context, str], list[Stage]] = _local.__dict__.setdefault("stages", {})
+    key = (context, pipeline)
+    if key not in built:
+        built[key] = build_stages(fuse_upstream(parse_pipeline(pipeline)), context)
+    return built[key]
 
 
 def run_stage(stage: Stage, module: ir.Operation, *, verify_each: bool = True) -> None:

@@ -15,7 +15,6 @@ import ctypes
 import functools
 import os
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from mlir import ir
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.buffer_abi import entry_symbol
-from mlax.passes.pipeline import Stage, build_stages, fuse_upstream, parse_pipeline, run_stage
+from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import orc
 from mlax.runtime.blas import gemm_symbols
 from mlax.runtime.dumping import run_dumped
@@ -65,28 +64,13 @@ def cpu_pipeline_text(to: str = "llvm") -> str:
             f"openmp={_flag(openmp_library() is not None)}}}")
 
 
-_local = threading.local()
-
-
-def _fused_stages(context: ir.Context, to: str) -> list[Stage]:
-    """The pipeline's PassManagers (consecutive upstream passes in one), built once per
-    context and stage: building them costs as much as running them on a small program. They
-    are kept per thread, as MLIR contexts are (mlax.dialect.context), so a thread's context
-    and its passes go when the thread ends."""
-    built: dict[tuple[ir.Context, str], list[Stage]] = _local.__dict__.setdefault("stages", {})
-    key = (context, cpu_pipeline_text(to))
-    if key not in built:
-        built[key] = build_stages(fuse_upstream(parse_pipeline(key[1])), context)
-    return built[key]
-
-
 def lower_for_cpu(module: ir.Module, to: str = "llvm", entry: str = "main") -> None:
     """Run the CPU pipeline on ``module`` in place, writing the IR after every pass to
     ``config.dump_dir`` (``MLAX_DUMP_DIR``) when it is set."""
     if config.dump_dir:
         run_dumped(module, cpu_pipeline_text(to), entry)
         return
-    for stage in _fused_stages(module.context, to):
+    for stage in reusable_stages(module.context, cpu_pipeline_text(to)):
         run_stage(stage, module.operation)
 
 

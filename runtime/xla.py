@@ -20,7 +20,7 @@ from mlir import ir
 from mlax.array import Array
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.passes.pipeline import run_pipeline
+from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import pjrt
 from mlax.runtime.dumping import dump_path, run_dumped
 
@@ -37,7 +37,8 @@ def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ())
         if config.dump_dir:
             run_dumped(copy, PIPELINE, entry)
         else:
-            run_pipeline(copy, PIPELINE)
+            for stage in reusable_stages(copy.context, PIPELINE):
+                run_stage(stage, copy.operation)
         _rename_entry(copy, entry)
         _mark_donated(copy, donated)
     return copy

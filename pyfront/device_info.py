@@ -44,3 +44,22 @@ def block_until_ready(x: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+def device_get(x: Any) -> Any:
+    """``x`` with every mlax (or jax) Array replaced by its host NumPy array, as
+    ``jax.device_get``: read-only, without a copy where the array already lives on the host;
+    other leaves (scalars, tracers) as they are."""
+    import jax
+    from jax import tree_util
+
+    from mlax.array import Array
+
+    def fetch(leaf: Any) -> Any:
+        if type(leaf) is Array:
+            return leaf._value
+        if isinstance(leaf, jax.Array):
+            return jax.device_get(leaf)
+        return leaf
+
+    return tree_util.tree_map(fetch, x)

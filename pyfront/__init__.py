@@ -37,6 +37,7 @@ _ATTRIBUTES = {
     "block_until_ready": "mlax.device_info",
     "default_backend": "mlax.device_info",
     "device_count": "mlax.device_info",
+    "device_get": "mlax.device_info",
     "devices": "mlax.device_info",
     "local_devices": "mlax.device_info",
     "stop_gradient": "mlax.lax.transforms",

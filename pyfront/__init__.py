@@ -31,6 +31,8 @@ _ATTRIBUTES = {
     "vjp": "mlax.autodiff",
     "vmap": "mlax.batching",
     "make_mlir": "mlax.api",
+    "named_call": "mlax.name_stack",
+    "named_scope": "mlax.name_stack",
     "from_stablehlo": "mlax.stablehlo_import",
     "ConcretizationTypeError": "mlax.errors",
     "UnexpectedTracerError": "mlax.errors",

@@ -12,6 +12,8 @@ from types import FrameType
 
 from mlir import ir
 
+from mlax.name_stack import scoped
+
 _MLAX_DIRS = tuple(
     os.path.dirname(os.path.abspath(p)) + os.sep
     for p in (__file__,)
@@ -33,9 +35,10 @@ class SourceInfo:
         return f"{self.filename}:{self.line}:{self.column} (in {self.function})"
 
     def to_location(self) -> ir.Location:
-        """``loc("function"("file":line:col))`` in the current context."""
+        """``loc("function"("file":line:col))`` in the current context, the function's name
+        under the enclosing named scopes (mlax.named_scope)."""
         file_loc = ir.Location.file(self.filename, self.line, self.column)
-        return ir.Location.name(self.function, childLoc=file_loc)
+        return ir.Location.name(scoped(self.function), childLoc=file_loc)
 
 
 def _is_internal(filename: str) -> bool:

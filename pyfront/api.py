@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,9 +52,11 @@ def _argnums(signature: inspect.Signature | None, value: Any, name: str) -> tupl
     return nums
 
 
-def _argnames(signature: inspect.Signature | None, value: Any) -> tuple[str, ...]:
-    """``static_argnames`` as strs, each naming a keyword-passable parameter (JAX's check)."""
-    names = () if value is None else name_tuple(value, "static_argnames", "mlax.jit")
+def _argnames(signature: inspect.Signature | None, value: Any,
+              option: str = "static_argnames") -> tuple[str, ...]:
+    """``static_argnames``/``donate_argnames`` as strs, each naming a keyword-passable
+    parameter (JAX's check)."""
+    names = () if value is None else name_tuple(value, option, "mlax.jit")
     if signature is None:
         return names
     params = signature.parameters.values()
@@ -210,7 +213,7 @@ class JittedFunction:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: Any = None,
                  static_argnames: Any = None, donate_argnums: Any = None,
-                 backend: str | None = None, device: Any = None) -> None:
+                 backend: str | None = None, device: Any = None, donate_argnames: Any = None) -> None:
         check_callable(fun, "fun of mlax.jit")
         if device is not None:
             if backend is not None:
@@ -244,6 +247,8 @@ class JittedFunction:
             if name in positional:
                 nums.add(positional.index(name))
         donated = _argnums(self._signature, donate_argnums, "donate_argnums")
+        donated_names = set(_argnames(self._signature, donate_argnames, "donate_argnames"))
+        donated = tuple(sorted({*donated, *(positional.index(n) for n in donated_names if n in positional)}))
         if nums.intersection(donated):
             raise user_error(ValueError, f"static_argnums {sorted(nums)} and donate_argnums {list(donated)} "
                              "cannot intersect (static arguments include those of static_argnames)",
@@ -259,6 +264,11 @@ class JittedFunction:
     @property
     def backend(self) -> str:
         return self._backend or config.backend
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """A jitted function defined in a class is a method: ``obj.f(x)`` calls it with
+        ``obj`` first (which must then be a pytree of arrays, or static), as jax's."""
+        return self if instance is None else types.MethodType(self, instance)
 
     def _partition(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         n = len(args)
@@ -361,20 +371,35 @@ class JittedFunction:
         self._fast_cache.clear()
 
 
-def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
-        static_argnames: Any = None, donate_argnums: Any = None,
-        backend: str | None = None, device: Any = None) -> Any:
+_UNSPECIFIED = object()
+
+
+def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = _UNSPECIFIED,
+        out_shardings: Any = _UNSPECIFIED, static_argnums: Any = None, static_argnames: Any = None,
+        donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
+        device: Any = None, backend: str | None = None, inline: bool = False,
+        compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile ``fun``: traced once per signature into mlax IR, then run by ``backend``
     ("cpu", mlax's native one, by default; "interpreter"; "xla", or a platform name such as
     "gpu", for XLA) or on one XLA ``device``.
 
-    Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``.
+    Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``, and on methods. The
+    keywords are jax.jit's: ``keep_unused`` and ``inline`` change nothing observable (mlax keeps
+    every argument, and a jit called inside a trace is always inlined); shardings and
+    ``compiler_options`` are not supported yet and say so.
     """
+    for name, value, unset in (("in_shardings", in_shardings, _UNSPECIFIED),
+                               ("out_shardings", out_shardings, _UNSPECIFIED),
+                               ("compiler_options", compiler_options or None, None)):
+        if value is not unset:
+            raise user_error(NotImplementedError, f"mlax.jit does not support {name} yet "
+                             "(sharding and XLA compiler options are not implemented)", f"{name} of mlax.jit")
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                   backend=backend, device=device)
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, backend=backend, device=device)
-    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums, backend, device)
+        return functools.partial(jit, **options)
+    return JittedFunction(fun, **options)
 
 
 def make_mlir(fun: Callable[..., Any], static_argnums: Any = None,

@@ -1,0 +1,82 @@
+"""jax.jit's keywords and jit on methods, as jax (issue 14)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+import mlax
+from tests.oracle import assert_same, random_array
+
+
+class Scaler:
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+
+    def __hash__(self) -> int:
+        return hash(self.factor)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scaler) and other.factor == self.factor
+
+
+def _scale(self, x):
+    return x * self.factor
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Affine:
+    w: np.ndarray
+    b: np.ndarray
+
+
+def _apply(self, x):
+    return x @ self.w + self.b
+
+
+def test_methods_bind_self(rng: np.random.Generator) -> None:
+    x = random_array(rng, (3,), np.float32)
+    for lib in (mlax, jax):
+        Scaler.scale = lib.jit(_scale, static_argnums=0)  # self static: hashable
+        Affine.apply = lib.jit(_apply)  # self a pytree of arrays
+        scaled = Scaler(2.5).scale(x)
+        affine = Affine(random_array(np.random.default_rng(1), (3, 2), np.float32),
+                        random_array(np.random.default_rng(2), (2,), np.float32)).apply(x)
+        if lib is mlax:
+            ours = scaled, affine
+            assert Scaler.scale is Scaler.__dict__["scale"]  # accessed on the class: the jit itself
+    assert_same(ours[0], scaled)
+    assert_same(ours[1], affine, rtol=1e-6)
+
+
+def test_a_non_array_self_must_be_static(rng: np.random.Generator) -> None:
+    Scaler.scale = mlax.jit(_scale)
+    with pytest.raises(TypeError):
+        Scaler(2.0).scale(random_array(rng, (2,), np.float32))
+
+
+def test_donate_argnames(rng: np.random.Generator) -> None:
+    f = mlax.jit(lambda x, y: x * 2.0 + y, backend="xla", donate_argnames="y")
+    text = f.lower(np.ones(3, np.float32), np.ones(3, np.float32)).as_text("stablehlo")
+    assert text.count("tf.aliasing_output") == 1
+    with pytest.raises(ValueError, match="donate_argnames"):
+        mlax.jit(lambda x: x, donate_argnames="z")
+    x, y = random_array(rng, (3,), np.float32), random_array(rng, (3,), np.float32)
+    assert_same(f(x, y), x * 2.0 + y)
+
+
+def test_keywords_without_effect_are_accepted(rng: np.random.Generator) -> None:
+    x = random_array(rng, (4,), np.float32)
+    f = mlax.jit(lambda x: x + 1.0, keep_unused=True, inline=True, compiler_options={})
+    assert_same(f(x), x + 1.0)
+
+
+@pytest.mark.parametrize("keyword", [{"in_shardings": None}, {"out_shardings": None},
+                                     {"compiler_options": {"xla_cpu_enable_fast_math": True}}])
+def test_unsupported_keywords_say_so(keyword: dict) -> None:
+    with pytest.raises(NotImplementedError, match=next(iter(keyword))):
+        mlax.jit(lambda x: x, **keyword)

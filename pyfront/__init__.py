@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("lax", "nn", "numpy", "random", "scipy", "tree_util")
+_SUBMODULES = ("lax", "nn", "numpy", "random", "scipy", "tree", "tree_util")
 _ATTRIBUTES = {
     "Array": "mlax.array",
     "config": "mlax.configuration",
@@ -43,6 +43,8 @@ _ATTRIBUTES = {
     "devices": "mlax.device_info",
     "local_devices": "mlax.device_info",
     "stop_gradient": "mlax.lax.transforms",
+    "eval_shape": "mlax.shape_eval",
+    "ShapeDtypeStruct": "mlax.shape_eval",
 }
 
 __all__ = sorted([*_SUBMODULES, *_ATTRIBUTES])

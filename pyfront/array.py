@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from mlax.array_methods import ArrayMethods
+from mlax.array_methods import ArrayMethods, ArrayType
 
 
-class Array(ArrayMethods):
-    """An immutable, concrete array (the counterpart of ``jax.Array``)."""
+class Array(ArrayMethods, metaclass=ArrayType):
+    """An immutable, concrete array (the counterpart of ``jax.Array``); tracers are instances
+    too, as JAX's are of ``jax.Array``: ``type(x) is Array`` tells a concrete one."""
 
     __slots__ = ("_host", "_device", "_weak_type")
     __array_priority__ = 100

@@ -37,6 +37,16 @@ def _forward(name: str) -> Any:
     return method
 
 
+class ArrayType(type):
+    """The metaclass of `mlax.Array`: ``isinstance(tracer, mlax.Array)`` is True, as
+    ``isinstance(tracer, jax.Array)`` is in JAX (``issubclass(Tracer, Array)`` stays False, also
+    as in JAX). mlax's own code tells a concrete array by ``type(x) is Array``, which this leaves
+    as fast as ever (and ``isinstance`` of an actual Array never reaches this method)."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return type.__instancecheck__(cls, instance) or isinstance(instance, ArrayMethods)
+
+
 class ArrayMethods:
     """Mixin: needs ``shape``, ``dtype`` and ``aval`` from the concrete class."""
 
@@ -75,6 +85,14 @@ class ArrayMethods:
         from mlax.numpy.indexing import getitem
 
         return getitem(self, index)
+
+    @property
+    def real(self) -> Any:
+        return _mnp().real(self)
+
+    @property
+    def imag(self) -> Any:
+        return _mnp().imag(self)
 
     @property
     def at(self) -> Any:
@@ -149,6 +167,7 @@ class ArrayMethods:
     clip = _forward("clip")
     round = _forward("round")
     conj = _forward("conj")
+    conjugate = _forward("conjugate")
     swapaxes = _forward("swapaxes")
     sort = _forward("sort")  # returns the sorted copy, as jax.Array.sort
     argsort = _forward("argsort")

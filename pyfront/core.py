@@ -198,7 +198,7 @@ def to_numpy(x: Any) -> np.ndarray:
     """A concrete operand as a NumPy array in its canonical dtype."""
     from mlax.array import Array
 
-    if isinstance(x, Array):
+    if type(x) is Array:  # not isinstance: tracers are instances of Array too
         return x._value
     if isinstance(x, Tracer):
         raise ConcretizationTypeError(x, "a concrete value")

@@ -133,8 +133,13 @@ def trace_function(
     build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
     in_avals: Sequence[Aval],
     arg_paths: Sequence[str],
+    parent: Trace | None = None,
 ) -> TracedFunction:
-    """Trace ``fun`` on tracers of ``in_avals``; ``build_args`` rebuilds its (args, kwargs)."""
+    """Trace ``fun`` on tracers of ``in_avals``; ``build_args`` rebuilds its (args, kwargs).
+
+    With a ``parent`` (a trace in progress), values of that trace ``fun`` uses become extra
+    arguments of the function, after those of ``in_avals``: for programs only inspected, never
+    run with ``in_avals`` alone (``mlax.eval_shape`` inside a trace)."""
     name = function_name(fun)
     info = definition_info(fun)
     context = get_context()
@@ -145,7 +150,7 @@ def trace_function(
         with ir.InsertionPoint(module.body):
             func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc)
         body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info.function if info else name,
-                           def_loc, None)
+                           def_loc, parent)
         try:
             module.operation.verify()
         except ir.MLIRError as err:

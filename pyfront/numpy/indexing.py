@@ -100,7 +100,7 @@ def _classify(item: Any) -> str:
     if isinstance(item, slice):
         for bound in (item.start, item.stop, item.step):
             if bound is not None and not _is_static_int(bound) and not (
-                    isinstance(bound, Array) and bound.ndim == 0):
+                    type(bound) is Array and bound.ndim == 0):
                 raise IndexError(f"slice bounds must be static integers or None, got {item}; for a "
                                  f"traced start use mlax.lax.dynamic_slice{where()}")
         return "slice"
@@ -354,7 +354,7 @@ def _index_array(item: Any) -> Any:
         item = asarray(item) if any(isinstance(e, (Tracer, Array)) for e in item) else np.asarray(item)
         if item.size == 0:
             item = item.astype(np.int32)
-    if isinstance(item, Array):
+    if type(item) is Array:  # a concrete one (tracers are instances of Array too)
         item = np.asarray(item)
     return item if isinstance(item, Tracer) else np.asarray(item)
 

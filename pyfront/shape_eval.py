@@ -1,0 +1,93 @@
+"""mlax.eval_shape: the shapes, dtypes and weak types of a function's outputs, from a trace
+alone (nothing is compiled or run), as ``jax.eval_shape``.
+
+``mlax.ShapeDtypeStruct`` *is* ``jax.ShapeDtypeStruct``: it is a plain, tracing-free record
+(shape, dtype, weak_type, sharding), so one class serves both; code that builds or checks
+``jax.ShapeDtypeStruct`` (flax, optax, checkpointing libraries) then works with mlax's unchanged,
+and ``mlax.eval_shape``'s results are what ``jax.eval_shape`` returns.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from jax import ShapeDtypeStruct, tree_util
+
+from mlax import dtypes as front_dtypes
+from mlax.api import JittedFunction
+from mlax.core import Aval, Tracer, abstractify, current_trace
+from mlax.errors import check_callable, user_error
+from mlax.tracing import _describe_path, function_name, trace_function
+
+__all__ = ["ShapeDtypeStruct", "eval_shape"]
+
+
+def _positional_names(fun: Callable[..., Any], count: int) -> list[str]:
+    """Names for ``count`` positional arguments (``args[i]`` past the named ones), for paths."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names + [f"args[{i}]" for i in range(len(names), count)]
+
+
+def _dynamic_part(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``(fun, args, kwargs, names)`` with a jitted function's static arguments bound as the
+    Python values they are (``jax.eval_shape`` keeps them static too); the rest is traced."""
+    if not isinstance(fun, JittedFunction):
+        return fun, args, kwargs, _positional_names(fun, len(args))
+    _, (dyn_args, dyn_kwargs), dyn_names, rebuild = fun._partition(args, kwargs)
+
+    @functools.wraps(fun.__wrapped__)
+    def dynamic(*traced_args: Any, **traced_kwargs: Any) -> Any:
+        full_args, full_kwargs = rebuild(traced_args, traced_kwargs)
+        return fun(*full_args, **full_kwargs)  # inside the trace, jit inlines
+
+    return dynamic, dyn_args, dyn_kwargs, dyn_names
+
+
+def _aval(leaf: Any, path: str, fun_name: str) -> Aval:
+    """An argument leaf's abstract value, read from its ``shape``/``dtype``/``weak_type``
+    alone as JAX does (so no array is converted or copied): arrays, ShapeDtypeStructs and
+    duck-typed arrays alike; the dtype is canonicalised (float64 -> float32 without x64)."""
+    if isinstance(leaf, Tracer) or front_dtypes.is_python_scalar(leaf):
+        return abstractify(leaf)
+    if not hasattr(leaf, "dtype"):
+        raise user_error(
+            TypeError, f"Error interpreting argument to {fun_name} as an abstract array. The problematic "
+            f"value is of type {type(leaf)} and was passed to the function at path {path}. eval_shape "
+            "treats every argument as an array: pass other values through a closure or "
+            "functools.partial.", f"argument {path} of mlax.eval_shape")
+    try:
+        dtype = front_dtypes.canonicalize(leaf.dtype)
+    except TypeError as err:
+        raise user_error(TypeError, str(err), f"argument {path} of mlax.eval_shape") from None
+    return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)))
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fun(*args, **kwargs)``'s outputs as a pytree of ``ShapeDtypeStruct``, found by
+    tracing ``fun`` on abstract arguments (arrays, ShapeDtypeStructs, anything with ``shape``
+    and ``dtype``, Python scalars, pytrees of them) without running it.
+
+    Inside a trace the arguments may be its tracers and ``fun`` may use its values: they are
+    only read for their types.
+    """
+    check_callable(fun, "fun of mlax.eval_shape")
+    fun, args, kwargs, arg_names = _dynamic_part(fun, args, kwargs)
+    name = function_name(fun)
+    paths_and_leaves, in_tree = tree_util.tree_flatten_with_path((args, kwargs))
+    paths = [_describe_path(key_path, arg_names) for key_path, _ in paths_and_leaves]
+    in_avals = [_aval(leaf, path, name) for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
+
+    def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return tree_util.tree_unflatten(in_tree, tracers)
+
+    traced = trace_function(fun, build_args, in_avals, paths, parent=current_trace())
+    structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals]
+    return tree_util.tree_unflatten(traced.out_tree, structs)

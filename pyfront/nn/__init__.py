@@ -202,3 +202,6 @@ def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, 
         variance = mnp.subtract(mnp.mean(mnp.square(x), axis, keepdims=True, where=where), mnp.square(mean))
         variance = mnp.clip(variance, 0)
     return mnp.multiply(mnp.subtract(x, mean), lax.rsqrt(mnp.add(variance, epsilon)))
+
+
+from mlax.nn import initializers as initializers  # noqa: E402  (jax.nn exposes it as an attribute too)

@@ -19,7 +19,8 @@ def arguments(doc: str, steps: int) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--steps", type=int, default=steps, help="SGD steps")
     parser.add_argument("--check", action="store_true", help="also train through JAX and compare")
-    parser.add_argument("--backend", default=mlax.config.backend, help="mlax's jit backend (cpu, xla, interpreter)")
+    parser.add_argument("--backend", default=mlax.config.backend,
+                        help="mlax's jit backend (cpu, xla, interpreter)")
     args = parser.parse_args()
     mlax.config.update("backend", args.backend)
     return args

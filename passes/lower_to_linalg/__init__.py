@@ -29,27 +29,13 @@ from mlax.passes.lower_to_linalg import (
 )
 from mlax.passes.lower_to_linalg.common import Rule, fail
 from mlax.passes.lower_to_linalg.signless import make_signless
+from mlax.passes.op_rules import lower_mlax_ops
 from mlax.passes.registry import ModulePass, register_pass
-from mlax.passes.walk import is_mlax, nested_ops
 
 RULES: dict[str, Rule] = {**elementwise.RULES, **composite.RULES, **convert.RULES, **structural.RULES,
                           **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
                           **scan.RULES, **windowed.RULES, **indexing.RULES,
                           **sorting.RULES}
-
-
-def lower_op(op: ir.Operation) -> None:
-    """Replace one mlax op by its lowering, or raise PassFailure at its location."""
-    name = op.name.removeprefix("mlax.")
-    rule = RULES.get(name)
-    if rule is None:
-        raise fail(op, f"no lowering for {op.name} yet")
-    with op.location, ir.InsertionPoint(op):
-        replacement = rule(op)
-    # Users dispatch on this value's type (unsigned or not): it must be the op's own.
-    assert replacement.type == op.results[0].type, f"{op.name} lowered to {replacement.type}"
-    op.results[0].replace_all_uses_with(replacement)
-    op.erase()
 
 
 @register_pass
@@ -61,9 +47,5 @@ class LowerToLinalg(ModulePass):
     summary = "lower mlax ops in func.func bodies to linalg/tensor/arith/math on tensors"
 
     def run(self, module: ir.Operation) -> None:
-        # Take every op name before rewriting: an erased op must not be touched again.
-        functions = [op for op in nested_ops(module) if op.name == "func.func"]
-        for function in functions:
-            for op in [op for op in nested_ops(function) if is_mlax(op)]:
-                lower_op(op)
+        lower_mlax_ops(module, RULES, lambda op: fail(op, f"no lowering for {op.name} yet"))
         make_signless(module)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
+from mlax.passes.op_rules import Rule
 from mlax.passes.registry import PassFailure
 
-Rule = Callable[[ir.Operation], ir.Value]
 Body = Callable[..., ir.Value]
 
 _HALF = ("f16", "bf16")

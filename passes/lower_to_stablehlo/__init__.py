@@ -33,25 +33,12 @@ from mlax.passes.lower_to_stablehlo import (
 )
 from mlax.passes.lower_to_stablehlo.common import Rule, fail
 from mlax.passes.lower_to_stablehlo.control_flow import lower_control_flow
+from mlax.passes.op_rules import lower_mlax_ops
 from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, register_pass
-from mlax.passes.walk import is_mlax, nested_ops
 
 RULES: dict[str, Rule] = {**elementwise.RULES, **convert.RULES, **structural.RULES, **shape.RULES,
                           **reductions.RULES, **contraction.RULES, **indexing.RULES,
                           **windowed.RULES, **sorting.RULES}
-
-
-def lower_op(op: ir.Operation) -> None:
-    """Replace one mlax op by its lowering, or raise PassFailure at its location."""
-    name = op.name.removeprefix("mlax.")
-    rule = RULES.get(name)
-    if rule is None:
-        raise fail(op, f"no StableHLO lowering for {op.name}")
-    with op.location, ir.InsertionPoint(op):
-        replacement = rule(op)
-    assert replacement.type == op.results[0].type, f"{op.name} lowered to {replacement.type}"
-    op.results[0].replace_all_uses_with(replacement)
-    op.erase()
 
 
 @register_pass
@@ -73,10 +60,7 @@ class LowerToStablehlo(ModulePass):
                               "here; the context must allow unregistered dialects "
                               "(mlax.dialect.make_context(allow_unregistered_dialects=True))")
         lower_control_flow(module)
-        functions = [op for op in nested_ops(module) if op.name == "func.func"]
-        for function in functions:
-            for op in [op for op in nested_ops(function) if is_mlax(op)]:
-                lower_op(op)
+        lower_mlax_ops(module, RULES, lambda op: fail(op, f"no StableHLO lowering for {op.name}"))
 
 
 STABLEHLO_STAGES: tuple[tuple[str, str], ...] = (

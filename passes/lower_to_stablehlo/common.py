@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from mlir import ir
 
+from mlax.passes.op_rules import Rule as Rule  # the family modules take it from here
 from mlax.passes.registry import PassFailure
 
-Rule = Callable[[ir.Operation], ir.Value]
 AttributeValue = ir.Attribute | str
 
 

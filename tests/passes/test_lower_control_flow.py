@@ -1,6 +1,7 @@
 """`mlax-lower-control-flow`, executed: programs using mlax.lax.cond / switch / while_loop /
-fori_loop / scan / map compiled by the CPU backend, against the interpreter (bit for bit) and
-against the same program written with jax.lax.
+fori_loop / scan / map compiled by the CPU backend (and by the XLA one, whose control flow
+`mlax-lower-to-stablehlo` lowers), against the interpreter (bit for bit) and against the same
+program written with jax.lax.
 
 Each case is written once as ``make(lax, np_)`` and built for both libraries; every distinct
 program costs a compile, so each test builds one program and calls it on several inputs.
@@ -39,13 +40,20 @@ def _identical(actual: Any, expected: Any) -> None:
 
 
 def check(make: Make, *calls: tuple[Any, ...]) -> None:
-    """One compiled program per backend, called on each argument tuple of ``calls``."""
-    cpu, interpreter = mlax.jit(make(mlax.lax, mnp)), mlax.jit(make(mlax.lax, mnp), backend="interpreter")
+    """One compiled program per backend, called on each argument tuple of ``calls``: the CPU's
+    scf road bit for bit as the interpreter, the XLA road within an ulp of it (XLA contracts
+    ``a * b + c`` into an fma), both as jax."""
+    interpreter = mlax.jit(make(mlax.lax, mnp), backend="interpreter")
+    cpu, xla = (mlax.jit(make(mlax.lax, mnp), backend=backend) for backend in ("cpu", "xla"))
     reference = jax.jit(make(jax.lax, jnp))
     for args in calls:
+        expected, want = interpreter(*args), reference(*args)
         got = cpu(*args)
-        _identical(got, interpreter(*args))
-        assert_same(got, reference(*args), rtol=1e-6)  # XLA contracts a * b + c into an fma
+        _identical(got, expected)
+        assert_same(got, want, rtol=1e-6)
+        on_xla = xla(*args)
+        assert_same(on_xla, expected, rtol=1e-6, atol=1e-6)
+        assert_same(on_xla, want, rtol=1e-6, atol=1e-6)
 
 
 def f32(rng: np.random.Generator, shape: tuple[int, ...], special: bool = True) -> np.ndarray:

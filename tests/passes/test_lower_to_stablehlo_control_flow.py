@@ -324,26 +324,6 @@ def test_scan_and_map(reverse: bool, rng: np.random.Generator) -> None:
     check_program(make, (carry, xs, w))
 
 
-def test_scan_inside_cond_inside_while(rng: np.random.Generator) -> None:
-    shape = random_shape(rng, max_rank=2)
-    x, xs = f32(rng, shape, special=False), f32(rng, (3, *shape), special=False)
-
-    def make(lax, np_):
-        def f(x, xs, trips):
-            def body(c):
-                i, v = c
-
-                def scanned(v):
-                    return lax.scan(lambda acc, row: (acc * 0.5 + row, acc), v, xs)[0]
-
-                return i + 1, lax.cond(i % 2 == 0, scanned, lambda v: v - xs[0], v)
-
-            return lax.while_loop(lambda c: c[0] < trips, body, (np.int32(0), x))
-        return f
-
-    check_program(make, *((x, xs, np.int32(n)) for n in (0, 3)))
-
-
 def test_grad_through_scan(rng: np.random.Generator) -> None:
     """jit(grad) of a scan (with a cond in its body) on XLA: the transformations are resolved
     before lowering, into a forward scan, a reverse scan and conds."""

@@ -20,7 +20,16 @@ from mlax.dialect import TensorSpec, dtypes, get_op, infer
 from tests.dialect.test_windowed import jax_conv, jax_reduce_window, random_conv, random_window
 from tests.passes.stablehlo_harness import assert_bits_equal, check_against_interpreter, op_module, run_on_xla
 from tests.passes.test_lower_to_linalg import _floats
-from tests.passes.test_windowed_lowering import _RTOL, NCHW, NHWC, PLAIN, _attrs, _random
+from tests.passes.test_windowed_lowering import (
+    _RTOL,
+    NCHW,
+    NHWC,
+    PLAIN,
+    WINDOW_EDGE_IDS,
+    WINDOW_EDGES,
+    _attrs,
+    _random,
+)
 
 CONV = "conv_general_dilated"
 ALL = [np.float32, np.float64, np.float16, dtypes.bfloat16, np.int32, np.int8, np.uint8]
@@ -138,21 +147,7 @@ def test_reduce_window_signed_zeros() -> None:
     assert list(np.signbit(_run("reduce_window_min", [x], attrs))) == [True] * 4
 
 
-EMPTY = {"window_strides": (), "padding": (), "base_dilation": (), "window_dilation": (),
-         "window_dimensions": ()}
-
-
-@pytest.mark.parametrize(("shape", "attrs"), [
-    ((), EMPTY),  # rank 0: the operand
-    ((0, 3), {"window_dimensions": (1, 2), "window_strides": (1, 1), "padding": (0, 0, 0, 0),
-              "base_dilation": (1, 1), "window_dilation": (1, 1)}),  # empty operand and result
-    ((2, 0), {"window_dimensions": (1, 1), "window_strides": (1, 1), "padding": (0, 0, 1, 1),
-              "base_dilation": (1, 2), "window_dilation": (1, 1)}),  # padding only: the identity
-    ((3,), {"window_dimensions": (2,), "window_strides": (1,), "padding": (-1, -1), "base_dilation": (1,),
-            "window_dilation": (1,)}),  # cropped to one element: the window does not fit
-    ((6,), {"window_dimensions": (2,), "window_strides": (3,), "padding": (-1, 2), "base_dilation": (2,),
-            "window_dilation": (3,)}),  # crop, holes and wide windows together
-], ids=["rank0", "empty", "padding_only", "cropped", "mixed"])
+@pytest.mark.parametrize(("shape", "attrs"), WINDOW_EDGES, ids=WINDOW_EDGE_IDS)
 def test_reduce_window_edges(shape: tuple, attrs: dict[str, Any], rng: np.random.Generator) -> None:
     for kind in ("sum", "max", "min"):
         _run(f"reduce_window_{kind}", [_floats(rng, np.float32, shape)], attrs)

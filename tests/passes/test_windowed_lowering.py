@@ -103,17 +103,22 @@ def test_reduce_window_ranks(rank: int, rng: np.random.Generator) -> None:
 
 EMPTY_WINDOW = {"window_strides": (), "padding": (), "base_dilation": (), "window_dilation": (),
                 "window_dimensions": ()}
-
-
-@pytest.mark.parametrize(("shape", "attrs"), [
+# reduce_window at its edges (shared with the StableHLO lowering's tests).
+WINDOW_EDGES = [
     ((), EMPTY_WINDOW),  # rank 0: the operand
     ((0, 3), {"window_dimensions": (1, 2), "window_strides": (1, 1), "padding": (0, 0, 0, 0),
               "base_dilation": (1, 1), "window_dilation": (1, 1)}),  # empty operand and result
     ((2, 0), {"window_dimensions": (1, 1), "window_strides": (1, 1), "padding": (0, 0, 1, 1),
-              "base_dilation": (1, 2), "window_dilation": (1, 1)}),  # padding only
+              "base_dilation": (1, 2), "window_dilation": (1, 1)}),  # padding only: the identity
     ((3,), {"window_dimensions": (2,), "window_strides": (1,), "padding": (-1, -1), "base_dilation": (1,),
             "window_dilation": (1,)}),  # cropped to one element: the window does not fit
-])
+    ((6,), {"window_dimensions": (2,), "window_strides": (3,), "padding": (-1, 2), "base_dilation": (2,),
+            "window_dilation": (3,)}),  # crop, holes and wide windows together
+]
+WINDOW_EDGE_IDS = ["rank0", "empty", "padding_only", "cropped", "mixed"]
+
+
+@pytest.mark.parametrize(("shape", "attrs"), WINDOW_EDGES, ids=WINDOW_EDGE_IDS)
 def test_reduce_window_edges(shape: tuple, attrs: dict[str, Any], rng: np.random.Generator) -> None:
     for kind in ("sum", "max", "min"):
         _check(f"reduce_window_{kind}", [_floats(rng, np.float32, shape)], attrs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("lax", "nn", "numpy", "random", "scipy", "tree", "tree_util")
+_SUBMODULES = ("flatten_util", "lax", "nn", "numpy", "random", "scipy", "tree", "tree_util")
 _ATTRIBUTES = {
     "Array": "mlax.array",
     "config": "mlax.configuration",
@@ -34,6 +34,8 @@ _ATTRIBUTES = {
     "named_call": "mlax.name_stack",
     "named_scope": "mlax.name_stack",
     "from_stablehlo": "mlax.stablehlo_import",
+    "install_as_jax": "mlax.install",
+    "pmap": "mlax.parallel",
     "ConcretizationTypeError": "mlax.errors",
     "UnexpectedTracerError": "mlax.errors",
     "block_until_ready": "mlax.device_info",

@@ -11,6 +11,8 @@ import operator
 import threading
 from typing import Any, TypeVar
 
+from jax import errors as jax_errors
+
 from mlax.source_info import where
 
 E = TypeVar("E", bound=BaseException)
@@ -48,12 +50,14 @@ def name_tuple(value: Any, name: str, api: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-class ConcretizationTypeError(TypeError):
-    """A traced value was used where Python needs a concrete one (bool, int, NumPy...)."""
+class ConcretizationTypeError(jax_errors.ConcretizationTypeError):
+    """A traced value was used where Python needs a concrete one (bool, int, NumPy...). A
+    subclass of jax's, so ``except jax.errors.ConcretizationTypeError`` catches it too."""
 
     def __init__(self, tracer: Any, conversion: str) -> None:
         name = tracer.trace.function_name
-        super().__init__(
+        TypeError.__init__(  # jax's own __init__ wants a jax tracer
+            self,
             f"Attempted {conversion} conversion of a traced array {tracer.aval} inside the "
             f"traced function '{name}'.\n"
             f"The value is the {tracer.origin}.\n"
@@ -64,8 +68,9 @@ class ConcretizationTypeError(TypeError):
         )
 
 
-class UnexpectedTracerError(Exception):
-    """A tracer escaped the function that created it (stored globally, returned by a side effect)."""
+class UnexpectedTracerError(jax_errors.UnexpectedTracerError):
+    """A tracer escaped the function that created it (stored globally, returned by a side
+    effect). A subclass of jax's, as ConcretizationTypeError is."""
 
     def __init__(self, tracer: Any, trace: Any) -> None:
         here = threading.current_thread().name
@@ -76,7 +81,8 @@ class UnexpectedTracerError(Exception):
             place = f" inside the traced function '{trace.function_name}'"
         else:
             place = " outside of it"
-        super().__init__(
+        TypeError.__init__(
+            self,
             f"Encountered a traced value {tracer.aval} ({tracer.origin}) from the traced "
             f"function '{tracer.trace.function_name}'{place}. Traced values are only "
             "valid inside the function being traced (in the thread tracing it); return them "

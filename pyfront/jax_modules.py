@@ -1,0 +1,188 @@
+"""What `mlax.install_as_jax` makes each ``jax`` module name mean: the one table of it.
+
+Every public jax module is either *redirected* (its names resolve to mlax's counterpart,
+plus a short list of tracing-free names of the real module that are passed through, and
+nothing else: a name mlax lacks raises AttributeError) or *passed through* whole (the real
+jax module, for modules that carry no tracing: typing, the pytree registry, extend, ...).
+docs/compatibility.md is generated from this table (tools/gen_compat_doc.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A jax module whose names mlax provides: from ``mlax_module`` (None where mlax has no
+    counterpart), from ``extras`` (name -> "mlax.module:attribute", for names mlax keeps in
+    another module), and ``passthrough`` names taken from the real module as they are."""
+
+    mlax_module: str | None
+    passthrough: frozenset[str] = field(default_factory=frozenset)
+    extras: tuple[tuple[str, str], ...] = ()
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Modules that carry no tracing: the real jax module, whole.
+PASSTHROUGH_MODULES = (
+    "jax.api_util", "jax.dtypes", "jax.errors", "jax.experimental", "jax.extend", "jax.interpreters",
+    "jax.lib", "jax.monitoring", "jax.profiler", "jax.sharding", "jax.stages", "jax.tree_util",
+    "jax.typing", "jax.version",
+)
+
+# Tracing-free names of jax's top-level module: device queries of this process (one process
+# until mlax.distributed), sharding specs (inert objects), and config contexts mlax does not
+# read or reads through jax's config itself.
+_TOP_PASSTHROUGH = _names("""
+    Device NamedSharding P Shard local_device_count process_count process_index process_indices
+    host_count host_id host_ids print_environment_info log_compiles explain_cache_misses
+    check_tracer_leaks checking_leaks enable_checks default_device numpy_rank_promotion
+    numpy_dtype_promotion transfer_guard transfer_guard_device_to_device
+    transfer_guard_device_to_host transfer_guard_host_to_device
+""")
+
+# Dtype and scalar types mlax does not compute with (complex, sub-byte and 8-bit floats):
+# usable as dtype specifiers, which mlax then rejects with its own error.
+_NUMPY_PASSTHROUGH = _names("""
+    ComplexWarning cdouble character complex128 complex64 complex_ complexfloating csingle flexible
+    float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
+    float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 object_
+    uint1 uint2 uint4 s_ index_exp iterable printoptions get_printoptions set_printoptions
+""")
+
+# Enums, named tuples and shape arithmetic of jax.lax: values, not operations on arrays.
+_LAX_PASSTHROUGH = _names("""
+    AccuracyMode ConvDimensionNumbers DotAlgorithm DotAlgorithmPreset FftType Precision
+    RaggedDotDimensionNumbers RandomAlgorithm Tolerance ConvGeneralDilatedDimensionNumbers
+    DotDimensionNumbers PrecisionLike padtype_to_pads conv_general_shape_tuple conv_shape_tuple
+    conv_transpose_shape_tuple reduce_window_shape_tuple broadcast_shapes conv_dimension_numbers
+""")
+
+REDIRECTS: dict[str, Redirect] = {
+    "jax": Redirect("mlax", _TOP_PASSTHROUGH),
+    "jax.numpy": Redirect("mlax.numpy", _NUMPY_PASSTHROUGH),
+    "jax.numpy.linalg": Redirect("mlax.numpy.linalg"),
+    "jax.numpy.fft": Redirect(None),
+    "jax.lax": Redirect("mlax.lax", _LAX_PASSTHROUGH),
+    "jax.random": Redirect("mlax.random"),
+    "jax.nn": Redirect("mlax.nn"),
+    "jax.nn.initializers": Redirect("mlax.nn.initializers"),
+    "jax.scipy": Redirect("mlax.scipy"),
+    "jax.scipy.special": Redirect("mlax.scipy.special"),
+    "jax.scipy.linalg": Redirect(None),
+    "jax.scipy.stats": Redirect(None),
+    "jax.scipy.signal": Redirect(None),
+    "jax.scipy.optimize": Redirect(None),
+    "jax.scipy.ndimage": Redirect(None),
+    "jax.tree": Redirect("mlax.tree"),
+    "jax.core": Redirect(None, _names("AbstractValue ShapedArray Value Atom ParamDict max_dim min_dim"),
+                         (("Tracer", "mlax.core:Tracer"),)),
+    "jax.debug": Redirect("mlax.debug"),
+    "jax.custom_derivatives": Redirect("mlax.custom_derivatives"),
+    "jax.ad_checkpoint": Redirect("mlax.ad_checkpoint"),
+    "jax.test_util": Redirect("mlax.test_util"),
+    "jax.flatten_util": Redirect("mlax.flatten_util"),
+    "jax.image": Redirect(None, _names("ResizeMethod")),
+    "jax.ops": Redirect(None),
+    "jax.custom_batching": Redirect(None),
+    "jax.ffi": Redirect(None),
+    "jax.export": Redirect(None),
+    "jax.dlpack": Redirect(None),
+    "jax.ref": Redirect(None),
+    "jax.distributed": Redirect(None),
+}
+
+
+def real_module(name: str) -> types.ModuleType:
+    """The real jax module ``name``, also after install_as_jax put a shim in its place."""
+    module = importlib.import_module(name)
+    return module.__dict__.get("_mlax_real", module)
+
+
+def mlax_counterpart(name: str) -> types.ModuleType | None:
+    """mlax's module for jax module ``name``, or None where mlax has none (yet)."""
+    target = REDIRECTS[name].mlax_module
+    if target is None:
+        return None
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as err:
+        if err.name == target:
+            return None
+        raise
+
+
+def public_names(module: types.ModuleType) -> list[str]:
+    """The public names of a real jax module, as ``dir`` lists them."""
+    return sorted(n for n in dir(module) if not n.startswith("_"))
+
+
+def _provided_by_mlax(module: str, name: str, counterpart: types.ModuleType | None) -> bool:
+    if counterpart is None or name.startswith("_") or not hasattr(counterpart, name):
+        return False
+    if name in public_names(real_module(module)):
+        return True
+    return module == "jax" and name in getattr(counterpart, "__all__", ())  # mlax's own top-level names
+
+
+def _is_primitive(module: str, name: str) -> bool:
+    """jax's primitive objects (``lax.add_p``) pass through as identities: libraries key tables
+    by them at import (equinox does); binding one on mlax values fails in jax with its error."""
+    from jax.extend.core import Primitive
+
+    return name.endswith("_p") and isinstance(getattr(real_module(module), name, None), Primitive)
+
+
+MISSING = object()
+
+
+def resolve(module: str, name: str, shims: dict[str, types.ModuleType]) -> Any:
+    """What ``<module>.<name>`` is after install_as_jax: mlax's object, the real jax's (passed
+    through), or ``MISSING``. A redirected submodule resolves to its shim in ``shims``."""
+    child = f"{module}.{name}"
+    if child in REDIRECTS:
+        return shims[child]
+    if child in PASSTHROUGH_MODULES:
+        return real_module(child)
+    spec = REDIRECTS[module]
+    for extra, target in spec.extras:
+        if extra == name:
+            path, attribute = target.split(":")
+            return getattr(importlib.import_module(path), attribute)
+    counterpart = mlax_counterpart(module)
+    if _provided_by_mlax(module, name, counterpart):
+        return getattr(counterpart, name)
+    if name in spec.passthrough or _is_primitive(module, name):
+        return getattr(real_module(module), name)
+    return MISSING
+
+
+def status(module: str, name: str) -> str:
+    """``"mlax"``, ``"jax"`` (passed through) or ``"missing"``: one row of the compatibility table."""
+    if module in PASSTHROUGH_MODULES:
+        return "jax"
+    spec = REDIRECTS[module]
+    child = f"{module}.{name}"
+    if child in PASSTHROUGH_MODULES:
+        return "jax"
+    if child in REDIRECTS:
+        return "mlax" if REDIRECTS[child].mlax_module and mlax_counterpart(child) else "missing"
+    if any(extra == name for extra, _ in spec.extras) or _provided_by_mlax(module, name,
+                                                                            mlax_counterpart(module)):
+        return "mlax"
+    return "jax" if name in spec.passthrough or _is_primitive(module, name) else "missing"
+
+
+def missing_message(module: str, name: str) -> str:
+    target = REDIRECTS[module].mlax_module
+    where = f"mlax's counterpart {target}" if target else "mlax (it has no counterpart of this module yet)"
+    return (f"module '{module}' has no attribute '{name}' under mlax.install_as_jax(): {where} does not "
+            f"provide it, and the real {module}.{name} would not work on mlax's arrays (see "
+            "docs/compatibility.md)")

@@ -16,7 +16,8 @@ does the same jobs for them, relying on every mlax op being pure:
 - CSE: an op identical to an earlier one in scope (same name, operands, attributes and
   result types) reuses its results. Values from above are visible inside mlax region ops
   (not isolated from above); other region ops start a fresh scope.
-- DCE: mlax ops whose results are unused are erased.
+- DCE: mlax ops whose results are unused are erased, and so are calls of pure host callbacks
+  (debug callbacks always stay: they are effects).
 
 The steps repeat until nothing changes (at most `max-iterations` rounds).
 """
@@ -33,6 +34,7 @@ from mlir import ir
 
 from mlax.dialect import build, dtypes, get_op, read_attributes
 from mlax.dialect.attrs import dense_to_numpy
+from mlax.dialect.callbacks import callee_of, pure_callback_symbols
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.registry import ModulePass, option, register_pass
 from mlax.passes.walk import is_mlax, nested_ops
@@ -295,10 +297,13 @@ def eliminate_common_subexpressions(module: ir.Operation) -> bool:
 
 
 def eliminate_dead_code(module: ir.Operation) -> bool:
-    """Erase mlax ops none of whose results is used (users first, so chains go at once)."""
+    """Erase mlax ops, and calls of pure host callbacks, none of whose results is used (users
+    first, so chains go at once)."""
     changed = False
+    pure = pure_callback_symbols(module)
     for op in reversed(nested_ops(module)):
-        if is_mlax(op) and all(not list(r.uses) for r in op.results):
+        droppable = is_mlax(op) or (op.name == "func.call" and callee_of(op) in pure)
+        if droppable and all(not list(r.uses) for r in op.results):
             op.erase()
             changed = True
     return changed

@@ -5,7 +5,8 @@ Each stage is a pipeline text and its IR can be printed on its own
 mlax-cpu-pipeline{to=buffers})'``):
 
 - ``linalg``: derivative declarations get their bodies, cond/while/scan calls become scf ops
-  on tensors calling their bodies, and calls are inlined; mlax ops become
+  on tensors calling their bodies, and calls are inlined; host callbacks become calls of the
+  runtime's entry point (`mlax-lower-callbacks`); mlax ops become
   linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
   exp/log/tanh/erf... become polynomials in arith (vectorizable).
 - ``buffers``: one-shot bufferization across the function boundary; results become
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from mlax.passes.registry import PassPipeline, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-expand-transforms, mlax-lower-control-flow, mlax-inline, mlax-lower-to-linalg, "
+    ("linalg", "mlax-expand-transforms, mlax-lower-control-flow, mlax-inline, mlax-lower-callbacks, "
+               "mlax-lower-to-linalg, "
                "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
     ("buffers", "mlax-buffer-abi, mlax-distinct-results, eliminate-empty-tensors, "
                 "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
@@ -51,7 +52,7 @@ class Resolver:
             transform = read_transform(function)
         except DeclarationError as error:
             raise self.fail(str(error), function.location) from None
-        if transform is not None and transform.kind not in THROUGH + CONTROL_FLOW_KINDS:
+        if transform is not None and transform.kind not in (*THROUGH, *CONTROL_FLOW_KINDS, CALLBACK_KIND):
             if transform.kind not in self.kinds:
                 raise self.fail(f"@{name} is an {ATTR_PREFIX}{transform.kind} declaration, which "
                                 f"{self.pass_name} cannot transform through (run mlax-expand-transforms)",

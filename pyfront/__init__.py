@@ -12,15 +12,31 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("flatten_util", "lax", "nn", "numpy", "random", "scipy", "tree", "tree_util")
+_SUBMODULES = ("ad_checkpoint", "custom_derivatives", "debug", "flatten_util", "lax", "nn", "numpy", "random",
+               "scipy", "test_util", "tree", "tree_util")
 _ATTRIBUTES = {
     "Array": "mlax.array",
     "config": "mlax.configuration",
     "jit": "mlax.api",
     "custom_jvp": "mlax.custom_derivatives",
     "custom_vjp": "mlax.custom_derivatives",
-    "checkpoint": "mlax.custom_derivatives",
-    "remat": "mlax.custom_derivatives",
+    "checkpoint": "mlax.ad_checkpoint",
+    "remat": "mlax.ad_checkpoint",
+    "checkpoint_policies": "mlax.ad_checkpoint",
+    "clear_caches": "mlax.api",
+    "debug_infs": "mlax.configuration",
+    "debug_nans": "mlax.configuration",
+    "default_matmul_precision": "mlax.configuration",
+    "disable_jit": "mlax.configuration",
+    "enable_x64": "mlax.configuration",
+    "ensure_compile_time_eval": "mlax.configuration",
+    "numpy_dtype_promotion": "mlax.configuration",
+    "numpy_rank_promotion": "mlax.configuration",
+    "float0": "jax.dtypes",
+    "custom_gradient": "mlax.custom_derivatives",
+    "closure_convert": "mlax.closure",
+    "linear_transpose": "mlax.transposition",
+    "jacobian": "mlax.autodiff",
     "grad": "mlax.autodiff",
     "hessian": "mlax.autodiff",
     "jacfwd": "mlax.autodiff",
@@ -30,12 +46,15 @@ _ATTRIBUTES = {
     "value_and_grad": "mlax.autodiff",
     "vjp": "mlax.autodiff",
     "vmap": "mlax.batching",
+    "pure_callback": "mlax.callbacks",
     "make_mlir": "mlax.api",
+    "make_jaxpr": "mlax.jaxpr",
     "named_call": "mlax.name_stack",
     "named_scope": "mlax.name_stack",
     "from_stablehlo": "mlax.stablehlo_import",
     "install_as_jax": "mlax.install",
     "pmap": "mlax.parallel",
+    "new_ref": "mlax.refs",
     "ConcretizationTypeError": "mlax.errors",
     "UnexpectedTracerError": "mlax.errors",
     "block_until_ready": "mlax.device_info",
@@ -47,6 +66,7 @@ _ATTRIBUTES = {
     "stop_gradient": "mlax.lax.transforms",
     "eval_shape": "mlax.shape_eval",
     "ShapeDtypeStruct": "mlax.shape_eval",
+    "typeof": "mlax.shape_eval",
 }
 
 __all__ = sorted([*_SUBMODULES, *_ATTRIBUTES])

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable
@@ -21,11 +23,13 @@ from mlir import ir
 
 from mlax.array import Array
 from mlax.caching import LRUCache
-from mlax.configuration import config
+from mlax.configuration import checks_enabled, config, disable_jit_state, invalid_kind
 from mlax.core import Aval, current_trace, to_numpy
 from mlax.dialect import get_context
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
-from mlax.runtime.backend import Executable, compile_cached, device_backend, get_backend
+from mlax.out_sharding import unpartitioned
+from mlax.runtime.backend import Executable, clear_compile_cache, compile_cached, device_backend, get_backend
+from mlax.staging import inlined
 from mlax.tracing import (
     TracedFunction,
     avals_of,
@@ -259,6 +263,9 @@ class JittedFunction:
         self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
         self._fast_cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain arrays
         self._fast_ok = not self._static_argnums and not self._static_argnames
+        self._stages_always = False  # set by jit for mlax's own jits: disable_jit leaves them
+        with _JITTED_LOCK:
+            _JITTED.add(self)
         functools.update_wrapper(self, fun, updated=())  # not fun.__dict__: a jitted fun has its own options
 
     @property
@@ -304,21 +311,30 @@ class JittedFunction:
 
         return static, (dyn_args, dyn_kwargs), dyn_names, rebuild
 
-    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_CacheEntry, list[Any]]:
+    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+               cached: bool = True) -> tuple[_CacheEntry, list[Any]]:
         static, dynamic, dyn_names, rebuild = self._partition(args, kwargs)
         name = function_name(self._fun)
         leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
         in_avals = avals_of(leaves)
-        key = (static, in_tree, in_avals, self.backend, config.x64_enabled)
+        key = (static, in_tree, in_avals, self.backend, config.trace_context())
 
         def build_args(tracers: list[Any]) -> Any:
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, tracers)
             return rebuild(dyn_args, dyn_kwargs)
 
-        entry = self._cache.get_or_create(
-            key, lambda: _CacheEntry(trace_function(self._fun, build_args, in_avals, paths),
-                                     self._donated_leaves(args, static)))
-        return entry, leaves
+        def create() -> _CacheEntry:
+            return _CacheEntry(trace_function(self._fun, build_args, in_avals, paths),
+                               self._donated_leaves(args, static))
+
+        return (self._cache.get_or_create(key, create) if cached else create()), leaves
+
+    def call_once(self, *args: Any, **kwargs: Any) -> Any:
+        """Trace, compile and run for these arguments only, the trace not cached: for mlax's
+        transformations whose trace holds only for this call (pyfront/staging.py)."""
+        entry, leaves = self._entry(args, kwargs, cached=False)
+        result = _run(entry.traced, _executable(entry, self.backend), leaves)
+        return self._checked(result, args, kwargs) if checks_enabled() else result
 
     def _donated_leaves(self, args: tuple[Any, ...], static: tuple[Any, ...]) -> tuple[int, ...]:
         """The flat indices of the leaves of the donated positional arguments."""
@@ -341,10 +357,17 @@ class JittedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current_trace() is not None:
             # Inside another trace, jit inlines: the outer program is compiled as a whole.
-            return self._fun(*args, **kwargs)
+            return inlined(self._fun, self, args, kwargs)
+        if disable_jit_state.value and not self._stages_always:
+            return self._fun(*args, **kwargs)  # mlax.disable_jit: the Python body, op by op
+        if checks_enabled():
+            return self._checked(self._call(args, kwargs), args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         fast_key = _fast_key(args) if self._fast_ok and not kwargs else None
         if fast_key is not None:
-            fast_key += (self._backend or config.backend, config.x64_enabled)
+            fast_key += (self._backend or config.backend, config.trace_context())
             entry = self._fast_cache.get(fast_key)
             executable = entry.executable() if entry is not None else None
             if executable is not None:
@@ -355,6 +378,28 @@ class JittedFunction:
                                         in zip(args, entry.traced.in_avals, strict=True)):
             self._fast_cache.get_or_create(fast_key, lambda: entry)  # canonical dtypes: buffers pass as is
         return result
+
+    def _checked(self, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """debug_nans / debug_infs after a compiled call, as jax: a nan (inf) in the outputs re-runs
+        the function op by op, whose eager ops name the one that made it; if none does, the error
+        names the jitted function."""
+        kind = invalid_kind(tree_util.tree_leaves(result))
+        if kind is None:
+            return result
+        name = getattr(self._fun, "__name__", None) or function_name(self._fun)  # jax's: "<lambda>"
+        if self._stages_always:  # one of mlax's transformations: it only runs compiled
+            raise FloatingPointError(f"invalid value ({kind}) encountered in {name}")
+        print("Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized "
+              "version.")
+        self._fun(*args, **kwargs)
+        raise FloatingPointError(
+            f"invalid value ({kind}) encountered in jit({name}). Because jax_config.debug_nans.value and/or "
+            "config.jax_debug_infs is set, the de-optimized function (i.e., the function as if the `jit` "
+            "decorator were removed) was called in an attempt to get a more precise error message. However, "
+            "the de-optimized function did not produce invalid values during its execution. This behavior "
+            "can result from `jit` optimizations causing the invalid value to be produced. It may also "
+            "arise from having nan/inf literals as inputs or outputs, like "
+            "`jax.jit(lambda ...: jax.numpy.nan)(...)`.")
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         entry, _ = self._entry(args, kwargs)
@@ -367,8 +412,24 @@ class JittedFunction:
         return len(self._cache)
 
     def clear_cache(self) -> None:
+        """Forget this function's traces (as jax's ``jitted.clear_cache()``): the next call retraces."""
         self._cache.clear()
         self._fast_cache.clear()
+
+
+_JITTED: weakref.WeakSet[JittedFunction] = weakref.WeakSet()  # every live one, for clear_caches
+_JITTED_LOCK = threading.Lock()
+
+
+def clear_caches() -> None:
+    """``jax.clear_caches``: forget every traced signature of every jitted function (mlax's own
+    jits of transformations too) and every compiled program of every backend. Jitted functions
+    keep working: their next call retraces and recompiles."""
+    with _JITTED_LOCK:
+        jitted = list(_JITTED)
+    for function in jitted:
+        function.clear_cache()
+    clear_compile_cache()
 
 
 _UNSPECIFIED = object()
@@ -385,13 +446,16 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = _UNSPECIFI
 
     Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``, and on methods. The
     keywords are jax.jit's: ``keep_unused`` and ``inline`` change nothing observable (mlax keeps
-    every argument, and a jit called inside a trace is always inlined); shardings and
+    every argument, and a jit called inside a trace is always inlined); shardings that
+    partition (anything but None and replicated shardings, the one layout of one device) and
     ``compiler_options`` are not supported yet and say so.
     """
     for name, value, unset in (("in_shardings", in_shardings, _UNSPECIFIED),
                                ("out_shardings", out_shardings, _UNSPECIFIED),
                                ("compiler_options", compiler_options or None, None)):
-        if value is not unset:
+        # None leaves the choice to the compiler (jax's meaning), replicated is whole: one device
+        unconstrained = name != "compiler_options" and all(map(unpartitioned, tree_util.tree_leaves(value)))
+        if value is not unset and not unconstrained:
             raise user_error(NotImplementedError, f"mlax.jit does not support {name} yet "
                              "(sharding and XLA compiler options are not implemented)", f"{name} of mlax.jit")
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
@@ -399,7 +463,11 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = _UNSPECIFI
                    backend=backend, device=device)
     if fun is None:
         return functools.partial(jit, **options)
-    return JittedFunction(fun, **options)
+    jitted = JittedFunction(fun, **options)
+    # mlax's transformations stage through a jit of their own: they need a trace, so
+    # disable_jit, which disables the jits of user code, must leave those.
+    jitted._stages_always = sys._getframe(1).f_globals.get("__name__", "").startswith("mlax.")
+    return jitted
 
 
 def make_mlir(fun: Callable[..., Any], static_argnums: Any = None,

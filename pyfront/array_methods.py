@@ -43,8 +43,11 @@ class ArrayType(type):
     as in JAX). mlax's own code tells a concrete array by ``type(x) is Array``, which this leaves
     as fast as ever (and ``isinstance`` of an actual Array never reaches this method)."""
 
+    also_arrays: tuple[type, ...] = ()  # typed PRNG key arrays are jax.Arrays too (mlax.prng)
+
     def __instancecheck__(cls, instance: Any) -> bool:
-        return type.__instancecheck__(cls, instance) or isinstance(instance, ArrayMethods)
+        return (type.__instancecheck__(cls, instance) or isinstance(instance, ArrayMethods)
+                or isinstance(instance, ArrayType.also_arrays))
 
 
 class ArrayMethods:

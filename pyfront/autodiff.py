@@ -5,7 +5,8 @@ of the same module (values of the enclosing program it uses become extra argumen
 an `mlax.jvp` / `mlax.vjp` of it (dialect/transforms.py) and calls the declaration; the
 `mlax-autodiff` pass writes the derivative when the program is compiled. Outside a trace the
 same code runs under `jit`, so eager and jitted calls share one path (and derivatives of
-derivatives are just more declarations).
+derivatives are just more declarations); pyfront/staging.py retraces such a call with concrete
+values where the user's Python needs them, as jax's eager grad sees them.
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.core import Aval, Trace, Tracer, abstractify, current_trace
+from mlax.core import Aval, Trace, Tracer, abstractify, is_array_like, known_of
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.tracing import SubFunction, flatten_arguments, function_name, trace_subfunction
+from mlax.staging import Staged, restore_static, static_arguments
+from mlax.tracing import SubFunction, _leaf_type_error, flatten_arguments, function_name, trace_subfunction
 
 _FLOAT0 = np.dtype(jax_dtypes.float0)
 
@@ -43,14 +45,35 @@ def _positional_names(fun: Callable[..., Any], count: int) -> list[str]:
     return params[:count] + [f"args[{i}]" for i in range(len(params), count)]
 
 
-def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...],
-                  trace: Trace) -> tuple[SubFunction, list[Any], Any]:
-    leaves, in_tree, paths = flatten_arguments((args, {}), function_name(fun),
+def _leaf_offsets(in_tree: Any) -> list[int]:
+    """Where each positional argument's leaves start among the leaves of ``(args, {})``'s
+    ``in_tree`` (static objects have none), and the end."""
+    counts = [child.num_leaves for child in in_tree.children()[0].children()]
+    return [int(k) for k in np.cumsum([0, *counts])]
+
+
+def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...], trace: Trace,
+                  differentiated: Sequence[int] | None = None) -> tuple[SubFunction, list[Any], Any]:
+    """Trace ``fun`` on ``args`` into a private function of ``trace``'s module. Non-array
+    objects outside the ``differentiated`` positions reach ``fun`` as they are (static). With
+    ``differentiated`` (the positions the transformation differentiates), concrete mode gives
+    the function's arguments their values (pyfront/core.py `Known`); without, they stay abstract."""
+    marked = () if differentiated is None else tuple(differentiated)
+    placed, _ = static_arguments(args, {}, marked)
+    leaves, in_tree, paths = flatten_arguments((placed, {}), function_name(fun),
                                                _positional_names(fun, len(args)))
     avals = [abstractify(leaf) for leaf in leaves]
+    starts = _leaf_offsets(in_tree)
+    flags = [False] * len(leaves)
+    for i in marked:
+        flags[starts[i]:starts[i + 1]] = [True] * (starts[i + 1] - starts[i])
+    knowns = [None if differentiated is None else known_of(leaf, flag)
+              for leaf, flag in zip(leaves, flags, strict=True)]
 
     def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return tree_util.tree_unflatten(in_tree, tracers)
+        for tracer, known in zip(tracers, knowns, strict=True):
+            tracer.known = known
+        return restore_static(tree_util.tree_unflatten(in_tree, tracers))
 
     return trace_subfunction(fun, build_args, avals, paths, trace), leaves, in_tree
 
@@ -77,23 +100,12 @@ def _zeros(aval: Aval) -> Any:
     return mnp.zeros(aval.shape, aval.dtype)
 
 
-def _traced(run: Callable[..., Any], fun: Callable[..., Any] | None = None) -> Callable[..., Any]:
-    """``run(trace, *args)`` inside the current trace, or under a jit of its own outside one
-    (one jit per transformed function, so eager calls are compiled and cached too). With
-    ``fun``, the arguments are ``fun``'s: the jit names them after its parameters in errors."""
-    from mlax.api import jit
-
-    def staged(*args: Any) -> Any:
-        return run(current_trace(), *args)
-
-    jitted = jit(functools.wraps(fun)(staged) if fun is not None else staged)
-
-    @functools.wraps(run)
-    def call(*args: Any) -> Any:
-        trace = current_trace()
-        return run(trace, *args) if trace is not None else jitted(*args)
-
-    return call
+def _traced(run: Callable[..., Any], fun: Callable[..., Any] | None = None,
+            differentiated: bool = False) -> Callable[..., Any]:
+    """``run(trace, *args)`` inside the current trace, or as a program of its own outside one
+    (pyfront/staging.py: compiled and cached per signature, retraced concretely where Python
+    needs values). With ``fun``, the arguments are ``fun``'s: errors name its parameters."""
+    return Staged(run, fun, differentiated)
 
 
 def _positions(argnums: Any, args: tuple[Any, ...], api: str) -> tuple[int, ...]:
@@ -114,6 +126,8 @@ def _check_float_inputs(fun: Callable[..., Any], args: tuple[Any, ...], nums: Se
     names = _positional_names(fun, len(args))
     for i in nums:
         for path, leaf in tree_util.tree_flatten_with_path(args[i])[0]:
+            if not is_array_like(leaf):  # objects may only be in arguments not differentiated
+                raise _leaf_type_error(f"{names[i]}{tree_util.keystr(path)}", leaf, function_name(fun))
             dtype = np.dtype(abstractify(leaf).dtype)
             if not mlir_dtypes.is_float(dtype):
                 argument = f"{names[i]}{tree_util.keystr(path)} of {function_name(fun)}"
@@ -158,7 +172,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"only {len(args)} positional arguments.", f"argnums of {api}")
         nums = _positions(argnums, args, api)
         _check_float_inputs(fun, args, nums, "grad")
-        sub, leaves, _ = _trace_callee(fun, args, trace)
+        sub, leaves, in_tree = _trace_callee(fun, args, trace, nums)
         output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):
             raise user_error(TypeError, "expected function with aux output to return a two-element tuple, "
@@ -170,7 +184,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"shape: {shapes[0] if len(shapes) == 1 else shapes}.", output)
         out_aval = sub.out_avals[0]
         _check_float_output(out_aval, fun, "grad")
-        offsets = np.cumsum([0] + [len(tree_util.tree_leaves(a)) for a in args])
+        offsets = _leaf_offsets(in_tree)
         positions = [p for i in nums for p in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
         cotangents = [np.ones((), np.dtype(out_aval.dtype))] + [_zeros(a) for a in sub.out_avals[n_out:]]
@@ -249,7 +263,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     tangents = _checked_tangents(primals, tuple(tangents))
 
     def run(trace: Trace, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
-        sub, leaves, _ = _trace_callee(fun, primals, trace)
+        sub, leaves, _ = _trace_callee(fun, primals, trace, range(len(primals)))
         tangent_leaves = tree_util.tree_leaves(tangents)
         captured_zeros = [_zeros(abstractify(c)) for c in sub.captured]
         name, ftype = _declare(trace, "jvp", sub.name)
@@ -267,7 +281,7 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``, as
     jax.linearize (each call of f_jvp runs forward mode again; no partial evaluation yet)."""
     check_callable(fun, "fun of mlax.linearize")
-    out = _traced(lambda trace, *p: fun(*p), fun)(*primals)
+    out = _traced(lambda trace, *p: fun(*p), fun, differentiated=True)(*primals)
 
     def f_jvp(*tangents: Any) -> Any:
         return jvp(fun, primals, tangents)[1]
@@ -299,9 +313,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` gives the cotangents of the
     primals (a tuple, one per primal), as jax.vjp."""
     check_callable(fun, "fun of mlax.vjp")
+    flatten_arguments((primals, {}), function_name(fun), _positional_names(fun, len(primals)))  # arrays only
 
     def pullback(trace: Trace, p: tuple[Any, ...], cotangent: Any) -> Any:
-        sub, leaves, _ = _trace_callee(fun, p, trace)
+        sub, leaves, _ = _trace_callee(fun, p, trace, range(len(p)))
         ct_leaves = tree_util.tree_leaves(cotangent)
         if has_aux:
             ct_leaves = ct_leaves + [_zeros(a) for a in sub.out_avals[len(ct_leaves):]]
@@ -311,7 +326,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
                         f"vjp of {function_name(fun)}")
         return tree_util.tree_unflatten(tree_util.tree_structure(p), results[len(sub.out_avals):])
 
-    out = _traced(lambda trace, *p: fun(*p), fun)(*primals)
+    out = _traced(lambda trace, *p: fun(*p), fun, differentiated=True)(*primals)
     if has_aux and not (isinstance(out, tuple) and len(out) == 2):
         raise user_error(TypeError, "expected function with aux output to return a two-element tuple, but "
                          f"got {type(out).__name__}", f"the output of {function_name(fun)}")
@@ -406,6 +421,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by reverse mode: vmap of the vjp over the output basis."""
     return _jacobian(fun, argnums, forward=False)
+
+
+jacobian = jacrev  # jax's alias
 
 
 def hessian(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:

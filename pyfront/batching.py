@@ -18,30 +18,35 @@ from jax import tree_util
 from jax._src.api_util import flatten_axes
 from mlir import ir
 
+from mlax import prng
 from mlax.autodiff import _call, _positional_names, _type_text
-from mlax.core import Aval, Trace, abstractify, current_trace
+from mlax.core import Aval, Trace, abstractify, known_of
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
+from mlax.staging import Staged, restore_static, static_leaves
 from mlax.tracing import flatten_arguments, function_name, trace_subfunction
 
 
-def _in_axis(axis: int | None, aval: Aval, path: str) -> int:
-    """An in_axes entry as a non-negative axis of its argument; None as -1 (not batched)."""
+def _in_axis(axis: int | None, aval: Aval, path: str, key: bool = False) -> int:
+    """An in_axes entry as a non-negative axis of its argument; None as -1 (not batched). For
+    a PRNG key's data (``key``) the axis counts the key dimensions, not the data's last one."""
     if axis is None:
         return -1
-    rank = len(aval.shape)
+    shape = aval.shape[:-1] if key else aval.shape
+    rank = len(shape)
     if not -rank <= axis < rank:
         raise user_error(ValueError, f"vmap was requested to map its argument along axis {axis}, which "
                          f"implies that its rank should be at least {axis + 1 if axis >= 0 else -axis}, but "
-                         f"is only {rank} (its shape is {aval.shape})", f"in_axes for {path} of mlax.vmap")
+                         f"is only {rank} (its shape is {shape})", f"in_axes for {path} of mlax.vmap")
     return axis % rank
 
 
 def _out_axis(axis: int | None, rank: int) -> int:
-    """An out_axes entry as a non-negative axis of a batched output of ``rank``; None as -1."""
+    """An out_axes entry as a non-negative axis of a batched output of ``rank`` (for a PRNG
+    key's data, the rank of the batched keys); None as -1."""
     if axis is None:
         return -1
     if not -rank <= axis < rank:
@@ -61,8 +66,6 @@ def _check_axes_spec(axes: Any, name: str, shape: str) -> None:
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None,
          axis_name: str | None = None) -> Callable[..., Any]:
     """Vectorize ``fun`` over the ``in_axes`` of its arguments, as jax.vmap."""
-    from mlax.api import jit
-
     check_callable(fun, "fun of mlax.vmap")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
@@ -73,23 +76,27 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
     _check_axes_spec(in_axes, "in_axes", "(nested) container with those types as leaves")
     _check_axes_spec(out_axes, "out_axes", "(nested) container with those types as leaves")
 
-    def run(trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def run(trace: Trace, *args: Any, **kwargs: Any) -> Any:
         name = function_name(fun)
         names = _positional_names(fun, len(args))
-        leaves, in_tree, paths = flatten_arguments((args, kwargs), name, names)
         axes_tree = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise user_error(ValueError, f"vmap in_axes must be an int, None, or {positional}, but got "
                              f"len(in_axes)={len(in_axes)}, len(args)={len(args)}", "in_axes of mlax.vmap")
+        try:
+            leaf_axes = flatten_axes("vmap in_axes", tree_util.tree_structure((args, kwargs)), axes_tree)
+        except ValueError as error:
+            raise user_error(ValueError, f"vmap of {name}: {error}", "in_axes of mlax.vmap") from None
+        # unmapped objects reach fun as they are (mapped ones are flatten_arguments' error)
+        mapped = [a is not None for a in leaf_axes]
+        leaves, in_tree, paths = flatten_arguments(static_leaves((args, kwargs), mapped), name, names)
         if not leaves and axis_size is None:
             raise user_error(ValueError, "vmap wrapped function must be passed at least one argument "
                              "containing an array or axis_size must be specified", f"the arguments of {name}")
-        try:
-            axes = flatten_axes("vmap in_axes", in_tree, axes_tree)
-        except ValueError as error:
-            raise user_error(ValueError, f"vmap of {name}: {error}", "in_axes of mlax.vmap") from None
+        axes = flatten_axes("vmap in_axes", in_tree, axes_tree)
         avals = [abstractify(leaf) for leaf in leaves]
-        axes = [_in_axis(a, v, p) for a, v, p in zip(axes, avals, paths, strict=True)]
+        keys = prng.key_mask(in_tree)
+        axes = [_in_axis(a, v, p, k) for a, v, p, k in zip(axes, avals, paths, keys, strict=True)]
         sizes = {p: v.shape[a] for a, v, p in zip(axes, avals, paths, strict=True) if a != -1}
         given = {axis_size} if axis_size is not None and sizes else set()
         if len(set(sizes.values()) | given) > 1:
@@ -105,15 +112,20 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         inner = [Aval(tuple(d for i, d in enumerate(v.shape) if i != a), v.dtype, v.weak_type)
                  for v, a in zip(avals, axes, strict=True)]
 
+        knowns = [known_of(leaf) if axis == -1 else None for leaf, axis in zip(leaves, axes, strict=True)]
+
         def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-            return tree_util.tree_unflatten(in_tree, tracers)
+            for tracer, known in zip(tracers, knowns, strict=True):
+                tracer.known = known  # concrete mode: the unmapped arguments keep their values
+            return restore_static(tree_util.tree_unflatten(in_tree, tracers))
 
         sub = trace_subfunction(fun, build_args, inner, paths, trace)
         try:
             outs_axes = flatten_axes("vmap out_axes", sub.out_tree, out_axes)
         except ValueError as error:
             raise user_error(ValueError, f"vmap of {name}: {error}", "out_axes of mlax.vmap") from None
-        outs_axes = [_out_axis(a, len(v.shape) + 1) for a, v in zip(outs_axes, sub.out_avals, strict=True)]
+        outs_axes = [_out_axis(a, len(v.shape) + 1 - k)
+                     for a, v, k in zip(outs_axes, sub.out_avals, prng.key_mask(sub.out_tree), strict=True)]
         module = trace.block.owner.parent
         with get_context(), current_location():
             decl = unique_name(module, f"{sub.name}_vmap")
@@ -130,16 +142,11 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
                         f"vmap of {name}")
         return tree_util.tree_unflatten(sub.out_tree, results)
 
-    @functools.wraps(fun)
-    def staged(*args: Any, **kwargs: Any) -> Any:  # wraps fun, so that jit names its arguments
-        return run(current_trace(), args, kwargs)
-
-    jitted = jit(staged)
+    staged = Staged(run, fun)
 
     @functools.wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
-        trace = current_trace()
-        return run(trace, args, kwargs) if trace is not None else jitted(*args, **kwargs)
+        return staged(*args, **kwargs)
 
     del axis_name  # accepted for JAX compatibility; collectives over it come with sharding
     return batched

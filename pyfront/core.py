@@ -8,6 +8,7 @@ inference rule checks the operands first, so eager and traced code fail alike.
 
 from __future__ import annotations
 
+import operator
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from mlir import ir
 
 from mlax import dtypes as front_dtypes
 from mlax.array_methods import ArrayMethods
+from mlax.configuration import check_values, checks_enabled, compile_time_eval_state
 from mlax.dialect import build, get_context, get_op, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import ConcretizationTypeError, UnexpectedTracerError
@@ -101,6 +103,7 @@ class _ThreadTraces(threading.local):
 
     def __init__(self) -> None:
         self.stack: list[Trace] = []
+        self.mode: str | None = None  # concrete mode: None, "deferred" or "concrete" (class Known)
 
 
 _TRACES = _ThreadTraces()
@@ -127,17 +130,127 @@ class trace_scope:
         self.trace.active = False
 
 
-class Tracer(ArrayMethods):
-    """A value of a function being traced: an `ir.Value` plus its abstract value."""
+class Known:
+    """What concrete mode knows of a traced value: JAX's concrete primal of a JVP tracer.
 
-    __slots__ = ("value", "aval", "trace", "origin")
+    Transformations called outside any trace (grad and co., pyfront/staging.py) trace
+    abstractly first; where the user's Python needs a value (``if x > 0``, ``int(n)``) they
+    trace again in concrete mode, where tracers carry a Known. Its value is computed on first
+    request from its inputs (ops by the dialect's reference semantics, nested transformations
+    run outside the trace), so concrete mode costs nothing where no Python asks. While the
+    first, abstract trace runs, a *deferred* Known only says that the retrace would know the
+    value. ``differentiated``: the value depends on a differentiated input, so float() and
+    NumPy conversion refuse it (they would drop its derivative), as JAX's do.
+    """
+
+    __slots__ = ("_array", "_inputs", "_compute", "differentiated")
+
+    def __init__(self, array: np.ndarray | None = None, differentiated: bool = False,
+                 inputs: tuple[Known, ...] = (), compute: Any = None) -> None:
+        if array is not None:
+            array = array.view()
+            array.flags.writeable = False
+        self._array = array
+        self._inputs = inputs
+        self._compute = compute
+        self.differentiated = differentiated
+
+    @property
+    def deferred(self) -> bool:
+        return self._array is None and self._compute is None
+
+    def marked(self, differentiated: bool) -> Known:
+        """This value, also marked differentiated when ``differentiated``."""
+        if not differentiated or self.differentiated:
+            return self
+        if self._array is not None or self.deferred:
+            return Known(self._array, True)
+        return Known(None, True, (self,), lambda value: value)
+
+    def value(self) -> np.ndarray:
+        """The value, computing what it depends on first (iteratively: chains can be long)."""
+        pending = [self]
+        while pending:
+            known = pending[-1]
+            if known._array is not None:
+                pending.pop()
+                continue
+            if known.deferred:
+                raise RuntimeError("internal error: a deferred value was asked for in concrete mode")
+            missing = [k for k in known._inputs if k._array is None]
+            if missing:
+                pending.extend(missing)
+                continue
+            result = known._compute(*(k._array for k in known._inputs))  # an array, or a node's list
+            if isinstance(result, np.ndarray):
+                result = result.view()
+                result.flags.writeable = False
+            known._array, known._inputs, known._compute = result, (), None
+            pending.pop()
+        return self._array  # type: ignore[return-value]
+
+
+def concrete_mode() -> str | None:
+    """This thread's concrete mode: None (values unknown, as in any jit), "deferred" (an
+    abstract first trace that may be retried) or "concrete"."""
+    return _TRACES.mode
+
+
+class mode_scope:
+    """Context manager that sets this thread's concrete mode (None inside a nested jit: its
+    values are abstract, as in JAX, even where the enclosing trace knows them)."""
+
+    def __init__(self, mode: str | None) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self.saved, _TRACES.mode = _TRACES.mode, self.mode
+
+    def __exit__(self, *exc: Any) -> None:
+        _TRACES.mode = self.saved
+
+
+class suspended:
+    """Context manager under which this thread is outside any trace (to compute a concrete
+    value by running a nested transformation eagerly in the middle of a trace)."""
+
+    def __enter__(self) -> None:
+        self.saved = _TRACES.stack, _TRACES.mode
+        _TRACES.stack, _TRACES.mode = [], None
+
+    def __exit__(self, *exc: Any) -> None:
+        _TRACES.stack, _TRACES.mode = self.saved
+
+
+def known_of(x: Any, differentiated: bool = False) -> Known | None:
+    """What concrete mode knows of an operand (None outside concrete mode, or for a tracer
+    whose value is unknown); ``differentiated`` marks it as a differentiated input (float
+    dtypes only: integers have no derivative)."""
+    mode = _TRACES.mode
+    if mode is None:
+        return None
+    differentiated = differentiated and front_dtypes.issubdtype(abstractify(x).dtype, np.inexact)
+    if isinstance(x, Tracer):
+        return None if x.known is None else x.known.marked(differentiated)
+    if mode == "deferred":
+        return Known(differentiated=differentiated)
+    return Known(to_numpy(x), differentiated)
+
+
+class Tracer(ArrayMethods):
+    """A value of a function being traced: an `ir.Value` plus its abstract value, and in
+    concrete mode what is known of its value (`Known`)."""
+
+    __slots__ = ("value", "aval", "trace", "origin", "known")
     __array_priority__ = 1000
 
-    def __init__(self, trace: Trace, value: ir.Value, aval: Aval, origin: str) -> None:
+    def __init__(self, trace: Trace, value: ir.Value, aval: Aval, origin: str,
+                 known: Known | None = None) -> None:
         self.trace = trace
         self.value = value
         self.aval = aval
         self.origin = origin
+        self.known = known
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -151,32 +264,49 @@ class Tracer(ArrayMethods):
     def weak_type(self) -> bool:
         return self.aval.weak_type
 
-    def _concrete(self, conversion: str) -> Any:
-        raise ConcretizationTypeError(self, conversion)
+    def _concrete(self, conversion: str, keeps_derivative: bool = True) -> np.ndarray:
+        """The value Python asks for, where concrete mode knows it; else JAX's error. A
+        conversion that would drop a derivative (float(), NumPy) refuses differentiated values.
+        The error says (privately) whether a concrete retrace would know the value."""
+        known, mode = self.known, _TRACES.mode
+        refused = known is not None and known.differentiated and not keeps_derivative
+        if known is not None and mode == "concrete" and not refused:
+            try:
+                return known.value()
+            except UnexpectedTracerError:  # a nested transformation closes over traced values
+                pass
+        error = ConcretizationTypeError(self, conversion)
+        error._mlax_retry = known is not None and mode == "deferred" and not refused  # type: ignore[attr-defined]
+        if refused:
+            error.add_note(f"{conversion} of a value that depends on a differentiated input would drop its "
+                           "derivative, so it is refused under differentiation (as in JAX): use "
+                           "x.astype(...) to change its dtype, or mlax.lax.stop_gradient(x) first.")
+        raise error
 
     def __bool__(self) -> bool:
-        return self._concrete("bool()")
+        return bool(self._concrete("bool()"))
 
     def __int__(self) -> int:
-        return self._concrete("int()")
+        return int(self._concrete("int()"))
 
     def __float__(self) -> float:
-        return self._concrete("float()")
+        return float(self._concrete("float()", keeps_derivative=False))
 
     def __complex__(self) -> complex:
-        return self._concrete("complex()")
+        return complex(self._concrete("complex()", keeps_derivative=False))
 
     def __index__(self) -> int:
-        return self._concrete("an index (__index__)")
+        return operator.index(self._concrete("an index (__index__)"))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._concrete("a NumPy array (np.asarray)")
+        value = self._concrete("a NumPy array (np.asarray)", keeps_derivative=False)
+        return value if dtype is None else value.astype(dtype)
 
     def item(self, *args: Any) -> Any:
-        return self._concrete(".item()")
+        return self._concrete(".item()").item(*args)
 
     def tolist(self) -> Any:
-        return self._concrete(".tolist()")
+        return self._concrete(".tolist()", keeps_derivative=False).tolist()
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -186,12 +316,15 @@ class Tracer(ArrayMethods):
 
 def is_array_like(x: Any) -> bool:
     """mlax arrays and tracers, NumPy arrays and scalars, Python scalars, and jax.Arrays (code
-    moving from JAX often still holds some: they are read as NumPy arrays)."""
+    moving from JAX often still holds some: they are read as NumPy arrays); PRNG key arrays too
+    (transformations take them as their data, and numeric ops refuse them)."""
     import jax
 
     from mlax.array import Array
+    from mlax.prng import PRNGKeyArray
 
-    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, jax.Array) + front_dtypes.PYTHON_SCALARS)
+    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, jax.Array, PRNGKeyArray)
+                      + front_dtypes.PYTHON_SCALARS)
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -200,8 +333,8 @@ def to_numpy(x: Any) -> np.ndarray:
 
     if type(x) is Array:  # not isinstance: tracers are instances of Array too
         return x._value
-    if isinstance(x, Tracer):
-        raise ConcretizationTypeError(x, "a concrete value")
+    if isinstance(x, Tracer):  # its value where concrete mode knows it (jax's concrete_or_error)
+        return x._concrete("a concrete value")
     if front_dtypes.is_python_scalar(x):
         return np.asarray(x, dtype=front_dtypes.python_scalar_dtype(x))
     array = np.asarray(x)
@@ -217,7 +350,10 @@ def abstractify(x: Any) -> Aval:
     if isinstance(x, Tracer):
         return x.aval
     from mlax.array import Array
+    from mlax.prng import PRNGKeyArray
 
+    if type(x) is PRNGKeyArray:  # programs see a key array as its uint32 data
+        return abstractify(x._base_array)
     if isinstance(x, Array):
         return x.aval
     if front_dtypes.is_python_scalar(x):
@@ -248,6 +384,41 @@ def _weak_result(rule: str, avals: list[Aval]) -> bool:
     return False
 
 
+def _evaluate(op: Any, out_avals: list[Aval], arrays: Any, attrs: dict[str, Any]) -> list[np.ndarray]:
+    """The op by the dialect's NumPy reference semantics, results in their inferred types."""
+    with np.errstate(all="ignore"):
+        results = op.reference(*arrays, **attrs)
+    if not isinstance(results, tuple):
+        results = (results,)
+    return [np.asarray(r).astype(a.dtype, copy=False).reshape(a.shape)
+            for r, a in zip(results, out_avals, strict=True)]
+
+
+_ZERO_DERIVATIVE: frozenset[str] | None = None
+
+
+def _known_results(op: Any, operands: tuple[Any, ...], out_avals: list[Aval],
+                   attrs: dict[str, Any]) -> list[Known | None]:
+    """What concrete mode knows of an op's results: computed when first asked for, from what it
+    knows of every operand (nothing if it misses one); differentiated where a float result
+    depends on a differentiated operand through an op with a derivative (JAX's nonzero tangents)."""
+    global _ZERO_DERIVATIVE
+    mode = _TRACES.mode
+    inputs = [known_of(x) for x in operands] if mode is not None else [None]
+    if any(k is None for k in inputs):
+        return [None] * len(out_avals)
+    if _ZERO_DERIVATIVE is None:
+        from mlax.passes.autodiff.jvp_rules import ZERO_DERIVATIVE
+
+        _ZERO_DERIVATIVE = frozenset(ZERO_DERIVATIVE)
+    flows = op.name not in _ZERO_DERIVATIVE and any(k.differentiated for k in inputs)  # type: ignore[union-attr]
+    marks = [flows and front_dtypes.issubdtype(a.dtype, np.inexact) for a in out_avals]
+    if mode == "deferred":
+        return [Known(differentiated=d) for d in marks]
+    node = Known(inputs=tuple(inputs), compute=lambda *arrays: _evaluate(op, out_avals, arrays, attrs))
+    return [Known(None, d, (node,), operator.itemgetter(i)) for i, d in enumerate(marks)]
+
+
 def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     """Apply primitive ``op_name``: emit it into the current trace, or evaluate it eagerly."""
     from mlax.array import Array
@@ -261,24 +432,25 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     weak = _weak_result(op.weak_type, avals)
     out_avals = [Aval(s.shape, s.dtype, weak) for s in out_specs]
     trace = _find_trace(operands)
+    if trace is not None and not operands and compile_time_eval_state.value:
+        trace = None  # mlax.ensure_compile_time_eval: an op of no operands (iota) is concrete too
     if trace is None:
-        with np.errstate(all="ignore"):
-            results = op.reference(*(to_numpy(x) for x in operands), **attrs)
-        if not isinstance(results, tuple):
-            results = (results,)
-        outs = [Array._wrap(np.asarray(r).astype(a.dtype, copy=False).reshape(a.shape), a.weak_type)
-                for r, a in zip(results, out_avals, strict=True)]
+        results = _evaluate(op, out_avals, [to_numpy(x) for x in operands], attrs)
+        outs = [Array._wrap(r, a.weak_type) for r, a in zip(results, out_avals, strict=True)]
+        if checks_enabled():  # mlax.debug_nans / debug_infs name the eager op that made a nan / inf
+            check_values(op_name, results)
     else:
         values = trace.emit(op_name, [trace.value_of(x) for x in operands], attrs)
         info = user_frame_info()
         origin = f"result of mlax.{op_name}" + (f" at {info}" if info else "")
-        outs = [Tracer(trace, v, a, origin) for v, a in zip(values, out_avals, strict=True)]
+        knowns = _known_results(op, operands, out_avals, attrs)
+        outs = [Tracer(trace, v, a, origin, k) for v, a, k in zip(values, out_avals, knowns, strict=True)]
     single = len(op.results) == 1 and not op.results[0].variadic
     return outs[0] if single else tuple(outs)
 
 
-__all__ = ["Aval", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "current_trace",
-           "is_array_like", "to_numpy", "trace_scope"]
+__all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "concrete_mode",
+           "current_trace", "is_array_like", "known_of", "mode_scope", "suspended", "to_numpy", "trace_scope"]
 
 
 def with_weak_type(x: Any, weak: bool) -> Any:
@@ -289,7 +461,7 @@ def with_weak_type(x: Any, weak: bool) -> Any:
         if x.aval.weak_type == weak:
             return x
         aval = Aval(x.aval.shape, x.aval.dtype, weak)
-        return Tracer(x.trace, x.value, aval, x.origin)
+        return Tracer(x.trace, x.value, aval, x.origin, x.known)
     array = x if isinstance(x, Array) else Array._wrap(to_numpy(x))
     if array.weak_type == weak:
         return array

@@ -1,193 +1,383 @@
-"""mlax.custom_jvp: a function with a user-written JVP rule, as jax.custom_jvp.
+"""mlax.custom_jvp / custom_vjp: functions with user-written derivative rules, as jax's.
 
-Called inside a trace, the function and its rule are traced into private functions of the
-module and joined by an `mlax.custom_jvp_call` declaration, which the program calls;
-`mlax-autodiff` differentiates through it with the rule (and otherwise makes it a call of the
-function). Called outside a trace, the function simply runs. The rule must be linear in the
-tangents for reverse mode (as in JAX, where custom_jvp rules are transposed too).
+Called inside a trace, the function and its rules are traced into private functions of the
+module and joined by an `mlax.custom_jvp_call` / `mlax.custom_vjp_call` declaration, which
+the program calls; `mlax-autodiff` differentiates through it with the rules (and otherwise
+makes it a call of the function). Called outside a trace, the function simply runs. A
+custom_jvp rule must be linear in the tangents for reverse mode (as in JAX, where custom_jvp
+rules are transposed too). ``nondiff_argnums`` arguments may be any Python objects; traced
+values among them travel as extra operands that no derivative flows to (jax's stop_gradient).
+With ``symbolic_zeros=True`` the rules see jax's SymbolicZero / CustomVJPPrimal for the
+inputs the pass finds undifferentiated (pyfront/rule_variants.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from jax import tree_util
 from mlir import ir
 
 from mlax.autodiff import _call, _trace_callee
-from mlax.core import current_trace
+from mlax.closure import closure_convert
+from mlax.core import Aval, Tracer, abstractify, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
-from mlax.errors import check_callable, user_error
+from mlax.errors import check_callable, index_tuple, user_error
 from mlax.passes.symbols import unique_name
+from mlax.rule_variants import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    TraceInto,
+    custom_vjp_primal_tree_values,
+    dense,
+    placeholder,
+    register_variants,
+    with_zeros,
+    zero_from_primal,
+)
 from mlax.source_info import current_location
-from mlax.tracing import function_name
+from mlax.tracing import SubFunction, function_name
+
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
+           "custom_vjp", "custom_vjp_primal_tree_values", "zero_from_primal"]
+
+
+@dataclasses.dataclass
+class _Arguments:
+    """A call's arguments as the rules see them: the differentiated ones, and those of
+    ``nondiff_argnums`` (any objects), whose traced leaves are ``hidden`` operands."""
+
+    positions: tuple[int, ...]
+    nondiff_leaves: list[Any]  # the nondiff arguments' leaves, None where a traced one was
+    nondiff_tree: Any
+    hidden: list[Any]  # Tracers; their Avals once abstract()
+    dynamic: tuple[Any, ...]
+
+    @classmethod
+    def split(cls, args: tuple[Any, ...], nondiff_argnums: tuple[int, ...], name: str) -> _Arguments:
+        for i in nondiff_argnums:
+            if not -len(args) <= i < len(args):
+                raise user_error(IndexError, f"nondiff_argnums {nondiff_argnums} refer to positional "
+                                 f"argument {i}, but {name} was called with {len(args)} positional arguments",
+                                 f"nondiff_argnums of {name}")
+        positions = tuple(i % len(args) for i in nondiff_argnums)
+        leaves, tree = tree_util.tree_flatten([args[i] for i in positions])
+        hidden = [leaf for leaf in leaves if isinstance(leaf, Tracer)]
+        kept = [None if isinstance(leaf, Tracer) else leaf for leaf in leaves]
+        dynamic = tuple(a for i, a in enumerate(args) if i not in positions)
+        return cls(positions, kept, tree, hidden, dynamic)
+
+    @property
+    def operands(self) -> tuple[Any, ...]:
+        """What the traced functions take: the differentiated arguments, then the hidden list."""
+        return (*self.dynamic, self.hidden)
+
+    @property
+    def n_hidden(self) -> int:
+        return len(self.hidden)
+
+    def nondiff(self, hidden: Sequence[Any]) -> list[Any]:
+        """The nondiff arguments, with ``hidden`` (values of the trace at hand) in place of the
+        traced leaves (tree_flatten never yields None, so None marks them)."""
+        given = iter(hidden)
+        leaves = [next(given) if kept is None else kept for kept in self.nondiff_leaves]
+        return tree_util.tree_unflatten(self.nondiff_tree, leaves)
+
+    def trace_primal(self, fun: Callable[..., Any], trace: Any,
+                     name: str) -> tuple[SubFunction, list[Any], Any]:
+        """Trace ``fun`` on the operands' leaves (each an array: a non-array object must be
+        among nondiff_argnums, as in jax); also the operands' tree."""
+        leaves, tree = tree_util.tree_flatten(self.operands)
+        for leaf in leaves:
+            if not is_array_like(leaf):
+                raise user_error(TypeError, f"Value {leaf!r} with type {type(leaf)} is not a valid mlax "
+                                 f"type: an argument of custom derivative function {name} that is not an "
+                                 "array must be listed in nondiff_argnums", f"the arguments of {name}")
+
+        def primal(*flat: Any) -> Any:
+            operands = tree_util.tree_unflatten(tree, list(flat))
+            return fun(*self.full(operands[:-1], operands[-1]))
+
+        primal.__name__ = name
+        sub, traced, _ = _trace_callee(primal, tuple(leaves), trace)
+        return sub, traced, tree
+
+    def abstract(self) -> _Arguments:
+        """The same split with abstract values in place of the arguments' values."""
+        return dataclasses.replace(self, hidden=[abstractify(h) for h in self.hidden],
+                                   dynamic=tree_util.tree_map(abstractify, self.dynamic))
+
+    def full(self, dynamic: Sequence[Any], hidden: Sequence[Any]) -> list[Any]:
+        """The call's positional arguments from the differentiated ones and the hidden ones."""
+        full = list(dynamic)
+        for i, value in sorted(zip(self.positions, self.nondiff(hidden), strict=True), key=lambda p: p[0]):
+            full.insert(i, value)
+        return full
+
+
+class _InsideRules(threading.local):
+    """Per thread, the custom-derivative functions whose rules are being traced: inside its
+    rules a function is its plain self (rules are traced at the call, so a rule calling its
+    function would otherwise trace itself without end)."""
+
+    def __init__(self) -> None:
+        self.owners: set[int] = set()
+
+
+_INSIDE = _InsideRules()
+
+
+def _inside_rules(owner: object) -> bool:
+    return id(owner) in _INSIDE.owners
+
+
+@contextlib.contextmanager
+def _tracing_rules_of(owner: object) -> Iterator[None]:
+    key, nested = id(owner), _inside_rules(owner)
+    _INSIDE.owners.add(key)
+    try:
+        yield
+    finally:
+        if not nested:
+            _INSIDE.owners.discard(key)
+
+
+def _declare_call(trace: Any, kind: str, sub: SubFunction, leaves: list[Any], origin: str,
+                  **rules: str) -> Any:
+    """Declare ``kind`` of ``sub`` with its rule functions, call it on ``leaves`` and rebuild
+    the outputs."""
+    module = trace.block.owner.parent
+    with get_context(), current_location():
+        name = unique_name(module, f"{sub.name}_{kind.removesuffix('_call')}")
+        declared = declare_transform(module, kind, name, callee=sub.name, **rules)
+    results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals, origin)
+    return tree_util.tree_unflatten(sub.out_tree, results)
+
+
+def _no_captures(name: str, what: str, *subs: SubFunction) -> None:
+    if any(sub.captured for sub in subs):
+        raise user_error(TypeError, f"{what} function {name} (or its rules) uses a value of the enclosing "
+                         "traced function; pass it as an argument instead (or see mlax.closure_convert)")
 
 
 class custom_jvp:  # noqa: N801 (JAX's name)
-    """Decorator: ``f = custom_jvp(f)``, then ``@f.defjvp`` on ``rule(primals, tangents) ->
-    (primal_out, tangent_out)``. ``nondiff_argnums`` arguments are passed to the rule first
-    and are not differentiated (they must not be traced values)."""
+    """Decorator: ``f = custom_jvp(f)``, then ``@f.defjvp`` on ``rule(*nondiff, primals,
+    tangents) -> (primal_out, tangent_out)``, or ``f.defjvps`` with one tangent function per
+    argument. ``nondiff_argnums`` arguments are passed to the rule first and not differentiated."""
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
         check_callable(fun, "fun of mlax.custom_jvp")
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = index_tuple(nondiff_argnums, "nondiff_argnums", "mlax.custom_jvp")
         self.jvp: Callable[..., Any] | None = None
-        self._tracing_rule = False
+        self.symbolic_zeros = False
         functools.update_wrapper(self, fun)
 
-    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
-        self.jvp = jvp
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
+        """Set the JVP rule; with ``symbolic_zeros`` it gets SymbolicZero for the tangents of
+        inputs that are not differentiated, and may return SymbolicZero tangents."""
+        self.jvp, self.symbolic_zeros = jvp, symbolic_zeros
         return jvp
 
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """One rule ``jvp(tangent, primal_out, *primals)`` per argument (None: no dependence);
+        the output tangent is their sum, as jax."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+            out = self(*primals)
+            terms = [rule(t, out, *primals) for t, rule in zip(tangents, jvps, strict=False) if rule]
+            if not terms:
+                return out, zero_from_primal(out)
+            return out, tree_util.tree_map(lambda *xs: functools.reduce(lambda a, b: a + b, xs), *terms)
+
+        self.defjvp(jvp)
+
     def __call__(self, *args: Any) -> Any:
+        name = function_name(self.fun)
         if self.jvp is None:
-            raise user_error(AttributeError, f"No JVP defined for custom_jvp function "
-                             f"{function_name(self.fun)} using defjvp.", "the rule of mlax.custom_jvp")
+            raise user_error(AttributeError, f"No JVP defined for custom_jvp function {name} using defjvp.",
+                             "the rule of mlax.custom_jvp")
         trace = current_trace()
-        if trace is None or self._tracing_rule:  # inside its own rule f is its plain function
+        if trace is None or _inside_rules(self):  # inside its own rule f is its plain function
             return self.fun(*args)
-        static = tuple(args[i] for i in self.nondiff_argnums)
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
+        parts = _Arguments.split(args, self.nondiff_argnums, name)
 
-        def primal(*dyn: Any) -> Any:
-            full = list(dyn)
-            for i, value in sorted(zip(self.nondiff_argnums, static, strict=True)):
-                full.insert(i, value)
-            return self.fun(*full)
+        sub, leaves, in_tree = parts.trace_primal(self.fun, trace, name)
+        parts = parts.abstract()  # the rules (traced again at pass time) keep no traced values
+        avals = [abstractify(leaf) for leaf in leaves]
+        into = TraceInto(trace.block.owner.parent, trace)
+        rule_sub = self._trace_rule(into, parts, in_tree, avals, sub.out_avals, (False,) * len(leaves))
+        _no_captures(name, "custom_jvp", sub, rule_sub)
+        if self.symbolic_zeros:
+            def make(into: TraceInto, zero: tuple[bool, ...]) -> list[str]:
+                return [self._trace_rule(into, parts, in_tree, avals, sub.out_avals, zero).name]
 
-        primal.__name__ = function_name(self.fun)
-        sub, leaves, in_tree = _trace_callee(primal, dynamic, trace)
-        n = len(leaves)
+            register_variants(rule_sub.name, into.module, make)
+        return _declare_call(trace, "custom_jvp_call", sub, leaves, f"result of custom_jvp {name}",
+                             jvp=rule_sub.name)
 
-        def rule(*flat: Any) -> Any:
-            primals = tree_util.tree_unflatten(in_tree, list(flat[:n]))[0]
-            tangents = tree_util.tree_unflatten(in_tree, list(flat[n:]))[0]
-            pair = self.jvp(*static, primals, tangents)
+    def _trace_rule(self, into: TraceInto, parts: _Arguments, in_tree: Any, avals: list[Aval],
+                    out_avals: Sequence[Aval], zero: tuple[bool, ...]) -> SubFunction:
+        """The rule as a function (primals..., the tangents ``zero`` leaves nonzero...) ->
+        (outs..., tangent outs...)."""
+        name, n = function_name(self.fun), len(avals)
+
+        def rule(*flat: Any) -> list[Any]:
+            primals = tree_util.tree_unflatten(in_tree, list(flat[:n]))
+            tangent_leaves = with_zeros(flat[n:], zero, avals) if self.symbolic_zeros else flat[n:]
+            tangents = tree_util.tree_unflatten(in_tree, list(tangent_leaves))
+            pair = self.jvp(*parts.nondiff(primals[-1]), tuple(primals[:-1]), tuple(tangents[:-1]))
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise user_error(TypeError, "Custom JVP rule must produce a pair (list or tuple of length "
                                  "two) representing primal and tangent outputs, but got "
-                                 f"{type(pair).__name__}",
-                                 f"the rule of custom_jvp function {function_name(self.fun)}")
-            return [*tree_util.tree_leaves(pair[0]), *tree_util.tree_leaves(pair[1])]
+                                 f"{type(pair).__name__}", f"the rule of custom_jvp function {name}")
+            outs = tree_util.tree_leaves(pair[0])
+            tangent_outs = tree_util.tree_leaves(pair[1], is_leaf=lambda t: isinstance(t, SymbolicZero))
+            if len(tangent_outs) == len(out_avals):
+                tangent_outs = [dense(t, a) for t, a in zip(tangent_outs, out_avals, strict=True)]
+            return [*outs, *tangent_outs]
 
-        rule.__name__ = f"{function_name(self.fun)}_rule"
-        self._tracing_rule = True
-        try:
-            rule_sub, _, _ = _trace_callee(rule, tuple(leaves) * 2, trace)
-        finally:
-            self._tracing_rule = False
-        _check_rule_outputs(sub.out_avals, rule_sub.out_avals, function_name(self.fun))
-        if sub.captured or rule_sub.captured:
-            raise user_error(TypeError, f"custom_jvp function {function_name(self.fun)} (or its rule) uses a "
-                             "value of the enclosing traced function; pass it as an argument instead")
-        module = trace.block.owner.parent
-        with get_context(), current_location():
-            name = unique_name(module, f"{sub.name}_custom_jvp")
-            declared = declare_transform(module, "custom_jvp_call", name, callee=sub.name, jvp=rule_sub.name)
-        results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
-                        f"result of custom_jvp {function_name(self.fun)}")
-        return tree_util.tree_unflatten(sub.out_tree, results)
+        rule.__name__ = f"{name}_rule"
+        with _tracing_rules_of(self):
+            sub = into(rule, (*(placeholder(a) for a in avals), *(placeholder(a) for a, z
+                                                                  in zip(avals, zero, strict=True) if not z)))
+        _check_rule_outputs(out_avals, sub.out_avals, name)
+        return sub
 
 
 class custom_vjp:  # noqa: N801 (JAX's name)
     """Decorator: ``f = custom_vjp(f)``, then ``f.defvjp(fwd, bwd)`` with ``fwd(*args) ->
-    (out, residuals)`` and ``bwd(residuals, cotangent) -> tuple of cotangents, one per
-    argument`` (None for a zero one). ``nondiff_argnums`` arguments are passed to fwd and bwd
-    first and are not differentiated. Reverse mode only, as in JAX."""
+    (out, residuals)`` and ``bwd(*nondiff, residuals, cotangent) -> tuple of cotangents, one
+    per argument`` (None for a zero one). ``nondiff_argnums`` arguments are passed to fwd as
+    they are and to bwd first, and are not differentiated. Reverse mode only, as in JAX."""
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
         check_callable(fun, "fun of mlax.custom_vjp")
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = index_tuple(nondiff_argnums, "nondiff_argnums", "mlax.custom_vjp")
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
-        self._tracing_rules = False
+        self.symbolic_zeros = False
         functools.update_wrapper(self, fun)
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
-        self.fwd, self.bwd = fwd, bwd
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], symbolic_zeros: bool = False) -> None:
+        """Set the rules; with ``symbolic_zeros`` fwd gets CustomVJPPrimal records (``value``,
+        ``perturbed``) and bwd SymbolicZero for zero output cotangents."""
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
 
     def __call__(self, *args: Any) -> Any:
+        name = function_name(self.fun)
         if self.fwd is None or self.bwd is None:
-            raise user_error(AttributeError, f"No VJP defined for custom_vjp function "
-                             f"{function_name(self.fun)} using defvjp.", "the rules of mlax.custom_vjp")
+            raise user_error(AttributeError, f"No VJP defined for custom_vjp function {name} using defvjp.",
+                             "the rules of mlax.custom_vjp")
         trace = current_trace()
-        if trace is None or self._tracing_rules:
+        if trace is None or _inside_rules(self):
             return self.fun(*args)
-        static = tuple(args[i] for i in self.nondiff_argnums)
-        dynamic = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
+        parts = _Arguments.split(args, self.nondiff_argnums, name)
 
-        def with_static(*dyn: Any) -> list[Any]:
-            full = list(dyn)
-            for i, value in sorted(zip(self.nondiff_argnums, static, strict=True)):
-                full.insert(i, value)
-            return full
+        sub, leaves, in_tree = parts.trace_primal(self.fun, trace, name)
+        parts = parts.abstract()  # the rules (traced again at pass time) keep no traced values
+        avals = [abstractify(leaf) for leaf in leaves]
+        rules = _VjpRules(self, parts, in_tree, avals, sub)
+        into = TraceInto(trace.block.owner.parent, trace)
+        fwd_sub, bwd_sub = rules.trace(into, (False,) * len(leaves))
+        _no_captures(name, "custom_vjp", sub, fwd_sub, bwd_sub)
+        if self.symbolic_zeros:
+            register_variants(fwd_sub.name, into.module,
+                              lambda into, zero: [s.name for s in rules.trace(into, zero)])
+        return _declare_call(trace, "custom_vjp_call", sub, leaves, f"result of custom_vjp {name}",
+                             fwd=fwd_sub.name, bwd=bwd_sub.name)
 
-        def primal(*dyn: Any) -> Any:
-            return self.fun(*with_static(*dyn))
 
-        primal.__name__ = function_name(self.fun)
-        sub, leaves, in_tree = _trace_callee(primal, dynamic, trace)
-        n_out = len(sub.out_avals)
+@dataclasses.dataclass
+class _VjpRules:
+    """How one call's fwd and bwd are traced, for a pattern of unperturbed inputs (all
+    perturbed at the call; others at pass time, with symbolic_zeros)."""
+
+    owner: custom_vjp
+    parts: _Arguments
+    in_tree: Any
+    avals: list[Aval]
+    sub: SubFunction
+
+    def trace(self, into: TraceInto, zero: tuple[bool, ...]) -> tuple[SubFunction, SubFunction]:
+        owner, name, n_out = self.owner, function_name(self.owner.fun), len(self.sub.out_avals)
         residual_tree: list[Any] = []
 
         def fwd(*flat: Any) -> list[Any]:
-            dyn = tree_util.tree_unflatten(in_tree, list(flat))[0]
-            out, residuals = self.fwd(*with_static(*dyn))
-            residual_leaves, tree = tree_util.tree_flatten(residuals)
+            if owner.symbolic_zeros:
+                flat = tuple(CustomVJPPrimal(x, not z) for x, z in zip(flat, zero, strict=True))
+            operands = tree_util.tree_unflatten(self.in_tree, list(flat))
+            hidden = [p.value for p in operands[-1]] if owner.symbolic_zeros else operands[-1]
+            pair = owner.fwd(*self.parts.full(operands[:-1], hidden))
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise user_error(TypeError, "Custom VJP fwd rule must produce a pair (list or tuple of "
+                                 "length two) where the first element represents the primal output and the "
+                                 f"second element represents residuals, but got {type(pair).__name__}",
+                                 f"fwd of custom_vjp function {name}")
+            residual_leaves, tree = tree_util.tree_flatten(pair[1])
             residual_tree.append(tree)
-            return [*tree_util.tree_leaves(out), *residual_leaves]
+            return [*tree_util.tree_leaves(pair[0]), *residual_leaves, *hidden]  # bwd gets hidden too
+
+        fwd.__name__ = f"{self.sub.name}_fwd"
+        with _tracing_rules_of(owner):
+            fwd_sub = into(fwd, tuple(placeholder(a) for a in self.avals))
+        _check_fwd_outputs(self.sub.out_avals, fwd_sub.out_avals[:n_out], name)
+        bwd_sub = self._trace_bwd(into, residual_tree[0], fwd_sub.out_avals[n_out:], (False,) * n_out)
+        if owner.symbolic_zeros:
+            def make(into: TraceInto, ct_zero: tuple[bool, ...]) -> list[str]:
+                return [self._trace_bwd(into, residual_tree[0], fwd_sub.out_avals[n_out:], ct_zero).name]
+
+            register_variants(bwd_sub.name, into.module, make)
+        return fwd_sub, bwd_sub
+
+    def _trace_bwd(self, into: TraceInto, tree: Any, residual_avals: Sequence[Aval],
+                   zero: tuple[bool, ...]) -> SubFunction:
+        """bwd as a function (residuals..., the nonzero output cotangents...) -> input cotangents."""
+        owner, name, sub = self.owner, function_name(self.owner.fun), self.sub
+        dynamic = self.parts.dynamic
 
         def bwd(*flat: Any) -> list[Any]:
-            count = residual_tree[0].num_leaves
-            residuals = tree_util.tree_unflatten(residual_tree[0], list(flat[:count]))
-            cotangent = tree_util.tree_unflatten(sub.out_tree, list(flat[count:]))
-            cts = self.bwd(*static, residuals, cotangent)
+            count, end = tree.num_leaves, tree.num_leaves + self.parts.n_hidden
+            residuals = tree_util.tree_unflatten(tree, list(flat[:count]))
+            given = with_zeros(flat[end:], zero, sub.out_avals) if owner.symbolic_zeros else flat[end:]
+            cotangent = tree_util.tree_unflatten(sub.out_tree, list(given))
+            cts = owner.bwd(*self.parts.nondiff(flat[count:end]), residuals, cotangent)
             if not isinstance(cts, tuple) or len(cts) != len(dynamic):
                 got = f"a tuple of length {len(cts)}" if isinstance(cts, tuple) else type(cts).__name__
                 raise user_error(TypeError, "Custom VJP bwd rule must produce a tuple of length equal to the "
                                  f"number of arguments to the primal function ({len(dynamic)}), got {got}",
-                                 f"bwd of custom_vjp function {function_name(self.fun)}")
+                                 f"bwd of custom_vjp function {name}")
             out = []
             for arg, ct in zip(dynamic, cts, strict=True):
                 leaves = tree_util.tree_leaves(arg)
-                given = tree_util.tree_leaves(ct) if ct is not None else [None] * len(leaves)
-                out += [_cotangent_like(leaf, c, function_name(self.fun))
-                        for leaf, c in zip(leaves, given, strict=True)]
-            return out
+                given = [None] * len(leaves) if _is_zero(ct) else tree_util.tree_leaves(ct, is_leaf=_is_zero)
+                if len(given) != len(leaves):
+                    raise user_error(TypeError, "Custom VJP bwd rule must produce an output with the same "
+                                     "container (pytree) structure as the args tuple of the primal function",
+                                     f"bwd of custom_vjp function {name}")
+                out += [_cotangent_like(leaf, c, name) for leaf, c in zip(leaves, given, strict=True)]
+            return out + [_cotangent_like(h, None, name) for h in self.parts.hidden]
 
-        fwd.__name__, bwd.__name__ = f"{sub.name}_fwd", f"{sub.name}_bwd"
-        self._tracing_rules = True
-        try:
-            fwd_sub, _, _ = _trace_callee(fwd, tuple(leaves), trace)
-            residual_avals = fwd_sub.out_avals[n_out:]
-            bwd_sub, _, _ = _trace_callee(bwd, (*[_placeholder(a) for a in residual_avals],
-                                                *[_placeholder(a) for a in sub.out_avals]), trace)
-        finally:
-            self._tracing_rules = False
-        if sub.captured or fwd_sub.captured or bwd_sub.captured:
-            raise user_error(TypeError, f"custom_vjp function {function_name(self.fun)} (or fwd/bwd) uses a "
-                             "value of the enclosing traced function; pass it as an argument instead")
-        module = trace.block.owner.parent
-        with get_context(), current_location():
-            name = unique_name(module, f"{sub.name}_custom_vjp")
-            declared = declare_transform(module, "custom_vjp_call", name, callee=sub.name, fwd=fwd_sub.name,
-                                         bwd=bwd_sub.name)
-        results = _call(trace, name, ir.FunctionType(declared.type), leaves, sub.out_avals,
-                        f"result of custom_vjp {function_name(self.fun)}")
-        return tree_util.tree_unflatten(sub.out_tree, results)
+        bwd.__name__ = f"{sub.name}_bwd"
+        cts = [placeholder(a) for a, z in zip(sub.out_avals, zero, strict=True) if not z]
+        with _tracing_rules_of(owner):
+            return into(bwd, (*(placeholder(a) for a in residual_avals), *cts))
 
 
-def _cotangent_like(leaf: Any, cotangent: Any, name: str) -> Any:
-    """A custom_vjp bwd's cotangent for the primal input ``leaf`` (zeros for None), checked and
-    converted to the input's dtype."""
+def _cotangent_like(like: Aval, cotangent: Any, name: str) -> Any:
+    """A custom_vjp bwd's cotangent for a primal input of abstract value ``like`` (zeros for
+    None), checked and converted to the input's dtype."""
     import mlax.numpy as mnp
 
-    like = mnp.asarray(leaf)
     if cotangent is None:
         return mnp.zeros(like.shape, like.dtype)
     if mnp.shape(cotangent) != like.shape:
@@ -212,37 +402,55 @@ def _check_rule_outputs(out_avals: Sequence[Any], rule_avals: Sequence[Any], nam
                          f"the rule of custom_jvp function {name}")
 
 
-def _placeholder(aval: Any) -> Any:
-    """A concrete stand-in of an abstract value, only to give a traced function its argument types."""
-    import numpy as np
-
-    from mlax.array import Array
-
-    return Array._wrap(np.zeros(aval.shape, aval.dtype), aval.weak_type)
+def _is_zero(ct: Any) -> bool:
+    """Whether a bwd's cotangent (or pytree leaf of one) stands for zeros: None or SymbolicZero."""
+    return ct is None or isinstance(ct, SymbolicZero)
 
 
-def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """``jax.checkpoint`` (``remat``): marks ``fun`` with an `mlax.checkpoint` declaration.
+def _check_fwd_outputs(out_avals: Sequence[Aval], fwd_avals: Sequence[Aval], name: str) -> None:
+    """JAX's check of a custom_vjp fwd: its primal outputs have the function's types."""
+    if len(fwd_avals) != len(out_avals) or any(
+            a.shape != b.shape or a.dtype != b.dtype for a, b in zip(out_avals, fwd_avals, strict=True)):
+        raise user_error(TypeError, "Custom VJP fwd rule must produce primal outputs with the same shapes "
+                         f"and dtypes as the function: expected {[str(a) for a in out_avals]}, got "
+                         f"{[str(a) for a in fwd_avals]}", f"fwd of custom_vjp function {name}")
 
-    The values are exactly ``fun``'s; `mlax-autodiff` differentiates through it like any call.
-    It does not yet trade memory for recomputation (derivative programs are flattened and
-    every primal value is kept), which only matters for memory, never for the numbers."""
+
+@tree_util.register_pytree_node_class
+class _Gradient:
+    """custom_gradient's residuals: the closure-converted vjp_fn (static) and its consts."""
+
+    def __init__(self, converted: Callable[..., Any], consts: Sequence[Any], single: bool) -> None:
+        self.converted, self.consts, self.single = converted, list(consts), single
+
+    def tree_flatten(self) -> tuple[list[Any], tuple[Any, bool]]:
+        return self.consts, (self.converted, self.single)
+
+    @classmethod
+    def tree_unflatten(cls, aux: tuple[Any, bool], consts: list[Any]) -> _Gradient:
+        return cls(aux[0], consts, aux[1])
+
+
+def custom_gradient(fun: Callable[..., Any]) -> custom_vjp:
+    """``fun(*args) -> (value, vjp_fn)`` made a function whose reverse-mode derivative is
+    ``vjp_fn`` (output cotangent -> a tuple of cotangents, or one for a single argument), as
+    jax.custom_gradient: a custom_vjp whose residuals are the values vjp_fn closes over."""
+    check_callable(fun, "fun of mlax.custom_gradient")
 
     @functools.wraps(fun)
-    def wrapped(*args: Any) -> Any:
-        trace = current_trace()
-        if trace is None:
-            return fun(*args)
-        sub, leaves, _ = _trace_callee(fun, args, trace)
-        module = trace.block.owner.parent
-        with get_context(), current_location():
-            name = unique_name(module, f"{sub.name}_checkpoint")
-            declared = declare_transform(module, "checkpoint", name, callee=sub.name)
-        results = _call(trace, name, ir.FunctionType(declared.type), [*leaves, *sub.captured], sub.out_avals,
-                        f"result of checkpoint {function_name(fun)}")
-        return tree_util.tree_unflatten(sub.out_tree, results)
+    def value(*args: Any) -> Any:
+        return fun(*args)[0]
 
+    def fwd(*args: Any) -> tuple[Any, _Gradient]:
+        out, rule = fun(*args)
+        converted, consts = closure_convert(rule, out)
+        return out, _Gradient(converted, consts, len(args) == 1)
+
+    def bwd(residuals: _Gradient, cotangent: Any) -> tuple[Any, ...]:
+        cts = residuals.converted(cotangent, *residuals.consts)
+        return (cts,) if residuals.single and not isinstance(cts, (tuple, list)) else tuple(cts)
+
+    wrapped = custom_vjp(value)
+    wrapped.defvjp(fwd, bwd)
     return wrapped
 
-
-remat = checkpoint

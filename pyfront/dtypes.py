@@ -99,5 +99,12 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return canonicalize(jax_dtypes.promote_types(np.dtype(a), np.dtype(b)))
 
 
+# JAX's abstract classes of extended dtypes: ``issubdtype(key.dtype, prng_key)`` holds for the key
+# arrays of mlax.random.key, whose dtype is JAX's own key dtype.
+extended = jax_dtypes.extended
+prng_key = jax_dtypes.prng_key
+
+
 def issubdtype(a: Any, b: Any) -> bool:
+    """JAX's issubdtype: NumPy's, plus bfloat16 as floating and key dtypes under ``prng_key``."""
     return jax_dtypes.issubdtype(a, b)

@@ -38,13 +38,13 @@ PASSTHROUGH_MODULES = (
 )
 
 # Tracing-free names of jax's top-level module: device queries of this process (one process
-# until mlax.distributed), sharding specs (inert objects), and config contexts mlax does not
-# read or reads through jax's config itself.
+# until mlax.distributed), sharding specs (inert objects), the Ref type (for isinstance checks:
+# no mlax value is one), and config contexts mlax does not read or reads through jax's config.
 _TOP_PASSTHROUGH = _names("""
-    Device NamedSharding P Shard local_device_count process_count process_index process_indices
+    Device NamedSharding P Ref Shard local_device_count process_count process_index process_indices
     host_count host_id host_ids print_environment_info log_compiles explain_cache_misses
-    check_tracer_leaks checking_leaks enable_checks default_device numpy_rank_promotion
-    numpy_dtype_promotion transfer_guard transfer_guard_device_to_device
+    check_tracer_leaks checking_leaks enable_checks default_device
+    transfer_guard transfer_guard_device_to_device
     transfer_guard_device_to_host transfer_guard_host_to_device
 """)
 
@@ -77,7 +77,8 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.scipy": Redirect("mlax.scipy"),
     "jax.scipy.special": Redirect("mlax.scipy.special"),
     "jax.scipy.linalg": Redirect(None),
-    "jax.scipy.stats": Redirect(None),
+    "jax.scipy.stats": Redirect("mlax.scipy.stats"),
+    "jax.scipy.stats.norm": Redirect("mlax.scipy.stats.norm"),
     "jax.scipy.signal": Redirect(None),
     "jax.scipy.optimize": Redirect(None),
     "jax.scipy.ndimage": Redirect(None),
@@ -165,7 +166,9 @@ def resolve(module: str, name: str, shims: dict[str, types.ModuleType]) -> Any:
 
 
 def status(module: str, name: str) -> str:
-    """``"mlax"``, ``"jax"`` (passed through) or ``"missing"``: one row of the compatibility table."""
+    """``"mlax"``, ``"not yet"`` (mlax has the name, calling it raises NotImplementedError: its
+    function ``mlax_not_yet``), ``"jax"`` (passed through) or ``"missing"``: one cell of the
+    compatibility table."""
     if module in PASSTHROUGH_MODULES:
         return "jax"
     spec = REDIRECTS[module]
@@ -174,8 +177,10 @@ def status(module: str, name: str) -> str:
         return "jax"
     if child in REDIRECTS:
         return "mlax" if REDIRECTS[child].mlax_module and mlax_counterpart(child) else "missing"
-    if any(extra == name for extra, _ in spec.extras) or _provided_by_mlax(module, name,
-                                                                            mlax_counterpart(module)):
+    counterpart = mlax_counterpart(module)
+    if _provided_by_mlax(module, name, counterpart):
+        return "not yet" if getattr(getattr(counterpart, name), "mlax_not_yet", False) else "mlax"
+    if any(extra == name for extra, _ in spec.extras):
         return "mlax"
     return "jax" if name in spec.passthrough or _is_primitive(module, name) else "missing"
 

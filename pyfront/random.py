@@ -1,11 +1,12 @@
 """mlax.random: JAX's counter-based PRNG (threefry-2x32) written with mlax.lax operations.
 
-Keys are raw ``uint32[..., 2]`` arrays (JAX's legacy key representation): ``key`` returns the
-same data as ``PRNGKey``, so keys are ordinary arrays that trace, batch and compile like any
-other value. Every sampler follows ``jax.random`` (jax 0.10.2, ``jax_threefry_partitionable``
-on) step for step, so bits, keys and integer samples match JAX bit for bit and float samples
-up to the rounding of the transcendental functions they use; the sorting samplers
-(``permutation``, ``choice``/``categorical`` without replacement) use mlax's sort and top_k.
+``key`` returns typed key arrays (mlax.prng.PRNGKeyArray, dtype ``key<fry>``) and ``PRNGKey`` raw
+``uint32[..., 2]`` data (JAX's legacy keys); every function takes either, and ``split`` /
+``fold_in`` return the kind of key they were given. Every sampler follows ``jax.random`` (jax
+0.10.2, ``jax_threefry_partitionable`` on) step for step, so bits, keys and integer samples
+match JAX bit for bit and float samples up to the rounding of the transcendental functions they
+use; the sorting samplers (``permutation``, ``choice``/``categorical`` without replacement) use
+mlax's sort and top_k.
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from typing import Any
 import numpy as np
 
 from mlax import dtypes as front_dtypes
-from mlax import lax
+from mlax import lax, prng
 from mlax import numpy as mnp
 from mlax.core import is_array_like
 from mlax.errors import ConcretizationTypeError, user_error
 from mlax.numpy.util import asarray, normalize_axis
 
 __all__ = [
-    "PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key", "key_data",
-    "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "wrap_key_data",
+    "PRNGKey", "bernoulli", "bits", "categorical", "choice", "clone", "fold_in", "gumbel", "key", "key_data",
+    "key_impl", "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "wrap_key_data",
 ]
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
@@ -92,17 +93,6 @@ def _shape(name: str, shape: Any, argument: str = "shape") -> tuple[int, ...]:
     return dims
 
 
-def _unwrap_jax_key(key: Any) -> Any:
-    """A JAX typed key array (``jax.random.key``) as its raw uint32 data; anything else as is."""
-    dtype = getattr(key, "dtype", None)
-    if dtype is not None and not isinstance(dtype, np.dtype):
-        import jax
-
-        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            return np.asarray(jax.random.key_data(key))
-    return key
-
-
 def _operand(name: str, argument: str, value: Any, dtype: Any = None) -> Any:
     """Argument ``argument`` of ``mlax.random.name`` as an array, checked to be array-like."""
     if not (is_array_like(value) or isinstance(value, (list, tuple))):
@@ -111,55 +101,97 @@ def _operand(name: str, argument: str, value: Any, dtype: Any = None) -> Any:
     return asarray(value, dtype)
 
 
-def _check_key(name: str, key: Any, allow_batched: bool = False) -> Any:
-    """The raw key as an mlax value, checked to be uint32 with a trailing dimension of 2."""
-    key = _operand(name, "key", _unwrap_jax_key(key))
-    if key.dtype != _U32 or key.ndim < 1 or key.shape[-1] != 2:
-        raise user_error(TypeError, f"mlax.random.{name}: a key is a uint32 array of shape (..., 2) (from "
-                         f"mlax.random.key or PRNGKey), got {key.dtype}{list(key.shape)}",
-                         f"key of mlax.random.{name}")
-    if not allow_batched and key.ndim != 1:
+def _numbers(name: str, target: str, **values: Any) -> None:
+    """JAX's error for a key array where a number is expected (``convert_element_type`` refuses
+    key dtypes)."""
+    for argument, value in values.items():
+        if prng.is_key(value):
+            raise user_error(ValueError, f"Cannot convert_element_type from {value.dtype} to {target}",
+                             f"{argument} of mlax.random.{name}")
+
+
+def _key_arg(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
+    """A key argument's uint32 data of shape (..., 2) as an mlax value, and whether it was a
+    typed key array (mlax's or JAX's), for which split and fold_in return typed keys."""
+    argument = f"key of mlax.random.{name}"
+    if prng.is_key(key):
+        data, typed = prng.key_data(key, argument), True
+    else:
+        data, typed = _operand(name, "key", key), False
+        if data.dtype != _U32 or data.ndim < 1 or data.shape[-1] != 2:
+            raise user_error(TypeError, f"mlax.random.{name}: a key is a key array (mlax.random.key) or a "
+                             f"uint32 array of shape (..., 2) (PRNGKey), got {data.dtype}{list(data.shape)}",
+                             argument)
+    if not allow_batched and data.ndim != 1:
         raise user_error(ValueError, f"mlax.random.{name} accepts a single key, but was given a key array of "
-                         f"shape {key.shape[:-1]} != (). Use mlax.vmap for batching.",
-                         f"key of mlax.random.{name}")
-    return key
+                         f"shape {data.shape[:-1]} != (). Use mlax.vmap for batching.", argument)
+    return data, typed
 
 
-def PRNGKey(seed: Any) -> Any:
-    """The key ``uint32[2]`` of an integer seed: its high and low 32 bits (a 32-bit seed has a
+def _check_key(name: str, key: Any) -> Any:
+    """The data of a single key (typed or raw)."""
+    return _key_arg(name, key)[0]
+
+
+def _keys_like(data: Any, typed: bool) -> Any:
+    """New key data returned as the kind of key it was made from: typed keys stay typed."""
+    return prng.PRNGKeyArray._from_data(data) if typed else data
+
+
+def _seed_data(name: str, seed: Any) -> Any:
+    """The uint32[2] data of an integer seed: its high and low 32 bits (a 32-bit seed has a
     zero high word, and Python ints wrap to 32 bits unless x64 is on, as in JAX)."""
+    argument = f"seed of mlax.random.{name}"
+    if prng.is_key(seed):
+        raise user_error(TypeError, f"{name} accepts a scalar seed, but was given a PRNG key.", argument)
     if isinstance(seed, int):  # as jax: OverflowError beyond int64, then canonicalized
         if not -2**63 <= seed < 2**63:
-            raise user_error(OverflowError, f"Python int {seed} too large to convert to int64",
-                             "seed of mlax.random.PRNGKey")
+            raise user_error(OverflowError, f"Python int {seed} too large to convert to int64", argument)
         seed = np.int64(seed)
-    seed = _operand("PRNGKey", "seed", seed)
+    seed = _operand(name, "seed", seed)
     if seed.ndim:
-        raise user_error(TypeError, f"mlax.random.PRNGKey accepts a scalar seed, but was given an array of "
-                         f"shape {seed.shape} != (). Use mlax.vmap for batching",
-                         "seed of mlax.random.PRNGKey")
+        raise user_error(TypeError, f"{name} accepts a scalar seed, but was given an array of shape "
+                         f"{seed.shape} != (). Use mlax.vmap for batching", argument)
     if not front_dtypes.issubdtype(seed.dtype, np.integer):
-        raise user_error(TypeError, f"PRNG key seed must be an integer, got {seed.dtype}",
-                         "seed of mlax.random.PRNGKey")
+        raise user_error(TypeError, f"PRNG key seed must be an integer, got {seed.dtype}", argument)
     high = lax.convert_element_type(lax.shift_right_logical(seed, 32), _U32)
     low = lax.convert_element_type(seed, _U32)
     return lax.concatenate([lax.reshape(high, (1,)), lax.reshape(low, (1,))], 0)
 
 
-def key(seed: Any) -> Any:
-    """As ``jax.random.key``, but the key is the raw ``uint32[2]`` data of ``PRNGKey`` (mlax has
-    no key dtype); every mlax.random function takes either."""
-    return PRNGKey(seed)
+def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
+    """The raw key ``uint32[2]`` of an integer seed (JAX's legacy key)."""
+    prng.resolve_dtype(impl, None, "PRNGKey")
+    return _seed_data("PRNGKey", seed)
+
+
+def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> prng.PRNGKeyArray:
+    """A scalar key array (dtype ``key<fry>``) of an integer seed; its data is ``PRNGKey(seed)``."""
+    key_dtype = prng.resolve_dtype(impl, dtype, "key")
+    return prng.PRNGKeyArray._from_data(_seed_data("key", seed), key_dtype)
 
 
 def key_data(keys: Any) -> Any:
-    """The uint32 data of keys: the keys themselves, as mlax keys are raw data."""
-    return _check_key("key_data", keys, allow_batched=True)
+    """The uint32 data of keys, of shape ``keys.shape + (2,)`` (raw keys are their own data)."""
+    return _key_arg("key_data", keys, allow_batched=True)[0]
 
 
-def wrap_key_data(key_bits_array: Any) -> Any:
-    """Keys from uint32 data of shape (..., 2): the data itself, checked."""
-    return _check_key("wrap_key_data", key_bits_array, allow_batched=True)
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> prng.PRNGKeyArray:
+    """Key arrays around uint32 data of shape (..., 2), as ``jax.random.wrap_key_data``."""
+    key_dtype = prng.resolve_dtype(impl, dtype, "wrap_key_data")
+    return prng.wrap_key_data(key_bits_array, key_dtype, "key_bits_array of mlax.random.wrap_key_data")
+
+
+def key_impl(keys: Any) -> str:
+    """The name of the keys' PRNG implementation (always ``"threefry2x32"``), as jax's."""
+    _key_arg("key_impl", keys, allow_batched=True)
+    return "threefry2x32"
+
+
+def clone(key: Any) -> Any:
+    """The key itself (mlax keys are immutable values; JAX's key-reuse checker is not modelled)."""
+    _key_arg("clone", key, allow_batched=True)
+    return key
 
 
 def _split(key: Any, shape: tuple[int, ...]) -> Any:
@@ -170,14 +202,16 @@ def _split(key: Any, shape: tuple[int, ...]) -> Any:
 
 
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
-    """``num`` new keys (or a ``num``-shaped array of keys), shape ``(*num, 2)``."""
-    key = _check_key("split", key)
-    return _split(key, _shape("split", num, "num"))
+    """``num`` new keys (or a ``num``-shaped array of keys): typed keys of shape ``num`` for a
+    typed key, raw data of shape ``(*num, 2)`` for a raw one."""
+    data, typed = _key_arg("split", key)
+    return _keys_like(_split(data, _shape("split", num, "num")), typed)
 
 
 def fold_in(key: Any, data: Any) -> Any:
     """A new key from ``key`` and a 32-bit integer ``data`` (an array's value wraps to uint32)."""
-    key = _check_key("fold_in", key)
+    key, typed = _key_arg("fold_in", key)
+    _numbers("fold_in", "uint32", data=data)
     if isinstance(data, int) and not 0 <= data < 2**32:
         raise user_error(OverflowError, f"Python integer {data} out of bounds for uint32",
                          "data of mlax.random.fold_in")
@@ -188,7 +222,7 @@ def fold_in(key: Any, data: Any) -> Any:
     k1, k2 = _key_words(key)
     bits1, bits2 = _threefry2x32(k1, k2, mnp.zeros((1,), _U32),
                                  lax.reshape(lax.convert_element_type(data, _U32), (1,)))
-    return lax.concatenate([bits1, bits2], 0)
+    return _keys_like(lax.concatenate([bits1, bits2], 0), typed)
 
 
 # -- bits and floats ------------------------------------------------------------------------
@@ -208,6 +242,9 @@ _KIND_NAMES = {np.floating: "a float", np.unsignedinteger: "an unsigned int"}
 
 def _user_dtype(name: str, dtype: Any, default: Any, kind: type) -> np.dtype:
     """The canonical ``dtype`` (``default`` when None), checked to be a ``kind``."""
+    if prng.is_key_dtype(dtype):
+        raise user_error(ValueError, f"dtype argument to `{name}` must be {_KIND_NAMES[kind]} dtype, got "
+                         f"{dtype}", f"dtype of mlax.random.{name}")
     try:
         dtype = front_dtypes.canonicalize(default if dtype is None else dtype)
     except TypeError as err:
@@ -246,6 +283,7 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
     key = _check_key("uniform", key)
     dtype = _user_dtype("uniform", dtype, np.float64, np.floating)
     shape = _shape("uniform", shape)
+    _numbers("uniform", dtype.name, minval=minval, maxval=maxval)
     _check_broadcast("uniform", shape, minval, maxval, kind=TypeError)  # jax's error comes from lax.mul
     return _uniform(key, shape, dtype, minval, maxval)
 
@@ -279,6 +317,7 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     CDF on a uniform sample of [erf(lower / sqrt 2), erf(upper / sqrt 2))."""
     key = _check_key("truncated_normal", key)
     dtype = _user_dtype("truncated_normal", dtype, np.float64, np.floating)
+    _numbers("truncated_normal", dtype.name, lower=lower, upper=upper)
     if shape is None:
         shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
     else:
@@ -390,6 +429,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
         raise user_error(TypeError, f"randint only accepts integer dtypes, got {dtype}",
                          "dtype of mlax.random.randint")
     shape = _shape("randint", shape)
+    _numbers("randint", dtype.name, minval=minval, maxval=maxval)
     _check_broadcast("randint", shape, minval, maxval)
     info = mnp.iinfo(dtype)
     if info.bits >= 32:
@@ -405,6 +445,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     """Samples of the categorical distributions ``softmax(logits, axis)``: the argmax of
     ``logits`` plus Gumbel noise (the Gumbel-max trick)."""
     key = _check_key("categorical", key)
+    _numbers("categorical", "a float dtype", logits=logits)
     logits = _operand("categorical", "logits", logits)
     axis = normalize_axis("mlax.random.categorical", axis, logits.ndim)
     batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
@@ -527,3 +568,16 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         ind = mnp.sum(mnp.astype(below, int), axis=-1)
     result = ind if arr.ndim == 0 else _take(arr, ind, axis)
     return mnp.reshape(result, out_shape)
+
+
+# The other distributions (mlax.random_distributions builds them on the functions above).
+from mlax import random_distributions as _distributions  # noqa: E402
+from mlax.random_distributions import *  # noqa: E402, F403
+
+__all__ += _distributions.__all__
+
+import jax.random as _jax_random  # noqa: E402
+
+from mlax.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
+
+_accept_out_sharding(globals(), _jax_random, "mlax.random")

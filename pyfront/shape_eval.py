@@ -18,12 +18,13 @@ import numpy as np
 from jax import ShapeDtypeStruct, tree_util
 
 from mlax import dtypes as front_dtypes
+from mlax import prng
 from mlax.api import JittedFunction
-from mlax.core import Aval, Tracer, abstractify, current_trace
+from mlax.core import Aval, Tracer, abstractify, current_trace, is_array_like
 from mlax.errors import check_callable, user_error
 from mlax.tracing import _describe_path, function_name, trace_function
 
-__all__ = ["ShapeDtypeStruct", "eval_shape"]
+__all__ = ["ShapeDtypeStruct", "eval_shape", "typeof"]
 
 
 def _positional_names(fun: Callable[..., Any], count: int) -> list[str]:
@@ -81,7 +82,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     check_callable(fun, "fun of mlax.eval_shape")
     fun, args, kwargs, arg_names = _dynamic_part(fun, args, kwargs)
     name = function_name(fun)
-    paths_and_leaves, in_tree = tree_util.tree_flatten_with_path((args, kwargs))
+    paths_and_leaves, in_tree = prng.tree_flatten_with_path((args, kwargs))  # keys as their data
     paths = [_describe_path(key_path, arg_names) for key_path, _ in paths_and_leaves]
     in_avals = [_aval(leaf, path, name) for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
 
@@ -91,3 +92,17 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     traced = trace_function(fun, build_args, in_avals, paths, parent=current_trace())
     structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals]
     return tree_util.tree_unflatten(traced.out_tree, structs)
+
+
+def typeof(x: Any) -> Any:
+    """``jax.typeof``: the abstract value of an array, tracer, key array or scalar, as jax's own
+    ``ShapedArray`` (shape, dtype, weak type), so code comparing avals with jax's works."""
+    from jax.core import ShapedArray
+
+    if prng.is_key(x):
+        return ShapedArray(x.shape, x.dtype)
+    if not is_array_like(x):
+        raise user_error(TypeError, f"Argument {x!r} of type {type(x)} is not a valid JAX type",
+                         "x of mlax.typeof")
+    aval = abstractify(x)
+    return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)

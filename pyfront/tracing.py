@@ -12,6 +12,7 @@ from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
+from mlax import prng
 from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
 from mlax.dialect import get_context
 from mlax.errors import user_error
@@ -52,8 +53,9 @@ def _leaf_type_error(path: str, leaf: Any, fun_name: str) -> TypeError:
 
 
 def flatten_arguments(args: Any, fun_name: str, arg_names: Sequence[str]) -> tuple[list[Any], Any, list[str]]:
-    """Flatten (args, kwargs) into leaves, checking each leaf, with a readable path per leaf."""
-    paths_and_leaves, tree = tree_util.tree_flatten_with_path(args)
+    """Flatten (args, kwargs) into leaves, checking each leaf, with a readable path per leaf
+    (a PRNG key leaf as its data: the tree rebuilds the key, see mlax.prng)."""
+    paths_and_leaves, tree = prng.tree_flatten_with_path(args)
     leaves, paths = [], []
     for key_path, leaf in paths_and_leaves:
         path = _describe_path(key_path, arg_names)
@@ -110,7 +112,7 @@ def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
     with trace_scope(trace):
         args, kwargs = build_args(tracers)
         out = _call_user(fun, args, kwargs, display_name)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves, out_tree = prng.tree_flatten(out)
         for i, leaf in enumerate(out_leaves):
             if not is_array_like(leaf):
                 raise user_error(

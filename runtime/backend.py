@@ -173,3 +173,9 @@ def compile_cached(backend: str, module: ir.Module, entry: str, donated: tuple[i
     if config.dump_dir:
         return _COMPILED.put(key, compile_program())
     return _COMPILED.get_or_create(key, compile_program)
+
+
+def clear_compile_cache() -> None:
+    """Drop every compiled program of every backend (``mlax.clear_caches``); jit entries hold
+    them weakly, so their next call compiles again."""
+    _COMPILED.clear()

@@ -26,7 +26,7 @@ from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.buffer_abi import entry_symbol
 from mlax.passes.pipeline import reusable_stages, run_stage
-from mlax.runtime import orc
+from mlax.runtime import host_callbacks, orc
 from mlax.runtime.blas import gemm_symbols
 from mlax.runtime.dumping import run_dumped
 
@@ -85,8 +85,9 @@ class CpuExecutable:
             self._outputs = [(spec.shape, spec.dtype)
                              for spec in map(TensorSpec.from_mlir, function_type.results)]
             count = len(function_type.inputs) + len(self._outputs)
+            self._callbacks = host_callbacks.callbacks_of(lowered)  # held while the code lives
             lower_for_cpu(lowered, entry=entry)
-            orc.expose(_runtime_libraries(), gemm_symbols())
+            orc.expose(_runtime_libraries(), {**gemm_symbols(), **host_callbacks.cpu_symbols()})
             self._code = orc.JitCode(lowered, entry_symbol(entry))
         self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)(self._code.address)
 
@@ -94,6 +95,8 @@ class CpuExecutable:
         outputs = [np.empty(shape, dtype) for shape, dtype in self._outputs]
         buffers = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in inputs]
         self._function(*[array.ctypes.data for array in buffers], *[array.ctypes.data for array in outputs])
+        if self._callbacks:
+            host_callbacks.raise_pending(self._callbacks)
         return outputs
 
 

@@ -15,10 +15,12 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect import get_op, read_attributes
+from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS, REFERENCES
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
+from mlax.runtime.host_callbacks import interpreter_rule
 
 
 class InterpreterError(RuntimeError):
@@ -112,6 +114,8 @@ class Interpreter:
         if name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             declaration = read_transform(_lookup_function(self.module, callee))
+            if declaration is not None and declaration.kind == CALLBACK_KIND:
+                return interpreter_rule(declaration, op)
             if declaration is not None and declaration.kind in CONTROL_FLOW_KINDS:
                 runner, fields = REFERENCES[declaration.kind], declaration.fields
                 specs = [TensorSpec.from_mlir(r.type) for r in op.results]

@@ -20,8 +20,9 @@ from mlir import ir
 from mlax.array import Array
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
+from mlax.passes.lower_to_stablehlo.callbacks import add_result
 from mlax.passes.pipeline import reusable_stages, run_stage
-from mlax.runtime import pjrt
+from mlax.runtime import host_callbacks, pjrt
 from mlax.runtime.dumping import dump_path, run_dumped
 
 ENTRY = "main"
@@ -94,7 +95,14 @@ class XlaExecutable:
 
     def __init__(self, module: ir.Module, entry: str, device: pjrt.Device,
                  donated: Sequence[int] = ()) -> None:
+        self._callbacks = host_callbacks.callbacks_of(module)  # held while the program lives
+        if self._callbacks:
+            host_callbacks.register_xla_target()
         lowered = stablehlo_module(module, entry, donated)
+        self._token = bool(self._callbacks) and not len(_entry_type(lowered, ENTRY).results)
+        if self._token:
+            with lowered.context, ir.Location.unknown():
+                add_result(_functions(lowered)[ENTRY])
         self.text = lowered.operation.get_asm(enable_debug_info=True)
         self.device = device
         function_type = _entry_type(lowered, ENTRY)
@@ -133,10 +141,12 @@ class XlaExecutable:
             outs = self._compiled(*args)
         except pjrt.JaxRuntimeError as error:
             raise pjrt.XlaError(str(error)) from None
-        if given_numpy:
+        if given_numpy or self._callbacks:  # a callback's error is known once the program is done
             for out in outs:
                 out.block_until_ready()
-        return outs
+        if self._callbacks:
+            host_callbacks.raise_pending(self._callbacks)
+        return outs[:-1] if self._token else outs
 
 
 def _entry_type(module: ir.Module | ir.Operation, entry: str) -> ir.FunctionType:

@@ -28,3 +28,16 @@ def test_quickstart_runs_on_the_xla_backend(capsys) -> None:
         mlax.config.update("backend", previous)
     out = capsys.readouterr().out
     assert "stablehlo." in out and "HloModule" in out
+
+
+def test_install_as_jax_block_runs() -> None:
+    """The install_as_jax block, in a fresh process (the install is process-wide)."""
+    import subprocess
+    import sys
+
+    block = next(b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+                 if "install_as_jax" in b)
+    done = subprocess.run([sys.executable, "-c", block + "\nprint(jax.jit.__module__, jnp.sin.__module__)"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["mlax.api", "mlax.numpy.elementwise"]

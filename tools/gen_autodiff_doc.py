@@ -90,6 +90,89 @@ in a JVP and has a transpose rule.
 |---|---|---|
 """
 
+CUSTOM = """
+## Custom derivatives and transformations
+
+As in jax (and `mlax.custom_derivatives` holds the same names: `custom_jvp`, `custom_vjp`,
+`custom_gradient`, `closure_convert`, `SymbolicZero`, `zero_from_primal`, `CustomVJPPrimal`,
+`custom_vjp_primal_tree_values`; `linear_call` is not provided):
+
+- `custom_jvp.defjvp(rule, symbolic_zeros=False)`, `custom_jvp.defjvps(*jvps)` (one tangent
+  function per argument, None for none; not with `nondiff_argnums`), and
+  `custom_vjp.defvjp(fwd, bwd, symbolic_zeros=False)`.
+- **Symbolic zeros.** Which tangents are zero (inputs not differentiated, constants) is known
+  only to `mlax-autodiff`, so a rule is traced at the call with every tangent present, and the
+  traced rule function carries `mlax.rule_variants = "<token>"`: the token of a maker the front
+  end registered (`passes/autodiff/rule_variants.py`, bounded, thread-safe), which the pass
+  calls with the zero pattern it meets to trace the rule again into the module being
+  differentiated (`pyfront/rule_variants.py`). The rule then sees jax's own `SymbolicZero`
+  objects (plain classes: an abstract value) for the zero tangents and may return them (or
+  `zero_from_primal(x, symbolic_zeros=True)`); a custom_vjp fwd gets `CustomVJPPrimal(value,
+  perturbed)` records and its bwd `SymbolicZero` for zero output cotangents. IR read from text
+  has no makers: the rule is used as traced, its all-perturbed case, with the same numbers
+  (lit-tests/Transforms/autodiff/custom-rule-variants.mlir). Rules are traced at the call even
+  when nothing is differentiated, so a rule's Python side effects run more often than in jax,
+  and a rule that fails on its SymbolicZeros fails in the pass: a PipelineError (ValueError)
+  naming the rule and quoting its error, where jax raises the rule's own error.
+- **`nondiff_argnums`** may hold any Python object (functions, strings, tuples, modules),
+  passed to the rules as they are. Traced values among them travel as extra operands no
+  derivative flows to (jax's stop_gradient for custom_jvp). jax rejects traced values there for
+  custom_vjp (UnexpectedTracerError); mlax cannot tell a value traced by the user's `jit` from
+  one its own eager `grad` staged, so it accepts them and passes them to bwd as residuals.
+  Inside its own rule a custom_jvp function is its plain self, so higher derivatives go through
+  its implementation (jax would apply the rule again).
+- `mlax.custom_gradient(fun)`: `fun` returns `(value, vjp_fn)`; a custom_vjp whose residuals
+  are the values `vjp_fn` closes over, found by `closure_convert`.
+- `mlax.closure_convert(fun, *example_args)`: traces `fun`; the float values of enclosing
+  traces it uses (mlax's captured values) are returned as `consts` and taken by the converted
+  function after its arguments (outside a trace `consts` is empty). The converted function
+  calls the traced function, so it is used inside the trace that converted it (or one started
+  inside it, such as a custom_vjp's rules).
+- `mlax.linear_transpose(fun, *primals)`: `fun` is traced once on the primals' types and
+  checked linear op by op with the transpose rule table (an op of input-dependent values
+  without a transpose rule is jax's NotImplementedError, a product of two such values jax's
+  AssertionError; calls are checked through, control flow is not); the transpose is the VJP at
+  zeros. Integer -> integer functions are not supported yet.
+- `mlax.jacobian` is `jacrev`; `mlax.test_util.check_grads` (and `check_jvp`, `check_vjp`)
+  compares mlax's derivatives with finite differences using jax's own checks.
+"""
+
+
+CONCRETE = """
+## Python control flow under grad outside jit
+
+Called outside any trace, `grad`, `value_and_grad`, `jvp`, `vjp`, `linearize`, `jacfwd`,
+`jacrev`, `hessian` and `vmap` run as a program of their own (pyfront/staging.py), traced and
+compiled once per signature on `mlax.config.backend`. As in jax, the function sees concrete
+values there: if the cached abstract trace fails because Python asked for a value (`if x > 0`,
+`int(n)`, `x.item()`, `range(int(n))`, `x[:int(n)]`, `nonzero` without `size=`), the call is
+traced again in *concrete mode*, where tracers carry their NumPy values (pyfront/core.py
+`Known`, computed by the dialect's reference semantics only when Python asks). That trace
+holds for this call only: it is not cached (its compiled program is shared only with an
+identical program text, through the compile cache), so a function taking another branch next
+time is traced for it. A Python `while` loop running until convergence works the same way.
+
+- As jax: `float()`, `complex()`, `.tolist()` and `np.asarray` refuse values that depend on a
+  differentiated input (their derivative would be lost); values of arguments not
+  differentiated, of `vmap`'s `in_axes=None` arguments, integer values and `stop_gradient`'s
+  are given. Mapped `vmap` values have no value.
+- A `jit` inside the function traces abstractly (its arguments and what it closes over), so
+  its Python control flow stays jax's ConcretizationTypeError and is not retried; its
+  results, and those of a nested transformation (`grad(grad(f))`, `if grad(g)(x) > 0`), are
+  known by running it when asked for. Inside `jit`, everything stays abstract (the error).
+- Concrete mode is per thread. Results of `lax.cond`/`while_loop`/`scan` and of custom_jvp/
+  custom_vjp functions have no value yet (jax gives one); `jnp.arange` of a traced value and
+  boolean-mask indexing (`x[x > 0]`) still refuse traced values even where they are known.
+
+Arguments that are not arrays (functions, strings, modules, dataclass instances, dicts of
+functions) may be passed to `grad` and co. outside `argnums`, and to `vmap` where `in_axes` is
+None: an argument holding no array reaches the function as it is (identity preserved); one
+mixing arrays and objects is rebuilt with its objects as they are and its arrays traced.
+The objects are part of the trace cache key (bounded by `config.jit_cache_size`, so it lets
+go of them in time), a container by its structure and leaves (a dict of functions by its
+functions); an unhashable object (a mutable dataclass) makes every call trace anew, uncached.
+"""
+
 
 def render() -> str:
     from mlax.dialect.registry import OPS
@@ -101,7 +184,7 @@ def render() -> str:
         rule = JVP_RULES.get(name)
         jvp = "-" if rule is None else "zero" if rule is zero_rule else "rule"
         rows.append(f"| `{name}` | {jvp} | {'yes' if name in TRANSPOSE_RULES else ''} |")
-    return INTRO + "\n".join(rows) + "\n"
+    return INTRO + "\n".join(rows) + "\n" + CUSTOM + CONCRETE
 
 
 def main() -> int:

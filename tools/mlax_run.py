@@ -24,6 +24,7 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect import dtypes, make_context
+from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
@@ -114,12 +115,14 @@ def _symbols(fields: dict[str, Any]) -> list[str]:
 
 def _unresolved(module: ir.Operation, entry: ir.Operation) -> list[str]:
     """Transformation declarations the entry reaches through calls (they need a pass first;
-    control flow is run as it is, its bodies searched)."""
+    control flow is run as it is, its bodies searched, and host callbacks are called)."""
     table = ir.SymbolTable(module)
     todo, seen, found = [entry], set(), []
     while todo:
         fn = todo.pop()
         transform = read_transform(fn)
+        if transform is not None and transform.kind == CALLBACK_KIND:
+            continue
         if transform is not None and transform.kind not in CONTROL_FLOW_KINDS:
             found.append(f"@{transform.name} (mlax.{transform.kind})")
             continue

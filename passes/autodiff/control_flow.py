@@ -27,6 +27,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.dialect.transforms import Transform
+from mlax.passes.autodiff.callbacks import drop_debug_callbacks
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import CallSite, define_function
@@ -239,6 +240,7 @@ def _transpose_cond(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
     branches = []
     for branch in fields["branches"]:
         vjp = b.declare("vjp", branch, callee=branch, argnums=tuple(linear))
+        drop_debug_callbacks(b.lookup(vjp))
 
         def build(point: ir.InsertionPoint, params: list[ir.Value], vjp: str = vjp) -> list[ir.Value]:
             values: list[ir.Value | None] = [None] * len(args)
@@ -272,6 +274,7 @@ def _transpose_scan(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
     argnums = [*range(nc), *(nc + j for j in xs_linear), *(nc + nx + j for j in ks_linear)]
     vjp = b.declare("vjp", body, callee=body, argnums=tuple(argnums))
     vjp_type = _function_type(b.lookup(vjp))
+    drop_debug_callbacks(b.lookup(vjp))
     n_acc = len(ks_linear)
     y_types = list(body_type.results)[nc:]
     arg_types = [*ins[:nc], *(ins[nc + nx + j] for j in ks_linear), *(ins[nc + j] for j in xs_known),

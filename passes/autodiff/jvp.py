@@ -15,11 +15,14 @@ from collections.abc import Callable, Sequence
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
+from mlax.passes.autodiff.callbacks import emit_callback_jvp
 from mlax.passes.autodiff.control_flow import emit_control_flow_jvp
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp_rules import JVP_RULES
+from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.registry import PassFailure
 
 # Resolves a callee symbol to its func.func, giving a jvp/vjp declaration its body first
@@ -82,6 +85,8 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
     transform = read_transform(callee)
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup, split)
+    if transform.kind == CALLBACK_KIND:
+        return emit_callback_jvp(callee, transform, operands, tangents, point, location)
     if transform.kind in CONTROL_FLOW_KINDS:
         return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup, location, split)
     function = lookup(transform.fields["callee"])
@@ -89,20 +94,29 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
         return emit_jvp(function, operands, tangents, point, lookup, split)
     emitter = Emitter(point, callee.location)
     dense = [emitter.materialize(t, v) for t, v in zip(tangents, operands, strict=True)]
+    zero = [t is None for t in tangents]
     if transform.kind == "custom_vjp_call":
-        return _emit_custom_vjp(callee, transform.fields, operands, dense, point, lookup)
+        return _emit_custom_vjp(callee, transform.fields, operands, dense, zero, point, lookup)
     rule = lookup(transform.fields["jvp"])
-    results, _ = emit_jvp(rule, [*operands, *dense], [None] * (2 * len(operands)), point, lookup)
+    specialised = variant(rule, zero) if any(zero) else None
+    if specialised is not None:  # symbolic_zeros: the rule takes only the nonzero tangents
+        rule, dense = lookup(specialised[0]), [t for t in tangents if t is not None]
+    arguments = [*operands, *dense]
+    results, _ = emit_jvp(rule, arguments, [None] * len(arguments), point, lookup)
     half = len(results) // 2
     return results[:half], [t if is_float(t) else None for t in results[half:]]
 
 
 def _emit_custom_vjp(declaration: ir.Operation, fields: dict, operands: list[ir.Value],
-                     tangents: list[ir.Value], point: ir.InsertionPoint,
+                     tangents: list[ir.Value], zero: list[bool], point: ir.InsertionPoint,
                      lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
     """The user's fwd on the primals gives the outputs and residuals; the output tangents are
-    a call of a marker function of (residuals, tangents) that reverse mode transposes with bwd."""
-    fwd = lookup(fields["fwd"])
+    a call of a marker function of (residuals, tangents) that reverse mode transposes with bwd.
+    With symbolic_zeros, fwd and bwd are those traced for the inputs ``zero`` marks unperturbed."""
+    fwd, bwd_name = lookup(fields["fwd"]), fields["bwd"]
+    specialised = variant(fwd, zero) if any(zero) else None
+    if specialised is not None:
+        fwd, bwd_name = lookup(specialised[0]), specialised[1]
     results, _ = emit_jvp(fwd, operands, [None] * len(operands), point, lookup)
     n_out = len(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)
     outs, residuals = results[:n_out], results[n_out:]
@@ -115,7 +129,7 @@ def _emit_custom_vjp(declaration: ir.Operation, fields: dict, operands: list[ir.
     with declaration.location, ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
         signature = ir.FunctionType.get([v.type for v in [*residuals, *tangents]], [v.type for v in outs])
         func.FuncOp(name, signature, visibility="private")
-    CUSTOM_LINEAR[name] = (fields["bwd"], len(residuals))
+    CUSTOM_LINEAR[name] = (bwd_name, len(residuals))
     with declaration.location:
         call = func.CallOp([v.type for v in outs], name, [*residuals, *tangents], ip=point)
     return outs, [t if is_float(t) else None for t in call.results]

@@ -23,6 +23,7 @@ from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.control_flow import transpose_control_flow
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
+from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import unique_name
@@ -132,6 +133,9 @@ def _transpose_custom_vjp(e: Emitter, op: ir.Operation, cts: list[MaybeValue], k
         raise PassFailure("mlax-autodiff: the residuals of a custom_vjp depend on tangents", op.location)
     bwd = lookup(bwd_name)
     dense = [e.materialize(c, r) for c, r in zip(cts, op.results, strict=True)]
+    specialised = variant(bwd, [c is None for c in cts]) if any(c is None for c in cts) else None
+    if specialised is not None:  # symbolic_zeros: bwd takes only the nonzero cotangents
+        bwd, dense = lookup(specialised[0]), [c for c in cts if c is not None]
     arguments = [*residuals, *dense]
     input_cts, _ = emit_jvp(bwd, arguments, [None] * len(arguments), e.point, lookup)
     return [None] * len(residuals) + list(input_cts)

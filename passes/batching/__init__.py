@@ -5,7 +5,8 @@ callee's ops in order and, for each op with a batched operand, emits the op's ba
 (rules.py: one per op, every batched value keeps its batch dimension at 0, as JAX's
 batching rules with bdim 0); ops with only unbatched operands are copied as they are. Calls
 are batched by walking the called body in place (custom derivatives and checkpoints through
-their callee); calls of control-flow constructs by their rules (control_flow.py). Results
+their callee); calls of control-flow constructs and host callbacks by their rules
+(control_flow.py, callbacks.py). Results
 are moved to their out_axes; an unbatched result asked for with an axis is broadcast.
 Resolution goes through the shared Resolver (passes/expand_transforms.py), so vmap of grad
 and grad of vmap resolve innermost first under `mlax-expand-transforms`.
@@ -18,8 +19,10 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from mlax.dialect.callbacks import read_callback
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
+from mlax.passes.batching.callbacks import batch_callback
 from mlax.passes.batching.control_flow import batch_control_flow, control_flow
 from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
 from mlax.passes.expand_transforms import HANDLERS, Resolver
@@ -47,7 +50,9 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
         target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value) \
             if op.name == "func.call" else None
         construct = control_flow(target)
-        if target is not None and construct is None:
+        if target is not None and read_callback(target) is not None:
+            outs, out_flags = batch_callback(op, target, args, arg_flags, size, point)
+        elif target is not None and construct is None:
             transform = read_transform(target)
             if transform is not None:  # custom derivative or checkpoint: its callee's values
                 target = lookup(transform.fields["callee"])

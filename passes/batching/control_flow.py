@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from mlax.dialect.callbacks import read_callback
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import Transform, read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
@@ -59,7 +60,7 @@ def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: Funct
             transform = read_transform(target)
             if transform is not None and transform.kind in THROUGH:
                 target = lookup(transform.fields["callee"])
-            if control_flow(target) is None:
+            if control_flow(target) is None and read_callback(target) is None:
                 outs = batched_outputs(target, ins, lookup)
         batched.update(zip(op.results, outs, strict=True))
     raise PassFailure("mlax-batch: function without func.return", function.location)

@@ -4,7 +4,8 @@ One rule per op name (RULES, gathered from the family modules, grouped as in
 `lower_to_linalg/`); a rule builds the replacement at the op, in the op's own types, and
 returns the value that takes over its result. Calls of control-flow declarations become
 `stablehlo.case`/`stablehlo.while` whose regions call the branch and body functions
-(control_flow.py); `func.func`, `func.call` and `func.return` stay, as XLA reads them. The
+(control_flow.py), and calls of host callbacks custom calls of the runtime's target
+(callbacks.py); `func.func`, `func.call` and `func.return` stay, as XLA reads them. The
 transformation declarations must be resolved first (`mlax-expand-transforms`, which
 `mlax-stablehlo-pipeline` runs). The stablehlo dialect is not registered in mlax's context,
 so the context must allow unregistered dialects (mlax-opt allows them for pipelines that
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import transform_declarations
 from mlax.passes.lower_to_stablehlo import (
@@ -31,6 +33,7 @@ from mlax.passes.lower_to_stablehlo import (
     structural,
     windowed,
 )
+from mlax.passes.lower_to_stablehlo.callbacks import lower_callbacks
 from mlax.passes.lower_to_stablehlo.common import Rule, fail
 from mlax.passes.lower_to_stablehlo.control_flow import lower_control_flow
 from mlax.passes.op_rules import lower_mlax_ops
@@ -51,7 +54,7 @@ class LowerToStablehlo(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for declaration, transform in transform_declarations(module):
-            if transform.kind not in CONTROL_FLOW_KINDS:
+            if transform.kind not in (*CONTROL_FLOW_KINDS, CALLBACK_KIND):
                 raise PassFailure(f"mlax-lower-to-stablehlo: the {transform.kind} declaration "
                                   f"@{transform.name} must be resolved first (run "
                                   "mlax-expand-transforms)", declaration.location)
@@ -59,6 +62,7 @@ class LowerToStablehlo(ModulePass):
             raise PassFailure("mlax-lower-to-stablehlo: the stablehlo dialect is unregistered "
                               "here; the context must allow unregistered dialects "
                               "(mlax.dialect.make_context(allow_unregistered_dialects=True))")
+        lower_callbacks(module)
         lower_control_flow(module)
         lower_mlax_ops(module, RULES, lambda op: fail(op, f"no StableHLO lowering for {op.name}"))
 

@@ -8,14 +8,15 @@ import numpy as np
 
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
-from mlax.core import Tracer, abstractify, to_numpy, with_weak_type
+from mlax.array_methods import ArrayMethods
+from mlax.core import abstractify, to_numpy, with_weak_type
 
 Operand = Any
 
 
 def operand(x: Operand, dtype: Any = None) -> Operand:
     """An Array or Tracer for ``x``; a Python scalar takes ``dtype`` (when given) and stays weak."""
-    if isinstance(x, (Array, Tracer)):
+    if isinstance(x, ArrayMethods):  # Arrays and tracers (not key arrays, though isinstance Array)
         return x
     if front_dtypes.is_python_scalar(x):
         weak = not isinstance(x, bool)

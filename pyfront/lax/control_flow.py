@@ -23,6 +23,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
+from mlax import prng
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
@@ -126,8 +127,9 @@ def _emit(trace: Trace, kind: str, base: str, operands: Sequence[Any], out_avals
 
 
 def _flatten(tree: Any, name: str | list[str]) -> tuple[list[Any], Any, list[Aval], list[str]]:
-    """Leaves, structure, avals and paths (``name`` + key path, or the given list of paths)."""
-    pairs, treedef = tree_util.tree_flatten_with_path(tree)
+    """Leaves, structure, avals and paths (``name`` + key path, or the given list of paths); a
+    PRNG key leaf as its data, which the structure rebuilds into a key (mlax.prng)."""
+    pairs, treedef = prng.tree_flatten_with_path(tree)
     leaves = [leaf for _, leaf in pairs]
     paths = name if isinstance(name, list) else [name + tree_util.keystr(path) for path, _ in pairs]
     return leaves, treedef, [abstractify(leaf) for leaf in leaves], paths
@@ -300,9 +302,10 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
     def run(trace: Trace, init: Any, xs: Any) -> tuple[Any, Any]:
         carry_leaves, carry_tree, carry_avals, carry_paths = _flatten(init, name)
         x_leaves, x_tree, x_avals, x_paths = _flatten(xs, "xs")
-        sizes = {a.shape[0] if a.shape else None for a in x_avals}
+        ranks = [len(a.shape) - key for a, key in zip(x_avals, prng.key_mask(x_tree), strict=True)]
+        sizes = {a.shape[0] if rank else None for a, rank in zip(x_avals, ranks, strict=True)}
         if None in sizes:
-            path = next(p for p, a in zip(x_paths, x_avals, strict=False) if not a.shape)
+            path = next(p for p, rank in zip(x_paths, ranks, strict=True) if not rank)
             raise user_error(ValueError, f"scan got value with no leading axis to scan over: {path} has "
                              "shape ()", f"{path} of mlax.lax.scan")
         if len(sizes) > 1 or (length is not None and sizes and sizes != {length}):
@@ -316,7 +319,7 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
                              "xs of mlax.lax.scan")
         steps = int(length) if length is not None else sizes.pop()
         slice_avals = [Aval(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
-        in_tree = tree_util.tree_structure((init, xs))
+        in_tree = prng.tree_flatten((init, xs))[1]
         n = len(carry_leaves)
         while True:
             body = _Body(_pair_returning(f), in_tree, [*carry_avals, *slice_avals],

@@ -298,3 +298,7 @@ def delta_orthogonal(scale: RealNumeric = 1.0, column_axis: int = -1,
         raise _needs_qr("delta_orthogonal")
 
     return _named("delta_orthogonal", init, delta_orthogonal.__doc__ or "")
+
+
+orthogonal.mlax_not_yet = True  # type: ignore[attr-defined]  # needs linalg.qr (docs/compatibility.md)
+delta_orthogonal.mlax_not_yet = True  # type: ignore[attr-defined]

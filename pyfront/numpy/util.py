@@ -10,12 +10,13 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
+from mlax.array_methods import ArrayMethods
 from mlax.core import Tracer, abstractify, is_array_like, to_numpy
 from mlax.source_info import where
 
 
 def is_traced_or_array(x: Any) -> bool:
-    return isinstance(x, (Array, Tracer))
+    return isinstance(x, ArrayMethods)  # Arrays and tracers; not key arrays (isinstance Array too)
 
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None, order: str | None = None) -> Any:

@@ -103,7 +103,9 @@ def module() -> Iterator[ir.Module]:
 
 
 def test_every_kind_is_covered() -> None:
-    assert {kind for kind, _, _ in DECLARATIONS} == set(KINDS)
+    # mlax.callback declarations have their own type, not one derived from a callee:
+    # tests/dialect/test_callbacks.py covers them.
+    assert {kind for kind, _, _ in DECLARATIONS} | {"callback"} == set(KINDS)
 
 
 @pytest.mark.parametrize(("kind", "fields", "expected"), DECLARATIONS,

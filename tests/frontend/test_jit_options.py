@@ -7,6 +7,7 @@ import dataclasses
 import jax
 import numpy as np
 import pytest
+from jax.sharding import PartitionSpec
 
 import mlax
 from tests.oracle import assert_same, random_array
@@ -75,7 +76,15 @@ def test_keywords_without_effect_are_accepted(rng: np.random.Generator) -> None:
     assert_same(f(x), x + 1.0)
 
 
-@pytest.mark.parametrize("keyword", [{"in_shardings": None}, {"out_shardings": None},
+def test_shardings_that_keep_arrays_whole_are_accepted(rng: np.random.Generator) -> None:
+    x = random_array(rng, (4,), np.float32)
+    for shardings in (None, (None,), [PartitionSpec()], (PartitionSpec(None),)):
+        f = mlax.jit(lambda x: x * 2.0, in_shardings=shardings, out_shardings=shardings)
+        assert_same(f(x), x * 2.0)
+
+
+@pytest.mark.parametrize("keyword", [{"in_shardings": PartitionSpec("x")},
+                                     {"out_shardings": (PartitionSpec("x"),)},
                                      {"compiler_options": {"xla_cpu_enable_fast_math": True}}])
 def test_unsupported_keywords_say_so(keyword: dict) -> None:
     with pytest.raises(NotImplementedError, match=next(iter(keyword))):

@@ -1,5 +1,6 @@
-"""mlax.scipy.special (as jax.scipy.special): logsumexp and the special functions that mlax
-has primitives for. ``gammaln`` and friends are absent: there is no lgamma primitive."""
+"""mlax.scipy.special (as jax.scipy.special): logsumexp, the special functions that mlax
+has primitives for, and those composed from them as XLA expands jax's (gammaln, digamma in
+lanczos.py; ndtr, log_ndtr, ndtri in ndtr.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from mlax import lax
 from mlax import numpy as mnp
 from mlax.numpy.reductions import reduction_axes
 from mlax.numpy.util import const_like, promote_args_inexact
+from mlax.scipy.special.lanczos import digamma, gammaln
+from mlax.scipy.special.ndtr import log_ndtr, ndtr, ndtri
 
-__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "logsumexp", "xlog1py", "xlogy"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_ndtr", "logit", "logsumexp", "ndtr",
+           "ndtri", "xlog1py", "xlogy"]
 
 
 def _inexact_unary(name: str, prim: str, doc: str) -> Any:

@@ -1,0 +1,93 @@
+"""Calls of `mlax.callback` declarations -> `stablehlo.custom_call @mlax_host_callback`.
+
+XLA calls the target, which the runtime registers with XLA's CPU client
+(mlax.runtime.host_callbacks), through its typed FFI (``api_version = 4``): operand 0 is the
+call's descriptor (a constant ``tensor<Nxi64>``: callback id and the call site's types), then
+the callback's operands; the results are the custom call's. A debug callback has
+``has_side_effect = true``, so XLA keeps it, and the debug callbacks of one function body are
+chained in program order by a token each
+returns and the next takes (a ``tensor<i8>`` past the descriptor's counts, which the handler
+ignores): XLA would otherwise reorder independent custom calls. A pure one has no side
+effect (XLA may drop or merge it, as jax lets it), and one whose results are all unused is
+erased here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from mlax.dialect.callbacks import callback_declarations, callee_of, check_results
+from mlax.dialect.tensor_spec import TensorSpec
+from mlax.dialect.transforms import DeclarationError
+from mlax.passes.lower_to_stablehlo.common import constant, hlo
+from mlax.passes.registry import PassFailure
+from mlax.passes.walk import nested_ops
+from mlax.runtime.host_callbacks import XLA_TARGET, encode
+
+_API_VERSION_TYPED_FFI = 4
+
+
+def lower_callbacks(module: ir.Operation) -> None:
+    """Rewrite every call of a callback declaration into the custom call; erase the
+    declarations."""
+    declarations = callback_declarations(module)
+    for declaration, transform in declarations.values():
+        try:
+            check_results(
+                transform, ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value)
+            )
+        except DeclarationError as error:
+            raise PassFailure(str(error), declaration.location) from None
+    tokens: dict[ir.Block, ir.Value] = {}  # the last debug callback's token, per function body
+    for call in nested_ops(module):
+        if call.name != "func.call" or callee_of(call) not in declarations:
+            continue
+        fields = declarations[callee_of(call)][1].fields
+        if fields["kind"] == "pure" and all(not list(r.uses) for r in call.results):
+            call.erase()
+            continue
+        words = encode(
+            fields["id"],
+            [TensorSpec.from_mlir(v.type) for v in call.operands],
+            [TensorSpec.from_mlir(r.type) for r in call.results],
+        )
+        i64 = ir.IntegerType.get_signless(64)
+        debug, block = fields["kind"] == "debug", call.operation.block
+        with call.location, ir.InsertionPoint(call):
+            descriptor = constant(np.asarray(words, np.int64), ir.RankedTensorType.get([len(words)], i64))
+            after = [tokens[block]] if debug and block in tokens else []
+            token = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(8))] if debug else []
+            custom = hlo(
+                "custom_call",
+                [descriptor, *call.operands, *after],
+                [*(r.type for r in call.results), *token],
+                {
+                    "call_target_name": ir.StringAttr.get(XLA_TARGET),
+                    "has_side_effect": ir.BoolAttr.get(fields["kind"] == "debug"),
+                    "api_version": ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(32), _API_VERSION_TYPED_FFI
+                    ),
+                },
+            )
+        if debug:
+            tokens[block] = custom.results[len(call.results)]
+        for old, new in zip(call.results, list(custom.results)[: len(call.results)], strict=True):
+            old.replace_all_uses_with(new)
+        call.erase()
+    for declaration, _ in declarations.values():
+        declaration.erase()
+
+
+def add_result(function: ir.Operation) -> None:
+    """Give a function with no results one (a constant ``tensor<i8>``): jax's dispatch drops a
+    call with no results and no jax effects, which would drop the callbacks in it."""
+    block = function.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    i8 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(8))
+    with terminator.location, ir.InsertionPoint(terminator):
+        token = constant(np.int8(0), i8)
+        ir.Operation.create("func.return", operands=[*terminator.operands, token])
+    terminator.erase()
+    old = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(old.inputs), [i8]))

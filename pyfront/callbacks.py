@@ -1,0 +1,175 @@
+"""`mlax.pure_callback`, and the staging every host callback shares (mlax.debug builds on it).
+
+Inside a trace a callback is registered with the runtime (mlax.runtime.host_callbacks) and
+the program gets a call of an `mlax.callback` declaration naming its id (dialect/callbacks.py);
+each backend turns that call into a call of the Python function on the host
+(docs/callbacks.md). Outside a trace the function just runs now. As in jax, the function gets
+its array arguments as concrete `mlax.Array`s, rebuilt into the pytree it was given (leaves
+that are not arrays pass through unchanged); a pure callback's results are checked against
+``result_shape_dtypes`` (count, shapes, dtypes) and a mismatch is a RuntimeError with jax's
+wording, as is an exception the function raises (the user's exception is its ``__cause__``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jax import tree_util
+from mlir import ir
+from mlir.dialects import func
+
+from mlax import dtypes as front_dtypes
+from mlax.array import Array
+from mlax.core import Aval, Tracer, current_trace, is_array_like, to_numpy
+from mlax.dialect import get_context
+from mlax.dialect.callbacks import VMAP_METHODS, declare_callback
+from mlax.dialect.tensor_spec import TensorSpec
+from mlax.errors import user_error
+from mlax.passes.symbols import unique_name
+from mlax.runtime.host_callbacks import HostCallback, register
+from mlax.source_info import current_location
+from mlax.tracing import function_name
+
+
+class CallArguments:
+    """A call's ``(args, kwargs)`` split as jax splits them: array leaves are the callback's
+    operands, any other leaf is static and passed through as it is."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        leaves, self.tree = tree_util.tree_flatten((args, kwargs))
+        self.static = {i: x for i, x in enumerate(leaves) if not is_array_like(x)}
+        self.operands = [x for i, x in enumerate(leaves) if i not in self.static]
+        self.count = len(leaves)
+
+    def rebuild(self, arrays: Sequence[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The ``(args, kwargs)`` with ``arrays`` in place of the operands."""
+        given = iter(arrays)
+        leaves = [self.static[i] if i in self.static else next(given) for i in range(self.count)]
+        return tree_util.tree_unflatten(self.tree, leaves)
+
+
+def _result_specs(result_shape_dtypes: Any) -> tuple[list[TensorSpec], Any]:
+    """The flat result specs and their structure; jax's errors for bad leaves."""
+    leaves, tree = tree_util.tree_flatten(result_shape_dtypes)
+    specs = []
+    for leaf in leaves:
+        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+            raise user_error(
+                TypeError,
+                f"result_shape_dtypes leaves must have shape and dtype "
+                f"attributes (jax.ShapeDtypeStruct), got {leaf!r}",
+                "result_shape_dtypes of mlax.pure_callback",
+            )
+        dtype = np.dtype(leaf.dtype)
+        if front_dtypes.canonicalize(dtype) != dtype:
+            raise user_error(
+                ValueError,
+                "result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` is disabled",
+                "result_shape_dtypes of mlax.pure_callback",
+            )
+        specs.append(TensorSpec(tuple(leaf.shape), dtype))
+    return specs, tree
+
+
+def host_function(
+    callback: Callable[..., Any], arguments: CallArguments, returns: bool
+) -> Callable[[list[np.ndarray]], list[Any]]:
+    """The flat function the runtime calls: NumPy operands in (fresh buffers, so they become
+    Arrays without a copy), the result leaves out (none when not ``returns``)."""
+
+    def run(operands: list[np.ndarray]) -> list[Any]:
+        args, kwargs = arguments.rebuild([Array._wrap(o) for o in operands])
+        out = callback(*args, **kwargs)
+        return tree_util.tree_leaves(out) if returns else []
+
+    return run
+
+
+def stage_callback(
+    callback: Callable[..., Any],
+    arguments: CallArguments,
+    results: Sequence[TensorSpec],
+    *,
+    kind: str,
+    api: str,
+    ordered: bool = False,
+    vmap_method: str | None = None,
+) -> list[Any]:
+    """Call ``callback`` on ``arguments``: now, outside a trace (returning Arrays), or from
+    the traced program (returning its tracers)."""
+    name = function_name(callback)
+    host = HostCallback(host_function(callback, arguments, kind == "pure"), name, api)
+    trace = current_trace()
+    if trace is None:
+        outs = host([np.array(to_numpy(x)) for x in arguments.operands], results if kind == "pure" else None)
+        return [Array._wrap(np.array(o, copy=True)) for o in outs]
+    callback_id = register(host)
+    module = trace.block.owner.parent
+    values = [trace.value_of(x) for x in arguments.operands]
+    with get_context(), current_location():
+        declaration = declare_callback(
+            module,
+            unique_name(module, f"{name}_callback"),
+            [v.type for v in values],
+            [s.to_mlir() for s in results],
+            id=callback_id,
+            kind=kind,
+            ordered=ordered,
+            callback_name=name,
+            vmap_method=vmap_method,
+            loc=current_location(),
+        )
+        with ir.InsertionPoint(trace.block):
+            call = func.CallOp(
+                [s.to_mlir() for s in results],
+                ir.StringAttr(declaration.attributes["sym_name"]).value,
+                values,
+            )
+    return [
+        Tracer(trace, v, Aval(s.shape, s.dtype), f"result {i} of {api} {name}")
+        for i, (v, s) in enumerate(zip(call.results, results, strict=True))
+    ]
+
+
+def check_callable(callback: Any, api: str) -> None:
+    if not callable(callback):
+        raise user_error(
+            TypeError,
+            f"first argument to {api} must be callable, but got an object of type {type(callback)}",
+            f"callback of {api}",
+        )
+
+
+def pure_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding: Any = None,
+    vmap_method: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Call a pure Python function on the host from a traced program (jax.pure_callback).
+
+    The function gets Arrays and returns a pytree matching ``result_shape_dtypes``. Being
+    pure, a call whose results are unused may be dropped. Under vmap, ``vmap_method`` says how
+    it is batched ("sequential": once per element; "expand_dims" / "broadcast_all": once, with
+    unbatched operands given a leading axis of 1 / of the batch size; "legacy_vectorized":
+    once, unbatched operands as they are); without one, vmap is an error. It has no
+    derivative: differentiate it with custom_jvp / custom_vjp. ``sharding`` is accepted and
+    ignored (the callback runs on the host once per call)."""
+    del sharding
+    api = "mlax.pure_callback"
+    check_callable(callback, api)
+    if vmap_method is not None and vmap_method not in VMAP_METHODS:
+        allowed = [*VMAP_METHODS, None]
+        raise user_error(
+            ValueError,
+            f"vmap_method must be on of the allowed methods {allowed}, but got: {vmap_method}",
+            f"vmap_method of {api}",
+        )
+    specs, out_tree = _result_specs(result_shape_dtypes)
+    arguments = CallArguments(args, kwargs)
+    outs = stage_callback(callback, arguments, specs, kind="pure", api=api, vmap_method=vmap_method)
+    return tree_util.tree_unflatten(out_tree, outs)

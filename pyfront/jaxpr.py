@@ -1,0 +1,332 @@
+"""mlax.make_jaxpr: jax.make_jaxpr's interface over mlax's traced IR.
+
+mlax's program representation is MLIR, not jaxprs; ``make_jaxpr`` traces the function as
+``jit`` does (nothing is compiled) and reads the traced module back as jax's own data
+structures (``jax.extend.core.ClosedJaxpr``, ``Jaxpr``, ``JaxprEqn``, ``Var``, ``Literal``,
+``jax.core.ShapedArray`` avals). So the text prints in jax's exact style, by jax's printer, and
+code that walks ``closed.jaxpr.eqns`` or compares avals works unchanged. One equation per mlax
+op, named as jax's primitive where mlax's op has a counterpart (`_RENAMES`); its ``params`` are
+the op's attributes as mlax's rules read them. The primitives are mlax's own ``Primitive``
+objects with jax's names, not jax's (whose printing and evaluation rules expect jax's params):
+``jax.core.eval_jaxpr`` cannot run these jaxprs.
+
+What the IR does not record is approximated: weak types of intermediate values follow each
+op's weak-type rule (``OpDef.weak_type``, as ``bind`` applies it), with constants counting as
+neither weak nor strong and arguments of nested jaxprs as strong; the jaxpr's own inputs and
+outputs carry the traced, exact avals.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax.extend.core as jex
+import numpy as np
+from jax import ShapeDtypeStruct, tree_util
+from jax.core import ShapedArray
+from mlir import ir
+
+from mlax import dtypes as front_dtypes
+from mlax import prng
+from mlax.api import JittedFunction
+from mlax.core import Aval, abstractify, current_trace, is_array_like
+from mlax.dialect import get_op, read_attributes
+from mlax.dialect.attrs import dense_to_numpy
+from mlax.dialect.tensor_spec import TensorSpec
+from mlax.dialect.transforms import KINDS, read_transform
+from mlax.errors import check_callable, index_tuple, user_error
+from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
+
+__all__ = ["make_jaxpr"]
+
+Atom = Any  # jex.Var | jex.Literal
+# A rename: (mlax attributes, operands, result weak type) -> (jax's name, params, operands).
+Rename = Callable[[dict[str, Any], list[Atom], bool], tuple[str, dict[str, Any], list[Atom]]]
+
+
+def _named(name: str) -> Rename:
+    return lambda params, invars, weak: (name, params, invars)
+
+
+# mlax ops whose jax primitive is named (or takes its operands) differently; every other mlax
+# op has jax's name already (tests/frontend/test_make_jaxpr.py checks both against jax).
+_RENAMES: dict[str, Rename] = {
+    "bitcast_convert": _named("bitcast_convert_type"),
+    "compare": lambda params, invars, weak: (params["comparison_direction"].lower(), {}, invars),
+    "convert": lambda params, invars, weak: (
+        "convert_element_type", {"new_dtype": params["new_dtype"], "weak_type": weak}, invars),
+    # jax's select_n(pred, *cases) picks cases[pred]: (on_false, on_true) for a boolean pred.
+    "select": lambda params, invars, weak: ("select_n", {}, [invars[0], invars[2], invars[1]]),
+    "scatter_add": _named("scatter-add"),
+    "scatter_mul": _named("scatter-mul"),
+    "scatter_min": _named("scatter-min"),
+    "scatter_max": _named("scatter-max"),
+}
+
+# mlax ops with no jax primitive of the same meaning: they keep mlax's name (jax sorts with one
+# variadic `sort`; mlax sorts through a permutation, see DESIGN.md).
+MLAX_ONLY_OPS = frozenset({"sort_permutation", "apply_permutation"})
+
+# Declarations (docs/control_flow.md, docs/transforms.md) are equations named by their kind
+# (jax's cond, while, scan, custom_jvp_call, custom_vjp_call and checkpoint have the same names;
+# jvp, vjp and vmap are mlax's: jax applies them while tracing). Each function a declaration
+# names becomes a ClosedJaxpr param: a `symbols` field under its own name (cond's branches), a
+# `symbol` field as ``<field>_jaxpr`` or, for ``callee``, ``jaxpr``; except as jax names them:
+_JAXPR_PARAMS = {
+    ("scan", "body"): "jaxpr",
+    ("custom_jvp_call", "callee"): "call_jaxpr",
+    ("custom_vjp_call", "callee"): "call_jaxpr",
+}
+
+
+@functools.cache
+def primitive(name: str) -> jex.Primitive:
+    """The one Primitive object of each name (names are finitely many: op names and kinds)."""
+    return jex.Primitive(name)
+
+
+def shaped_array(aval: Aval) -> ShapedArray:
+    return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+
+def _type_aval(t: ir.Type, weak: bool = False) -> ShapedArray:
+    spec = TensorSpec.from_mlir(t)
+    return ShapedArray(spec.shape, spec.dtype, weak_type=weak)
+
+
+def _weak(rule: str, weak: list[bool | None]) -> bool:
+    """``bind``'s weak-type rule over operands whose weakness may be unknown (None: constants)."""
+    if rule == "first":
+        return bool(weak) and weak[0] is True
+    known = [w for w in (weak[1:] if rule == "rest" else weak) if w is not None]
+    return rule in ("all", "rest") and bool(known) and all(known)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """What the trace knows of the entry function and its IR does not: exact avals, names."""
+
+    in_avals: list[ShapedArray]
+    out_avals: list[ShapedArray]
+    debug_info: jex.DebugInfo
+
+
+def _entry(fun: Callable[..., Any], traced: TracedFunction, arg_paths: list[str], out_shape: Any) -> _Entry:
+    info = definition_info(fun)
+    source = f"{info.function} at {info.filename}:{info.line}" if info else function_name(fun)
+    paths = tree_util.tree_flatten_with_path(out_shape)[0]
+    results = tuple("result" + tree_util.keystr(path) for path, _ in paths)
+    return _Entry([shaped_array(a) for a in traced.in_avals], [shaped_array(a) for a in traced.out_avals],
+                  jex.DebugInfo("jit", source, tuple(arg_paths), results))
+
+
+class _Reader:
+    """Reads the functions of one traced module as ClosedJaxprs (each function once)."""
+
+    def __init__(self, module: ir.Module) -> None:
+        self.functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                          for op in module.body.operations if op.operation.name == "func.func"}
+        self.closed: dict[str, jex.ClosedJaxpr] = {}
+
+    def closed_jaxpr(self, name: str, traced_for: str = "closed_call", entry: _Entry | None = None
+                     ) -> jex.ClosedJaxpr:
+        """Function ``@name`` as a ClosedJaxpr, for the equation ``traced_for`` (jax's debug
+        info); the ``entry`` function takes its traced avals and names from the trace."""
+        if name not in self.closed:
+            function = self.functions[name]
+            debug = entry.debug_info if entry else jex.DebugInfo(traced_for, name, None, None)
+            if read_transform(function) is not None:
+                self.closed[name] = self._declaration_jaxpr(function, debug)
+            else:
+                self.closed[name] = _FunctionReader(self, function, entry).closed(debug)
+        return self.closed[name]
+
+    def _declaration_jaxpr(self, function: ir.Operation, debug: jex.DebugInfo) -> jex.ClosedJaxpr:
+        """A declaration named by another one (a jvp of a vmap): one equation applying it."""
+        fn_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        invars = [jex.Var(_type_aval(t)) for t in fn_type.inputs]
+        outvars = [jex.Var(_type_aval(t)) for t in fn_type.results]
+        name, params = self.declaration(function)
+        eqn = jex.new_jaxpr_eqn(invars, outvars, primitive(name), params, frozenset())
+        return jex.ClosedJaxpr(jex.Jaxpr([], invars, outvars, [eqn], debug_info=debug), [])
+
+    def declaration(self, function: ir.Operation) -> tuple[str, dict[str, Any]]:
+        """The primitive name and params of a declaration: its kind and its fields, with the
+        functions it names as ClosedJaxprs."""
+        transform = read_transform(function)
+        params: dict[str, Any] = {}
+        for field in KINDS[transform.kind].fields:
+            value = transform.fields.get(field.name)
+            if value is None:
+                continue
+            if field.kind == "symbols":
+                params[field.name] = tuple(self.closed_jaxpr(v, transform.kind) for v in value)
+            elif field.kind == "symbol":
+                default = "jaxpr" if field.name == "callee" else f"{field.name}_jaxpr"
+                param = _JAXPR_PARAMS.get((transform.kind, field.name), default)
+                params[param] = self.closed_jaxpr(value, transform.kind)
+            else:
+                params[field.name] = value
+        return transform.kind, params
+
+
+class _FunctionReader:
+    """One function body read as a Jaxpr: an equation per op, constants as literals
+    (splats: their one value, with the constant's aval) or constvars (the others)."""
+
+    def __init__(self, reader: _Reader, function: ir.Operation, entry: _Entry | None) -> None:
+        self.reader = reader
+        self.out_avals = entry.out_avals if entry else None
+        block = function.regions[0].blocks[0]
+        self.block = block
+        avals = entry.in_avals if entry else [_type_aval(a.type) for a in block.arguments]
+        self.invars = [jex.Var(aval) for aval in avals]
+        self.atoms: dict[ir.Value, Atom] = dict(zip(block.arguments, self.invars, strict=True))
+        self.weak: dict[ir.Value, bool | None] = {a: v.aval.weak_type for a, v in self.atoms.items()}
+        self.constvars: list[jex.Var] = []
+        self.consts: list[np.ndarray] = []
+        self.eqns: list[jex.JaxprEqn] = []
+
+    def closed(self, debug: jex.DebugInfo) -> jex.ClosedJaxpr:
+        outvars: list[Atom] = []
+        for operation in self.block.operations:
+            op = operation.operation
+            if op.name == "func.return":
+                outvars = self._outvars(list(op.operands))
+            elif op.name == "mlax.constant":
+                self._constant(op)
+            elif op.name == "func.call":
+                self._call(op)
+            elif op.name.startswith("mlax."):
+                self._op(op)
+            else:
+                raise RuntimeError(f"internal error: make_jaxpr cannot read '{op.name}' at {op.location}")
+        jaxpr = jex.Jaxpr(self.constvars, self.invars, outvars, self.eqns, debug_info=debug)
+        return jex.ClosedJaxpr(jaxpr, self.consts)
+
+    def _outvars(self, values: list[ir.Value]) -> list[Atom]:
+        if self.out_avals is None:
+            return [self.atoms[v] for v in values]
+        outvars = []
+        for value, aval in zip(values, self.out_avals, strict=True):
+            atom = self.atoms[value]
+            if isinstance(atom, jex.Var) and atom.aval != aval:
+                atom.aval = aval  # the traced aval is exact where the propagated weak type is not
+            outvars.append(atom)
+        return outvars
+
+    def _constant(self, op: ir.Operation) -> None:
+        (result,) = op.results
+        value = dense_to_numpy(op.attributes["value"])
+        aval = _type_aval(result.type)
+        if ir.DenseElementsAttr(op.attributes["value"]).is_splat:
+            scalar = value.reshape(-1)[0] if value.size else np.zeros((), value.dtype)
+            self.atoms[result] = jex.Literal(np.asarray(scalar), aval)
+        else:
+            var = jex.Var(aval)
+            self.constvars.append(var)
+            self.consts.append(value)
+            self.atoms[result] = var
+        self.weak[result] = None
+
+    def _emit(self, op: ir.Operation, name: str, params: dict[str, Any], invars: list[Atom],
+              weak: bool) -> None:
+        outvars = [jex.Var(_type_aval(r.type, weak)) for r in op.results]
+        self.eqns.append(jex.new_jaxpr_eqn(invars, outvars, primitive(name), params, frozenset()))
+        for result, var in zip(op.results, outvars, strict=True):
+            self.atoms[result] = var
+            self.weak[result] = weak
+
+    def _op(self, op: ir.Operation) -> None:
+        short = op.name.removeprefix("mlax.")
+        operands = list(op.operands)
+        weak = _weak(get_op(short).weak_type, [self.weak[v] for v in operands])
+        rename = _RENAMES.get(short, _named(short))
+        name, params, invars = rename(read_attributes(op), [self.atoms[v] for v in operands], weak)
+        self._emit(op, name, params, invars, weak)
+
+    def _call(self, op: ir.Operation) -> None:
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        function = self.reader.functions[callee]
+        invars = [self.atoms[v] for v in op.operands]
+        if read_transform(function) is not None:
+            name, params = self.reader.declaration(function)
+        else:  # a call of a function with a body (jax's closed_call)
+            name, params = "closed_call", {"call_jaxpr": self.reader.closed_jaxpr(callee)}
+        self._emit(op, name, params, invars, False)
+
+
+def _aval(leaf: Any, path: str, fun_name: str) -> Aval:
+    """An argument leaf's aval: arrays and scalars as jit reads them, and anything else with a
+    ``shape`` and ``dtype`` (``ShapeDtypeStruct``) by those alone, as jax.make_jaxpr does."""
+    if is_array_like(leaf):
+        return abstractify(leaf)
+    if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+        raise user_error(
+            TypeError, f"Error interpreting argument to {fun_name} as an abstract array. The problematic "
+            f"value is of type {type(leaf)} and was passed to the function at path {path}. make_jaxpr "
+            "traces every argument as an array: mark others static with static_argnums or pass them "
+            "through a closure.", f"argument {path} of mlax.make_jaxpr")
+    try:
+        dtype = front_dtypes.canonicalize(leaf.dtype)
+    except TypeError as err:
+        raise user_error(TypeError, str(err), f"argument {path} of mlax.make_jaxpr") from None
+    return Aval(tuple(leaf.shape), dtype, bool(getattr(leaf, "weak_type", False)))
+
+
+def _partitioner(fun: Callable[..., Any], static_argnums: Any) -> tuple[Callable[..., Any], JittedFunction]:
+    """The function to trace and a jit of it that splits static from traced arguments (with
+    jit's checks); a jitted ``fun`` keeps its own static arguments static as well."""
+    nums = () if static_argnums is None else index_tuple(static_argnums, "static_argnums", "mlax.make_jaxpr")
+    if isinstance(fun, JittedFunction):
+        inner = fun.__wrapped__
+        return inner, JittedFunction(inner, (*nums, *fun._static_argnums), tuple(fun._static_argnames))
+    return fun, JittedFunction(fun, nums)
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), axis_env: Any = None,
+               return_shape: bool = False, abstracted_axes: Any = None) -> Callable[..., Any]:
+    """A function that traces ``fun`` on example arguments (arrays, scalars, ShapeDtypeStructs,
+    pytrees of them) and returns its program as a ``ClosedJaxpr``, as ``jax.make_jaxpr``;
+    with ``return_shape``, also the outputs' ``ShapeDtypeStruct`` pytree. Nothing is compiled.
+
+    ``axis_env`` and ``abstracted_axes`` (named axes outside a vmap, dynamic shapes) are not
+    supported: mlax's collectives name the axes of an enclosing vmap, and its shapes are static.
+    """
+    check_callable(fun, "fun of mlax.make_jaxpr")
+    for option, value in (("axis_env", axis_env), ("abstracted_axes", abstracted_axes)):
+        if value:
+            raise user_error(NotImplementedError, f"mlax.make_jaxpr does not support {option}",
+                             f"{option} of mlax.make_jaxpr")
+
+    # built on the first call, where jax checks static_argnums (a failure is not cached)
+    partitioner = functools.cache(lambda: _partitioner(fun, static_argnums))
+
+    @functools.wraps(fun)
+    def make(*args: Any, **kwargs: Any) -> Any:
+        traced_fun, partition = partitioner()
+        _, (dyn_args, dyn_kwargs), dyn_names, rebuild = partition._partition(args, kwargs)
+        name = function_name(traced_fun)
+        paths_and_leaves, in_tree = prng.tree_flatten_with_path((dyn_args, dyn_kwargs))  # keys as their data
+        paths = [_describe_path(key_path, dyn_names) for key_path, _ in paths_and_leaves]
+        in_avals = [_aval(leaf, path, name) for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
+
+        def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            return rebuild(*tree_util.tree_unflatten(in_tree, tracers))
+
+        traced = trace_function(traced_fun, build_args, in_avals, paths, parent=current_trace())
+        reader = _Reader(traced.module)
+        if len(reader.functions[traced.entry].regions[0].blocks[0].arguments) != len(in_avals):
+            raise user_error(
+                NotImplementedError, f"mlax.make_jaxpr inside a trace: {name} uses values of the enclosing "
+                "traced function, which mlax cannot yet show as constvars; pass them as arguments.",
+                "fun of mlax.make_jaxpr")
+        structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals]
+        out_shape = tree_util.tree_unflatten(traced.out_tree, structs)  # keys as abstract keys
+        closed = reader.closed_jaxpr(traced.entry, entry=_entry(traced_fun, traced, paths, out_shape))
+        return (closed, out_shape) if return_shape else closed
+
+    return make

@@ -1,0 +1,244 @@
+"""Transformations called outside any trace: one program per call signature, retraced with
+concrete values where the user's Python needs them, non-array arguments passed through.
+
+grad, vmap and co. build their result as IR, so outside a trace they run as a jitted program
+of their own (`Staged`), traced and compiled once per signature. JAX's eager grad sees
+concrete inputs, so ``if x > 0``, ``int(n)`` and value-dependent shapes work there; here the
+cached abstract trace comes first, and only if it fails because Python asked for a value a
+concrete retrace would know (a ConcretizationTypeError that says so, pyfront/core.py `Known`)
+the call is traced again in *concrete mode*: tracers carry their values, computed when asked
+for. That trace holds for this call only, so it is never cached (its compiled program is shared
+only with an identical program, through the compile cache keyed by program text).
+
+Arguments that are not arrays (functions, strings, modules, configuration objects) travel as
+*static* placeholders, pytree nodes without leaves: they reach the user's function unchanged
+(an argument holding no array is passed as it is, identity preserved) and are part of the trace
+cache key when hashable; an unhashable one makes the call trace without the cache. The trace
+cache is bounded (``config.jit_cache_size``), so what it holds is let go in time.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jax import tree_util
+
+from mlax.array import Array
+from mlax.configuration import disable_jit_state
+from mlax.core import (
+    Known,
+    Tracer,
+    concrete_mode,
+    current_trace,
+    is_array_like,
+    known_of,
+    mode_scope,
+    suspended,
+    to_numpy,
+)
+from mlax.dtypes import issubdtype
+
+
+class _StaticKey:
+    """A static object as part of a cache key: equal when of the same types and structure
+    with equal leaves (a dict of functions: the same functions); ``hashable`` says whether
+    it can be a key at all."""
+
+    __slots__ = ("obj", "_key", "hashable")
+
+    def __init__(self, obj: Any) -> None:
+        leaves, tree = tree_util.tree_flatten(obj)
+        self.obj = obj
+        self._key = (tree, tuple(leaves), tuple(type(leaf) for leaf in leaves))
+        try:
+            hash(self._key)
+            self.hashable = True
+        except TypeError:
+            self.hashable = False
+
+    def __hash__(self) -> int:
+        return hash(self._key) if self.hashable else 0
+
+    def __eq__(self, other: object) -> bool:
+        if not (isinstance(other, _StaticKey) and self.hashable and other.hashable):
+            return self is other
+        try:
+            return bool(self._key == other._key)
+        except Exception:  # noqa: BLE001 (an __eq__ that fails compares unequal)
+            return False
+
+
+class _Static:
+    """A placeholder for a static object in a pytree: a node without children."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: _StaticKey) -> None:
+        self.key = key
+
+
+tree_util.register_pytree_node(_Static, lambda s: ((), s.key), lambda key, _: _Static(key))
+
+
+def _is_static(x: Any) -> bool:
+    return isinstance(x, _Static)
+
+
+def static_leaves(tree: Any, keep: Sequence[bool] | None = None) -> Any:
+    """``tree`` with its non-array leaves as static placeholders (``keep``: one flag per leaf,
+    True where a non-array leaf must stay, to be reported by the caller's own check)."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    keep = keep or [False] * len(leaves)
+    placed = [leaf if kept or is_array_like(leaf) else _Static(_StaticKey(leaf))
+              for leaf, kept in zip(leaves, keep, strict=True)]
+    return tree_util.tree_unflatten(treedef, placed)
+
+
+def static_arguments(args: tuple[Any, ...], kwargs: dict[str, Any],
+                     transformed: Sequence[int] = ()) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments with their non-array objects as static placeholders: an argument that
+    holds no array whole (passed on as it is), else leaf by leaf. The ``transformed``
+    positions stay as they are (their non-arrays are the caller's error to report)."""
+
+    def mark(i: Any, arg: Any) -> Any:
+        if i in transformed:
+            return arg
+        if not any(is_array_like(leaf) for leaf in tree_util.tree_leaves(arg)):
+            return _Static(_StaticKey(arg))
+        return static_leaves(arg)
+
+    return (tuple(mark(i, a) for i, a in enumerate(args)), {k: mark(k, v) for k, v in kwargs.items()})
+
+
+def restore_static(tree: Any) -> Any:
+    """``tree`` with its static placeholders replaced by the objects they stand for."""
+    return tree_util.tree_map(lambda x: x.key.obj if _is_static(x) else x, tree, is_leaf=_is_static)
+
+
+def _hashable(tree: Any) -> bool:
+    found = tree_util.tree_leaves(tree, is_leaf=_is_static)
+    return all(x.key.hashable for x in found if _is_static(x))
+
+
+def _retry(error: BaseException) -> bool:
+    """Whether ``error`` was caused by Python asking for a value a concrete retrace knows."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if getattr(seen, "_mlax_retry", False):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class _Pending(threading.local):
+    """The arguments of the call being staged in this thread (their tracers get their values)."""
+
+    def __init__(self) -> None:
+        self.arguments: Any = None
+
+
+_PENDING = _Pending()
+
+
+_PLAIN = (Array, np.ndarray)
+
+
+class Staged:
+    """A transformation ``run(trace, *args, **kwargs)`` that emits into ``trace``: called in a
+    trace it does so (its results known to concrete mode by running it eagerly when asked);
+    called outside any it runs as a program of its own, as the module docstring says. With
+    ``differentiated``, the arguments' float leaves count as differentiated inputs (vjp's
+    forward pass: float() of them would drop their derivative)."""
+
+    def __init__(self, run: Callable[..., Any], fun: Callable[..., Any] | None = None,
+                 differentiated: bool = False) -> None:
+        from mlax.api import jit
+
+        self._run = run
+
+        def staged(*args: Any, **kwargs: Any) -> Any:
+            given = _PENDING.arguments
+            _PENDING.arguments = None
+            if given is not None:
+                tracers = tree_util.tree_leaves((args, kwargs))
+                for tracer, leaf in zip(tracers, tree_util.tree_leaves(given), strict=True):
+                    tracer.known = known_of(leaf, differentiated)
+            args, kwargs = restore_static((args, kwargs))
+            return run(current_trace(), *args, **kwargs)
+
+        self._jitted = jit(functools.wraps(fun)(staged) if fun is not None else staged)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        trace = current_trace()
+        if trace is not None:
+            return with_known(self._run(trace, *args, **kwargs), args, kwargs, self)
+        hashable = True
+        if kwargs or not all(type(a) in _PLAIN for a in args):  # else: the common call, plain arrays
+            args, kwargs = static_arguments(args, kwargs)
+            hashable = _hashable((args, kwargs))
+        attempt = self._jitted.__call__ if hashable else self._jitted.call_once
+        try:
+            return self._staged(attempt, "deferred", args, kwargs)
+        except Exception as error:
+            if not _retry(error):
+                raise
+        return self._staged(self._jitted.call_once, "concrete", args, kwargs)
+
+    def _staged(self, call: Callable[..., Any], mode: str, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+        saved, _PENDING.arguments = _PENDING.arguments, (args, kwargs)
+        try:
+            with mode_scope(mode):
+                return call(*args, **kwargs)
+        finally:
+            _PENDING.arguments = saved
+
+
+def with_known(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any], eager: Callable[..., Any]) -> Any:
+    """``out``, the results of ``eager(*args, **kwargs)`` traced into the current trace, with
+    what concrete mode knows of them: computed, when asked for, by running ``eager`` outside
+    the trace on the arguments' values (nothing where it misses an argument's value)."""
+    if concrete_mode() is None:
+        return out
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    traced = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer)]
+    inputs = [leaves[i].known for i in traced]
+    out_leaves = tree_util.tree_leaves(out)
+    targets = [i for i, leaf in enumerate(out_leaves) if isinstance(leaf, Tracer) and leaf.known is None]
+    if not targets or any(k is None for k in inputs):
+        return out
+    flows = any(k.differentiated for k in inputs)  # type: ignore[union-attr]
+
+    def compute(*values: np.ndarray) -> list[np.ndarray]:
+        given = list(leaves)
+        for i, value in zip(traced, values, strict=True):
+            given[i] = Array._wrap(value, leaves[i].aval.weak_type)
+        call_args, call_kwargs = tree_util.tree_unflatten(tree, given)
+        with suspended():
+            result = eager(*call_args, **call_kwargs)
+        return [to_numpy(leaf) for leaf in tree_util.tree_leaves(result)]
+
+    node = None if concrete_mode() == "deferred" else Known(inputs=tuple(inputs), compute=compute)  # type: ignore[arg-type]
+    for i in targets:
+        leaf = out_leaves[i]
+        mark = flows and issubdtype(leaf.dtype, np.inexact)
+        leaf.known = (Known(differentiated=mark) if node is None
+                      else Known(None, mark, (node,), operator.itemgetter(i)))
+    return out
+
+
+def inlined(fun: Callable[..., Any], jitted: Callable[..., Any], args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Any:
+    """A jit called inside a trace: ``fun`` inlined into it. In concrete mode its values are
+    abstract (as in JAX, where a nested jit traces abstractly), and its results are known by
+    running ``jitted`` on the arguments' values when asked for."""
+    if concrete_mode() is None or current_trace() is None or disable_jit_state.value:
+        return fun(*args, **kwargs)
+    with mode_scope(None):
+        out = fun(*args, **kwargs)
+    return with_known(out, args, kwargs, jitted)

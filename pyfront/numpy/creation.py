@@ -18,7 +18,6 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.core import Tracer, abstractify, to_numpy
-from mlax.errors import ConcretizationTypeError
 from mlax.numpy import elementwise as ew
 from mlax.numpy.math_extra import astype
 from mlax.numpy.util import (
@@ -117,8 +116,8 @@ empty_like = _filled_like("empty_like", 0)
 
 def _concrete_scalar(name: str, value: Any) -> Any:
     """A concrete scalar argument of arange (a traced one cannot size the result)."""
-    if isinstance(value, Tracer):
-        raise ConcretizationTypeError(value, f"a concrete value (mlax.numpy.arange argument '{name}')")
+    if isinstance(value, Tracer):  # known under grad outside jit (concrete mode); else JAX's error
+        value = value._concrete(f"a concrete value (mlax.numpy.arange argument '{name}')")[()]
     if np.ndim(to_numpy(value) if hasattr(value, "aval") else value) != 0:
         raise ValueError(f"mlax.numpy.arange: arguments must be scalars; got {name}={value!r}{where()}")
     return value.item() if hasattr(value, "aval") else value

@@ -29,7 +29,8 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
-from mlax.core import Tracer, with_weak_type
+from mlax.core import Tracer, to_numpy, with_weak_type
+from mlax.errors import ConcretizationTypeError
 from mlax.lax.indexing import mode_name
 from mlax.numpy.util import asarray
 from mlax.source_info import where
@@ -294,10 +295,14 @@ class _Advanced:
 
 
 def _mask_indices(mask: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    if isinstance(mask, Tracer):
-        raise IndexError(f"Array boolean indices must be concrete; got {mask.aval}. A boolean mask "
-                         f"gives a shape that depends on its values; use mlax.numpy.where (e.g. "
-                         f"jnp.where(mask, x, 0)) instead. (JAX: NonConcreteBooleanIndexError){where()}")
+    if isinstance(mask, Tracer):  # known under grad outside jit (concrete mode), as in JAX
+        try:
+            mask = to_numpy(mask)
+        except ConcretizationTypeError as err:  # chained: a concrete retrace would know it
+            raise IndexError(f"Array boolean indices must be concrete; got {mask.aval}. A boolean mask "
+                             f"gives a shape that depends on its values; use mlax.numpy.where (e.g. "
+                             f"jnp.where(mask, x, 0)) instead. (JAX: NonConcreteBooleanIndexError)"
+                             f"{where()}") from err
     mask = np.asarray(mask)
     if mask.ndim == 0:
         return ()

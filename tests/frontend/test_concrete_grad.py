@@ -232,3 +232,17 @@ def test_threads_keep_their_own_mode() -> None:
         thread.join()
     for i, x in enumerate(inputs):
         assert_same(results[i], jax.grad(jf)(x), rtol=1e-6)
+
+
+def test_boolean_masks_and_arange_of_concrete_values(rng: np.random.Generator, backend) -> None:
+    def masked(np_):
+        def f(x, n):
+            kept = x[x > 0.0]  # a shape that depends on the values
+            return np_.sum(kept ** 2) + np_.sum(np_.arange(n) * x[0])
+        return f
+
+    x = random_array(rng, (6,), np.float32, -1.0, 1.0)
+    n = np.int32(rng.integers(2, 6))
+    assert_same(mlax.grad(masked(mnp))(x, n), jax.grad(masked(jnp))(x, n), rtol=1e-6)
+    with pytest.raises(IndexError, match="boolean indices must be concrete"):
+        mlax.jit(mlax.grad(masked(mnp)))(x, n)

@@ -22,8 +22,9 @@ from mlax import dtypes as front_dtypes
 from mlax import lax, prng
 from mlax import numpy as mnp
 from mlax.core import is_array_like
-from mlax.errors import ConcretizationTypeError, user_error
+from mlax.errors import user_error
 from mlax.numpy.util import asarray, normalize_axis
+from mlax.random_arguments import concrete_shape
 
 __all__ = [
     "PRNGKey", "bernoulli", "bits", "categorical", "choice", "clone", "fold_in", "gumbel", "key", "key_data",
@@ -76,22 +77,6 @@ def _key_words(key: Any) -> tuple[Any, Any]:
 
 
 # -- keys -----------------------------------------------------------------------------------
-
-def _shape(name: str, shape: Any, argument: str = "shape") -> tuple[int, ...]:
-    """A shape argument as JAX's ``canonicalize_shape`` reads it: an int or a sequence of ints."""
-    dims = (shape,) if isinstance(shape, int) else shape
-    try:
-        dims = tuple(operator.index(d) for d in dims)
-    except ConcretizationTypeError:
-        raise
-    except TypeError:
-        raise user_error(TypeError, "Shapes must be 1D sequences of concrete values of integer type, got "
-                         f"{shape!r}.", f"{argument} of mlax.random.{name}") from None
-    if any(d < 0 for d in dims):
-        raise user_error(ValueError, f"mlax.random.{name}: shape {dims} has a negative dimension",
-                         f"{argument} of mlax.random.{name}")
-    return dims
-
 
 def _operand(name: str, argument: str, value: Any, dtype: Any = None) -> Any:
     """Argument ``argument`` of ``mlax.random.name`` as an array, checked to be array-like."""
@@ -205,7 +190,7 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (or a ``num``-shaped array of keys): typed keys of shape ``num`` for a
     typed key, raw data of shape ``(*num, 2)`` for a raw one."""
     data, typed = _key_arg("split", key)
-    return _keys_like(_split(data, _shape("split", num, "num")), typed)
+    return _keys_like(_split(data, concrete_shape("split", num, "num")), typed)
 
 
 def fold_in(key: Any, data: Any) -> Any:
@@ -259,7 +244,7 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Uniform random bits as unsigned integers (default uint32, uint64 under x64)."""
     key = _check_key("bits", key)
     dtype = _user_dtype("bits", dtype, np.uint64, np.unsignedinteger)
-    return _random_bits(key, dtype.itemsize * 8, _shape("bits", shape))
+    return _random_bits(key, dtype.itemsize * 8, concrete_shape("bits", shape))
 
 
 def _uniform(key: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, maxval: Any) -> Any:
@@ -282,7 +267,7 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
     """Uniform floats in ``[minval, maxval)`` (default float32, float64 under x64)."""
     key = _check_key("uniform", key)
     dtype = _user_dtype("uniform", dtype, np.float64, np.floating)
-    shape = _shape("uniform", shape)
+    shape = concrete_shape("uniform", shape)
     _numbers("uniform", dtype.name, minval=minval, maxval=maxval)
     _check_broadcast("uniform", shape, minval, maxval, kind=TypeError)  # jax's error comes from lax.mul
     return _uniform(key, shape, dtype, minval, maxval)
@@ -307,7 +292,7 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     key = _check_key("normal", key)
     dtype = _user_dtype("normal", dtype, np.float64, np.floating)
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = _uniform(key, _shape("normal", shape), dtype, lo, 1.0)
+    u = _uniform(key, concrete_shape("normal", shape), dtype, lo, 1.0)
     return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
@@ -321,7 +306,7 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     if shape is None:
         shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
     else:
-        shape = _shape("truncated_normal", shape)
+        shape = concrete_shape("truncated_normal", shape)
         _check_broadcast("truncated_normal", shape, lower, upper)
     sqrt2 = np.array(np.sqrt(2), dtype)
     lower = lax.convert_element_type(lower, dtype)
@@ -348,7 +333,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
     if shape is None:
         shape = p.shape
     else:
-        shape = _shape("bernoulli", shape)
+        shape = concrete_shape("bernoulli", shape)
         _check_broadcast("bernoulli", shape, p)
     if mode == "low":
         return mnp.less(_uniform(key, shape, p.dtype, 0.0, 1.0), p)
@@ -365,7 +350,7 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | N
     """Standard Gumbel floats ``-log(-log(u))``; ``mode="high"`` (not "highest") as in JAX."""
     key = _check_key("gumbel", key)
     dtype = _user_dtype("gumbel", dtype, np.float64, np.floating)
-    return _gumbel(key, _shape("gumbel", shape), dtype, "low" if mode is None else mode)
+    return _gumbel(key, concrete_shape("gumbel", shape), dtype, "low" if mode is None else mode)
 
 
 def _gumbel(key: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> Any:
@@ -428,7 +413,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
     if not front_dtypes.issubdtype(dtype, np.integer):
         raise user_error(TypeError, f"randint only accepts integer dtypes, got {dtype}",
                          "dtype of mlax.random.randint")
-    shape = _shape("randint", shape)
+    shape = concrete_shape("randint", shape)
     _numbers("randint", dtype.name, minval=minval, maxval=maxval)
     _check_broadcast("randint", shape, minval, maxval)
     info = mnp.iinfo(dtype)
@@ -452,7 +437,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     if shape is None:
         shape = batch_shape
     else:
-        shape = _shape("categorical", shape)
+        shape = concrete_shape("categorical", shape)
         _check_broadcast("categorical", shape, np.empty(batch_shape))
     if not replace:  # jax's Gumbel top-k
         k = math.prod(shape[:len(shape) - len(batch_shape)])
@@ -524,7 +509,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     if not isinstance(shape, Sequence):
         raise user_error(TypeError, f"shape argument of mlax.random.choice must be a sequence, got {shape}",
                          "shape of mlax.random.choice")
-    shape = _shape("choice", shape)
+    shape = concrete_shape("choice", shape)
     arr = _operand("choice", "a", a)
     if arr.ndim == 0:
         n_inputs = operator.index(a)

@@ -63,8 +63,12 @@ class JaxModule(types.ModuleType):
 
     def __dir__(self) -> list[str]:
         real = self.__dict__["_mlax_real"]
-        return [n for n in jax_modules.public_names(real)
-                if jax_modules.status(self.__name__, n) != "missing"]
+        names = [n for n in jax_modules.public_names(real)
+                 if jax_modules.status(self.__name__, n) != "missing"]
+        prefix = self.__name__ + "."
+        children = [m[len(prefix):] for m in (*REDIRECTS, *PASSTHROUGH_MODULES)
+                    if m.startswith(prefix) and "." not in m[len(prefix):]]
+        return sorted(names + children)
 
     def __repr__(self) -> str:
         return f"<module {self.__name__!r} (mlax.install_as_jax)>"

@@ -121,8 +121,10 @@ def mlax_counterpart(name: str) -> types.ModuleType | None:
 
 
 def public_names(module: types.ModuleType) -> list[str]:
-    """The public names of a real jax module, as ``dir`` lists them."""
-    return sorted(n for n in dir(module) if not n.startswith("_"))
+    """The public names of a real jax module, submodules left out: they have entries of their
+    own, and which of them ``dir`` lists depends on what the process has imported so far."""
+    return sorted(n for n in dir(module)
+                  if not n.startswith("_") and not isinstance(getattr(module, n, None), types.ModuleType))
 
 
 def _provided_by_mlax(module: str, name: str, counterpart: types.ModuleType | None) -> bool:

@@ -41,7 +41,9 @@ def test_jax_names_become_mlax_and_tracing_free_modules_pass_through() -> None:
         assert jax.lax.add_p is real_jax.lax.add_p  # primitives pass through as identities
         assert jax.__version__ == real_jax.__version__ and jax.make_mlir is mlax.make_mlir
         assert jax.core.Tracer is mlax.core.Tracer
-        assert "sin" in dir(jnp) and "fft" not in dir(jnp)
+        assert "sin" in dir(jnp) and "fft" in dir(jnp) and "no_such" not in dir(jnp)
+        assert {"numpy", "lax", "tree_util"} <= set(dir(jax)) and "typeof" in dir(jax)
+        assert "psum" not in dir(jax.lax)  # mlax lacks it: not listed
         mlax.install_as_jax()  # idempotent
         assert __import__("jax") is jax
         x = jnp.arange(6.0).reshape(2, 3)

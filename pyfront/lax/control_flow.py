@@ -30,15 +30,17 @@ from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
+from mlax.staging import with_known
 from mlax.tracing import SubFunction, function_name, trace_subfunction
 
 
 def _staged(run: Callable[..., Any], api: str, names: Sequence[str], *arrays: Any) -> Any:
     """``run(trace, *arrays)`` in the current trace, or as a jitted program outside one (whose
-    parameters are ``names``, so that its errors name the construct's arguments)."""
+    parameters are ``names``, so that its errors name the construct's arguments). In concrete
+    mode (grad outside jit) the results' values are known: the construct run on the values."""
     trace = current_trace()
     if trace is not None:
-        return run(trace, *arrays)
+        return with_known(run(trace, *arrays), arrays, {}, lambda *a: _staged(run, api, names, *a))
     from mlax.api import jit
 
     def staged(*a: Any) -> Any:

@@ -246,3 +246,20 @@ def test_boolean_masks_and_arange_of_concrete_values(rng: np.random.Generator, b
     assert_same(mlax.grad(masked(mnp))(x, n), jax.grad(masked(jnp))(x, n), rtol=1e-6)
     with pytest.raises(IndexError, match="boolean indices must be concrete"):
         mlax.jit(mlax.grad(masked(mnp)))(x, n)
+
+
+def test_control_flow_results_are_concrete(rng: np.random.Generator, backend) -> None:
+    def branchy(np_, lax):
+        def f(x):
+            y = lax.cond(x.sum() > 0, lambda v: v * 2.0, lambda v: -v, x)
+            z = lax.fori_loop(0, 3, lambda i, v: v * 1.5, y)
+            carry, _ = lax.scan(lambda c, v: (c + v, c), 0.0, z)
+            if carry > 1.0:  # a value that comes out of cond, a loop and scan
+                return np_.sum(z ** 2)
+            return np_.sum(np_.sin(z))
+        return f
+
+    x = random_array(rng, (3,), np.float32, 0.1, 1.0)
+    for value in (x, -x):
+        assert_same(mlax.grad(branchy(mnp, mlax.lax))(value), jax.grad(branchy(jnp, jax.lax))(value),
+                    rtol=1e-6)

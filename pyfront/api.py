@@ -23,7 +23,7 @@ from mlir import ir
 
 from mlax.array import Array
 from mlax.caching import LRUCache
-from mlax.configuration import checks_enabled, config, disable_jit_state, invalid_kind
+from mlax.configuration import checks_enabled, config, disable_jit_state, invalid_kind, jit_call_options_used
 from mlax.core import Aval, current_trace, to_numpy
 from mlax.dialect import get_context
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
@@ -358,10 +358,11 @@ class JittedFunction:
         if current_trace() is not None:
             # Inside another trace, jit inlines: the outer program is compiled as a whole.
             return inlined(self._fun, self, args, kwargs)
-        if disable_jit_state.value and not self._stages_always:
-            return self._fun(*args, **kwargs)  # mlax.disable_jit: the Python body, op by op
-        if checks_enabled():
-            return self._checked(self._call(args, kwargs), args, kwargs)
+        if jit_call_options_used.on:  # one read while no one has used disable_jit / debug_nans / infs
+            if disable_jit_state.value and not self._stages_always:
+                return self._fun(*args, **kwargs)  # mlax.disable_jit: the Python body, op by op
+            if checks_enabled():
+                return self._checked(self._call(args, kwargs), args, kwargs)
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

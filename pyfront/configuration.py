@@ -68,13 +68,15 @@ class State(Generic[T]):
     ``with state(value):`` overrides in the calling thread only, restoring it on exit (on an
     exception too); ``state.value`` reads it. Also usable as a decorator: ``@state(value)``."""
 
-    def __init__(self, name: str, default: T, parser: Callable[[Any], T], help: str) -> None:
+    def __init__(self, name: str, default: T, parser: Callable[[Any], T], help: str,
+                 marks: _Mark | None = None) -> None:
         self.name = name
         self.__name__ = name.removeprefix("jax_")
         self.__doc__ = f"Context manager for `{name}` config option.\n\n{help}"
         self._parser = parser
-        self._global = parser(default)
+        self._marks = marks
         self._local = _Override()
+        self._set(default)
 
     @property
     def value(self) -> T:
@@ -83,6 +85,11 @@ class State(Generic[T]):
 
     def _set(self, value: Any) -> None:
         self._global = self._parser(value)
+        self._mark(self._global)
+
+    def _mark(self, value: Any) -> None:
+        if value and self._marks is not None:
+            self._marks.on = True
 
     def __call__(self, new_val: Any = _NO_DEFAULT) -> _StateContext:
         return _StateContext(self, new_val)
@@ -93,6 +100,16 @@ class State(Generic[T]):
 
     def __repr__(self) -> str:
         return f"<mlax config state {self.name}={self.value!r}>"
+
+
+class _Mark:
+    """Set once any of its States is turned on, in any thread, and never cleared: jit's call
+    reads one attribute to skip the per-thread reads of options no one has used."""
+
+    on = False
+
+
+jit_call_options_used = _Mark()  # disable_jit, debug_nans, debug_infs
 
 
 class _Override(threading.local):
@@ -118,6 +135,7 @@ class _StateContext:
     def __enter__(self) -> None:
         self._saved.append(self.state._local.value)
         self.state._local.value = self.new_val
+        self.state._mark(self.new_val)
 
     def __exit__(self, *exc: Any) -> None:
         self.state._local.value = self._saved.pop()
@@ -156,7 +174,7 @@ def _parse_rank_promotion(value: Any) -> str:
 
 
 def _bool_state(name: str, help: str) -> State[bool]:
-    return State(name, _env_bool(name.upper(), False), _parse_bool, help)
+    return State(name, _env_bool(name.upper(), False), _parse_bool, help, jit_call_options_used)
 
 
 disable_jit_state = _bool_state("jax_disable_jit", "Disable JIT compilation and just call original Python.")

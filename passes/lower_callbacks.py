@@ -32,6 +32,19 @@ from mlax.runtime.host_callbacks import CPU_SYMBOL, encode
 ARGUMENT = "mlax-lower-callbacks"
 
 
+def checked_declarations(module: ir.Operation) -> dict[str, tuple[ir.Operation, Transform]]:
+    """The module's callback declarations by name, each checked against its result types (a
+    mismatch fails the pass at the declaration); both lowerings of callbacks start here."""
+    declarations = callback_declarations(module)
+    for declaration, transform in declarations.values():
+        try:
+            function_type = ir.TypeAttr(declaration.attributes["function_type"]).value
+            check_results(transform, ir.FunctionType(function_type))
+        except DeclarationError as error:
+            raise PassFailure(str(error), declaration.location) from None
+    return declarations
+
+
 def _i64(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(64), value)
 
@@ -114,16 +127,9 @@ class LowerCallbacks(ModulePass):
     def run(self, module: ir.Operation) -> None:
         if verify_transforms(module):  # each problem was emitted at its declaration
             raise PassFailure("")
-        declarations = callback_declarations(module)
+        declarations = checked_declarations(module)
         if not declarations:
             return
-        for declaration, transform in declarations.values():
-            try:
-                check_results(
-                    transform, ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value)
-                )
-            except DeclarationError as error:
-                raise PassFailure(str(error), declaration.location) from None
         _declare_entry(module)
         for call in nested_ops(module):
             if call.name == "func.call" and callee_of(call) in declarations:

@@ -29,15 +29,15 @@ from jax import ShapeDtypeStruct, tree_util
 from jax.core import ShapedArray
 from mlir import ir
 
-from mlax import dtypes as front_dtypes
 from mlax import prng
 from mlax.api import JittedFunction
-from mlax.core import Aval, abstractify, current_trace, is_array_like
+from mlax.core import Aval, current_trace
 from mlax.dialect import get_op, read_attributes
 from mlax.dialect.attrs import dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
+from mlax.shape_eval import abstract_argument
 from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
 
 __all__ = ["make_jaxpr"]
@@ -259,22 +259,8 @@ class _FunctionReader:
         self._emit(op, name, params, invars, False)
 
 
-def _aval(leaf: Any, path: str, fun_name: str) -> Aval:
-    """An argument leaf's aval: arrays and scalars as jit reads them, and anything else with a
-    ``shape`` and ``dtype`` (``ShapeDtypeStruct``) by those alone, as jax.make_jaxpr does."""
-    if is_array_like(leaf):
-        return abstractify(leaf)
-    if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-        raise user_error(
-            TypeError, f"Error interpreting argument to {fun_name} as an abstract array. The problematic "
-            f"value is of type {type(leaf)} and was passed to the function at path {path}. make_jaxpr "
-            "traces every argument as an array: mark others static with static_argnums or pass them "
-            "through a closure.", f"argument {path} of mlax.make_jaxpr")
-    try:
-        dtype = front_dtypes.canonicalize(leaf.dtype)
-    except TypeError as err:
-        raise user_error(TypeError, str(err), f"argument {path} of mlax.make_jaxpr") from None
-    return Aval(tuple(leaf.shape), dtype, bool(getattr(leaf, "weak_type", False)))
+_ADVICE = ("make_jaxpr traces every argument as an array: mark others static with static_argnums or pass "
+           "them through a closure.")
 
 
 def _partitioner(fun: Callable[..., Any], static_argnums: Any) -> tuple[Callable[..., Any], JittedFunction]:
@@ -312,7 +298,8 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         name = function_name(traced_fun)
         paths_and_leaves, in_tree = prng.tree_flatten_with_path((dyn_args, dyn_kwargs))  # keys as their data
         paths = [_describe_path(key_path, dyn_names) for key_path, _ in paths_and_leaves]
-        in_avals = [_aval(leaf, path, name) for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
+        in_avals = [abstract_argument(leaf, path, name, "make_jaxpr", _ADVICE)
+                    for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
 
         def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
             return rebuild(*tree_util.tree_unflatten(in_tree, tracers))

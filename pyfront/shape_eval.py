@@ -52,22 +52,27 @@ def _dynamic_part(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     return dynamic, dyn_args, dyn_kwargs, dyn_names
 
 
-def _aval(leaf: Any, path: str, fun_name: str) -> Aval:
+_EVAL_SHAPE_ADVICE = ("eval_shape treats every argument as an array: pass other values through a closure or "
+                      "functools.partial.")
+
+
+def abstract_argument(leaf: Any, path: str, fun_name: str, api: str = "eval_shape",
+                      advice: str = _EVAL_SHAPE_ADVICE) -> Aval:
     """An argument leaf's abstract value, read from its ``shape``/``dtype``/``weak_type``
     alone as JAX does (so no array is converted or copied): arrays, ShapeDtypeStructs and
-    duck-typed arrays alike; the dtype is canonicalised (float64 -> float32 without x64)."""
+    duck-typed arrays alike; the dtype is canonicalised (float64 -> float32 without x64).
+    eval_shape and make_jaxpr read their arguments so; ``advice`` ends their error."""
     if isinstance(leaf, Tracer) or front_dtypes.is_python_scalar(leaf):
         return abstractify(leaf)
     if not hasattr(leaf, "dtype"):
         raise user_error(
             TypeError, f"Error interpreting argument to {fun_name} as an abstract array. The problematic "
-            f"value is of type {type(leaf)} and was passed to the function at path {path}. eval_shape "
-            "treats every argument as an array: pass other values through a closure or "
-            "functools.partial.", f"argument {path} of mlax.eval_shape")
+            f"value is of type {type(leaf)} and was passed to the function at path {path}. {advice}",
+            f"argument {path} of mlax.{api}")
     try:
         dtype = front_dtypes.canonicalize(leaf.dtype)
     except TypeError as err:
-        raise user_error(TypeError, str(err), f"argument {path} of mlax.eval_shape") from None
+        raise user_error(TypeError, str(err), f"argument {path} of mlax.{api}") from None
     return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)))
 
 
@@ -84,7 +89,8 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     name = function_name(fun)
     paths_and_leaves, in_tree = prng.tree_flatten_with_path((args, kwargs))  # keys as their data
     paths = [_describe_path(key_path, arg_names) for key_path, _ in paths_and_leaves]
-    in_avals = [_aval(leaf, path, name) for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
+    in_avals = [abstract_argument(leaf, path, name)
+                for (_, leaf), path in zip(paths_and_leaves, paths, strict=True)]
 
     def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return tree_util.tree_unflatten(in_tree, tracers)

@@ -17,11 +17,10 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
-from mlax.dialect.callbacks import callback_declarations, callee_of, check_results
+from mlax.dialect.callbacks import callee_of
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.dialect.transforms import DeclarationError
+from mlax.passes.lower_callbacks import checked_declarations
 from mlax.passes.lower_to_stablehlo.common import constant, hlo
-from mlax.passes.registry import PassFailure
 from mlax.passes.walk import nested_ops
 from mlax.runtime.host_callbacks import XLA_TARGET, encode
 
@@ -31,14 +30,7 @@ _API_VERSION_TYPED_FFI = 4
 def lower_callbacks(module: ir.Operation) -> None:
     """Rewrite every call of a callback declaration into the custom call; erase the
     declarations."""
-    declarations = callback_declarations(module)
-    for declaration, transform in declarations.values():
-        try:
-            check_results(
-                transform, ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value)
-            )
-        except DeclarationError as error:
-            raise PassFailure(str(error), declaration.location) from None
+    declarations = checked_declarations(module)
     tokens: dict[ir.Block, ir.Value] = {}  # the last debug callback's token, per function body
     for call in nested_ops(module):
         if call.name != "func.call" or callee_of(call) not in declarations:

@@ -24,7 +24,7 @@ from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect.transforms import read_transform
 from mlax.errors import check_callable, user_error
 from mlax.rule_variants import placeholder
-from mlax.shape_eval import _aval
+from mlax.shape_eval import abstract_argument
 from mlax.tracing import function_name, trace_function
 
 # Ops whose result is linear in each operand separately (positions that may be linear; None: any one).
@@ -76,7 +76,9 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Any = 
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     name = function_name(fun)
     leaves, in_tree = tree_util.tree_flatten(primals)
-    in_avals = [_aval(leaf, f"primals[{i}]", "mlax.linear_transpose") for i, leaf in enumerate(leaves)]
+    advice = "linear_transpose reads every primal as an array: pass other values through a closure."
+    in_avals = [abstract_argument(leaf, f"primals[{i}]", "mlax.linear_transpose", "linear_transpose", advice)
+                for i, leaf in enumerate(leaves)]
 
     def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return tree_util.tree_unflatten(in_tree, tracers), {}

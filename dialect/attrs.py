@@ -28,7 +28,24 @@ IRDL_BASE = {
     "symbol": "#builtin.symbol_ref",
     "type": "#builtin.type",
     "dict": "#builtin.dictionary",
+    "strs": "#builtin.array",
+    "spec": "#builtin.array",
+    "specs": "#builtin.array",
 }
+
+# A partition spec as the dialect stores it: per dimension of a tensor, the mesh axes that
+# dimension is split over, major first (``()``: not split). ``(("x",), ())`` is jax's
+# ``P("x", None)``; ``(("x", "y"),)`` is ``P(("x", "y"))``.
+Spec = tuple[tuple[str, ...], ...]
+
+
+def spec_attribute(spec: Spec) -> ir.ArrayAttr:
+    """``[["x"], []]``: one array of axis names per dimension."""
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.StringAttr.get(str(a)) for a in dim]) for dim in spec])
+
+
+def read_spec(attr: ir.Attribute) -> Spec:
+    return tuple(tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(dim)) for dim in ir.ArrayAttr(attr))
 
 
 def dense_elements(value: np.ndarray) -> ir.DenseElementsAttr:
@@ -110,6 +127,12 @@ def to_attribute(kind: str, value: Any) -> ir.Attribute:
         return ir.TypeAttr.get(dtypes.to_mlir(value))
     if kind == "dict":
         return ir.DictAttr.get(dict(value))
+    if kind == "strs":
+        return ir.ArrayAttr.get([ir.StringAttr.get(str(v)) for v in value])
+    if kind == "spec":
+        return spec_attribute(value)
+    if kind == "specs":
+        return ir.ArrayAttr.get([spec_attribute(spec) for spec in value])
     raise ValueError(f"unknown attribute kind {kind!r}")
 
 
@@ -137,4 +160,10 @@ def from_attribute(kind: str, attr: ir.Attribute) -> Any:
         return dtypes.from_mlir(ir.TypeAttr(attr).value)
     if kind == "dict":
         return ir.DictAttr(attr)
+    if kind == "strs":
+        return tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attr))
+    if kind == "spec":
+        return read_spec(attr)
+    if kind == "specs":
+        return tuple(read_spec(spec) for spec in ir.ArrayAttr(attr))
     raise ValueError(f"unknown attribute kind {kind!r}")

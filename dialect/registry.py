@@ -19,7 +19,8 @@ import numpy as np
 from mlax.dialect.tensor_spec import TensorSpec
 
 # Attribute kinds: how a Python value is stored as an MLIR attribute (see attrs.py).
-ATTRIBUTE_KINDS = ("i64", "i64s", "bool", "bools", "symbols", "f64", "str", "dense", "symbol", "type", "dict")
+ATTRIBUTE_KINDS = ("i64", "i64s", "bool", "bools", "symbols", "f64", "str", "dense", "symbol", "type", "dict",
+                   "strs", "spec", "specs")
 
 InferRule = Callable[..., "TensorSpec | tuple[TensorSpec, ...]"]
 ReferenceRule = Callable[..., "np.ndarray | tuple[np.ndarray, ...]"]

@@ -36,6 +36,8 @@ _FIELD_CLASSES: dict[str, tuple[type, str]] = {
     "i64s": (ir.DenseI64ArrayAttr, "array<i64: ...>"),
     "i64": (ir.IntegerAttr, "an integer"),
     "str": (ir.StringAttr, "a string"),
+    "strs": (ir.ArrayAttr, 'an array of strings (["x", "y"])'),
+    "specs": (ir.ArrayAttr, 'an array of partition specs ([[["x"], []], [[]]])'),
 }
 
 Signature = tuple[list[ir.Type], list[ir.Type]]

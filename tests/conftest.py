@@ -20,6 +20,8 @@ def pytest_configure(config: pytest.Config) -> None:
     import jax
 
     jax.config.update("jax_platforms", "cpu")
+    # Four XLA CPU devices for the sharding tests (must be set before jaxlib's backend starts).
+    jax.config.update("jax_num_cpu_devices", 4)
 
 
 @pytest.fixture

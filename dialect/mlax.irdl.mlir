@@ -4,6 +4,89 @@
 // Ports that share a constraint variable must have identical types: IRDL binds one
 // type per variable for the whole op (variadic ports included).
 irdl.dialect @mlax {
+  // All-reduce: the elementwise sum of `operand` over every instance along `axes`.
+  irdl.operation @psum {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axes" = %attr_axes}
+  }
+
+  // All-reduce: the elementwise maximum of `operand` over every instance along `axes`.
+  irdl.operation @pmax {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axes" = %attr_axes}
+  }
+
+  // All-reduce: the elementwise minimum of `operand` over every instance along `axes`.
+  irdl.operation @pmin {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axes" = %attr_axes}
+  }
+
+  // Tiled all-gather: the operands of every instance along `axes`, concatenated along `dimension`.
+  irdl.operation @all_gather {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    %attr_dimension = irdl.base "#builtin.integer"
+    %attr_axis_size = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"axes" = %attr_axes, "dimension" = %attr_dimension, "axis_size" = %attr_axis_size}
+  }
+
+  // Tiled reduce-scatter: block `j` along `dimension` of the sum over `axes` goes to instance `j`.
+  irdl.operation @psum_scatter {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    %attr_dimension = irdl.base "#builtin.integer"
+    %attr_axis_size = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"axes" = %attr_axes, "dimension" = %attr_dimension, "axis_size" = %attr_axis_size}
+  }
+
+  // Tiled all-to-all: block `j` of `split_dimension` goes to instance `j`; received blocks are concatenated along `concat_dimension` in source order.
+  irdl.operation @all_to_all {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    %attr_split_dimension = irdl.base "#builtin.integer"
+    %attr_concat_dimension = irdl.base "#builtin.integer"
+    %attr_axis_size = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"axes" = %attr_axes, "split_dimension" = %attr_split_dimension, "concat_dimension" = %attr_concat_dimension, "axis_size" = %attr_axis_size}
+  }
+
+  // Collective permute: instance `source` sends its operand to `destination`, for each pair.
+  irdl.operation @ppermute {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    %attr_pairs = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"axes" = %attr_axes, "pairs" = %attr_pairs}
+  }
+
+  // This instance's index along `axes` (linearized, the first axis major), as an i32 scalar.
+  irdl.operation @axis_index {
+    %T = irdl.base "!builtin.tensor"
+    %attr_axes = irdl.base "#builtin.array"
+    %attr_axis_size = irdl.base "#builtin.integer"
+    irdl.results(result: %T)
+    irdl.attributes {"axes" = %attr_axes, "axis_size" = %attr_axis_size}
+  }
+
   // Negation, -x (wraps for the most negative integer and for unsigned integers).
   irdl.operation @neg {
     %T = irdl.base "!builtin.tensor"
@@ -693,6 +776,15 @@ irdl.dialect @mlax {
     irdl.operands(operand: %T, padding_value: %U)
     irdl.results(result: %V)
     irdl.attributes {"edge_padding_low" = %attr_edge_padding_low, "edge_padding_high" = %attr_edge_padding_high, "interior_padding" = %attr_interior_padding}
+  }
+
+  // Identity on values whose result must have the partition spec `sharding` (jax's `lax.with_sharding_constraint`).
+  irdl.operation @sharding_constraint {
+    %T = irdl.base "!builtin.tensor"
+    %attr_sharding = irdl.base "#builtin.array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+    irdl.attributes {"sharding" = %attr_sharding}
   }
 
   // The i32 indices that stably sort `keys` ascending along `dimension`.

@@ -14,7 +14,14 @@ from typing import Any
 
 _SUBMODULES = ("ad_checkpoint", "custom_derivatives", "debug", "flatten_util", "lax", "nn", "numpy", "random",
                "scipy", "test_util", "tree", "tree_util")
+_SUBMODULES += ("experimental", "sharding")  # the sharding issue: mlax.sharding, mlax.experimental.shard_map
+_SUBMODULES += ("distributed",)  # mlax.distributed: several processes (jax.distributed)
 _ATTRIBUTES = {
+    "make_mesh": "mlax.sharding",
+    "set_mesh": "mlax.sharding",
+    "NamedSharding": "mlax.sharding",
+    "P": "mlax.sharding",
+    "shard_map": "mlax.shard_map",
     "Array": "mlax.array",
     "config": "mlax.configuration",
     "jit": "mlax.api",
@@ -63,6 +70,14 @@ _ATTRIBUTES = {
     "device_get": "mlax.device_info",
     "devices": "mlax.device_info",
     "local_devices": "mlax.device_info",
+    "local_device_count": "mlax.device_info",
+    "process_index": "mlax.device_info",
+    "process_count": "mlax.device_info",
+    "Device": "mlax.device_info",
+    "device_put": "mlax.transfer",
+    "make_array_from_callback": "mlax.transfer",
+    "make_array_from_single_device_arrays": "mlax.transfer",
+    "make_array_from_process_local_data": "mlax.transfer",
     "stop_gradient": "mlax.lax.transforms",
     "eval_shape": "mlax.shape_eval",
     "ShapeDtypeStruct": "mlax.shape_eval",

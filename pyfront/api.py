@@ -27,8 +27,17 @@ from mlax.configuration import checks_enabled, config, disable_jit_state, invali
 from mlax.core import Aval, current_trace, to_numpy
 from mlax.dialect import get_context
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
-from mlax.out_sharding import unpartitioned
+from mlax.jit_sharding import (
+    UNSPECIFIED,
+    annotate,
+    committed_sharding,
+    given,
+    input_placements,
+    mesh_backend,
+    output_placements,
+)
 from mlax.runtime.backend import Executable, clear_compile_cache, compile_cached, device_backend, get_backend
+from mlax.sharding import context_mesh
 from mlax.staging import inlined
 from mlax.tracing import (
     TracedFunction,
@@ -83,6 +92,7 @@ class _CacheEntry:
 
     traced: TracedFunction
     donated: tuple[int, ...] = ()  # flat argument indices whose buffers the program may reuse
+    backend: str = "cpu"  # the backend it runs on (a program with a mesh: its devices' one)
     _executable: weakref.ref[Executable] | None = None
 
     def executable(self) -> Executable | None:
@@ -96,7 +106,8 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     for arg in args:
         kind = type(arg)
         if kind is Array:
-            key.append((arg.shape, arg.dtype, arg._weak_type))
+            sharded = committed_sharding(arg) if arg._device is not None else None
+            key.append((arg.shape, arg.dtype, arg._weak_type, sharded))
         elif kind is np.ndarray:
             key.append((arg.shape, arg.dtype))
         else:
@@ -159,7 +170,7 @@ class Lowered:
         return self._traced.out_avals
 
     def compile(self) -> Compiled:
-        return Compiled(self._traced, _executable(self._entry, self._backend))
+        return Compiled(self._traced, _executable(self._entry))
 
 
 class Compiled:
@@ -179,10 +190,10 @@ class Compiled:
         return _run(self._traced, self._executable, leaves)
 
 
-def _executable(entry: _CacheEntry, backend: str) -> Executable:
+def _executable(entry: _CacheEntry) -> Executable:
     executable = entry.executable()
     if executable is None:
-        executable = compile_cached(backend, entry.traced.module, entry.traced.entry, entry.donated)
+        executable = compile_cached(entry.backend, entry.traced.module, entry.traced.entry, entry.donated)
         entry._executable = weakref.ref(executable)
     return executable
 
@@ -217,7 +228,8 @@ class JittedFunction:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: Any = None,
                  static_argnames: Any = None, donate_argnums: Any = None,
-                 backend: str | None = None, device: Any = None, donate_argnames: Any = None) -> None:
+                 backend: str | None = None, device: Any = None, donate_argnames: Any = None,
+                 in_shardings: Any = UNSPECIFIED, out_shardings: Any = UNSPECIFIED) -> None:
         check_callable(fun, "fun of mlax.jit")
         if device is not None:
             if backend is not None:
@@ -235,6 +247,8 @@ class JittedFunction:
                 raise user_error(RuntimeError, str(error), "backend of mlax.jit") from None
         self._fun = fun
         self._backend = backend
+        self._in_shardings = in_shardings  # jax's pytree prefixes (pyfront/jit_sharding.py)
+        self._out_shardings = out_shardings
         try:
             self._signature: inspect.Signature | None = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -262,7 +276,8 @@ class JittedFunction:
         self._static_argnames = frozenset(names)
         self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
         self._fast_cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain arrays
-        self._fast_ok = not self._static_argnums and not self._static_argnames
+        self._fast_ok = not (self._static_argnums or self._static_argnames or given(in_shardings)
+                             or given(out_shardings))
         self._stages_always = False  # set by jit for mlax's own jits: disable_jit leaves them
         with _JITTED_LOCK:
             _JITTED.add(self)
@@ -317,15 +332,19 @@ class JittedFunction:
         name = function_name(self._fun)
         leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
         in_avals = avals_of(leaves)
-        key = (static, in_tree, in_avals, self.backend, config.trace_context())
+        placements = input_placements(self._in_shardings, *dynamic, leaves, in_avals, paths)
+        key = (static, in_tree, in_avals, self.backend, config.trace_context(), placements, context_mesh())
 
         def build_args(tracers: list[Any]) -> Any:
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, tracers)
             return rebuild(dyn_args, dyn_kwargs)
 
         def create() -> _CacheEntry:
-            return _CacheEntry(trace_function(self._fun, build_args, in_avals, paths),
-                               self._donated_leaves(args, static))
+            traced = trace_function(self._fun, build_args, in_avals, paths)
+            outs = output_placements(self._out_shardings, traced.out_tree, traced.out_avals)
+            mesh = annotate(traced.module, traced.entry, placements, outs, paths)
+            backend = self.backend if mesh is None else mesh_backend(mesh, self._backend, self.backend)
+            return _CacheEntry(traced, self._donated_leaves(args, static), backend)
 
         return (self._cache.get_or_create(key, create) if cached else create()), leaves
 
@@ -333,7 +352,7 @@ class JittedFunction:
         """Trace, compile and run for these arguments only, the trace not cached: for mlax's
         transformations whose trace holds only for this call (pyfront/staging.py)."""
         entry, leaves = self._entry(args, kwargs, cached=False)
-        result = _run(entry.traced, _executable(entry, self.backend), leaves)
+        result = _run(entry.traced, _executable(entry), leaves)
         return self._checked(result, args, kwargs) if checks_enabled() else result
 
     def _donated_leaves(self, args: tuple[Any, ...], static: tuple[Any, ...]) -> tuple[int, ...]:
@@ -374,7 +393,7 @@ class JittedFunction:
             if executable is not None:
                 return _outputs(entry.traced, executable(_fast_buffers(executable, args)))
         entry, leaves = self._entry(args, kwargs)
-        result = _run(entry.traced, _executable(entry, self.backend), leaves)
+        result = _run(entry.traced, _executable(entry), leaves)
         if fast_key is not None and all(arg.dtype == aval.dtype for arg, aval
                                         in zip(args, entry.traced.in_avals, strict=True)):
             self._fast_cache.get_or_create(fast_key, lambda: entry)  # canonical dtypes: buffers pass as is
@@ -404,7 +423,7 @@ class JittedFunction:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         entry, _ = self._entry(args, kwargs)
-        return Lowered(entry.traced, self.backend, entry)
+        return Lowered(entry.traced, entry.backend, entry)
 
     def trace(self, *args: Any, **kwargs: Any) -> TracedFunction:
         return self._entry(args, kwargs)[0].traced
@@ -433,11 +452,8 @@ def clear_caches() -> None:
     clear_compile_cache()
 
 
-_UNSPECIFIED = object()
-
-
-def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = _UNSPECIFIED,
-        out_shardings: Any = _UNSPECIFIED, static_argnums: Any = None, static_argnames: Any = None,
+def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = UNSPECIFIED,
+        out_shardings: Any = UNSPECIFIED, static_argnums: Any = None, static_argnames: Any = None,
         donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
         device: Any = None, backend: str | None = None, inline: bool = False,
         compiler_options: dict[str, Any] | None = None) -> Any:
@@ -447,21 +463,17 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = _UNSPECIFI
 
     Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``, and on methods. The
     keywords are jax.jit's: ``keep_unused`` and ``inline`` change nothing observable (mlax keeps
-    every argument, and a jit called inside a trace is always inlined); shardings that
-    partition (anything but None and replicated shardings, the one layout of one device) and
-    ``compiler_options`` are not supported yet and say so.
+    every argument, and a jit called inside a trace is always inlined). ``in_shardings`` /
+    ``out_shardings`` partition the program over a mesh of devices (pyfront/jit_sharding.py);
+    such a program runs on the XLA backend of those devices unless ``backend="interpreter"``
+    (which simulates them). ``compiler_options`` are not supported yet and say so.
     """
-    for name, value, unset in (("in_shardings", in_shardings, _UNSPECIFIED),
-                               ("out_shardings", out_shardings, _UNSPECIFIED),
-                               ("compiler_options", compiler_options or None, None)):
-        # None leaves the choice to the compiler (jax's meaning), replicated is whole: one device
-        unconstrained = name != "compiler_options" and all(map(unpartitioned, tree_util.tree_leaves(value)))
-        if value is not unset and not unconstrained:
-            raise user_error(NotImplementedError, f"mlax.jit does not support {name} yet "
-                             "(sharding and XLA compiler options are not implemented)", f"{name} of mlax.jit")
+    if compiler_options:
+        raise user_error(NotImplementedError, "mlax.jit does not support compiler_options yet (XLA compiler "
+                         "options are not implemented)", "compiler_options of mlax.jit")
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                   backend=backend, device=device)
+                   backend=backend, device=device, in_shardings=in_shardings, out_shardings=out_shardings)
     if fun is None:
         return functools.partial(jit, **options)
     jitted = JittedFunction(fun, **options)

@@ -1,8 +1,16 @@
 """mlax.Array: the immutable array mlax returns, backed by a read-only NumPy buffer or by the
-device buffer of the XLA backend that computed it.
+device buffer of the XLA backend that computed it: a jax Array of one device, or one spread
+over several (placed by ``mlax.device_put`` or computed by a partitioned program).
 
 A device-backed Array keeps its buffer, so the next XLA program takes it as it is; it is read
-on the host once, when NumPy, printing or an eager op first needs it (no copy on the CPU).
+on the host once, when NumPy, printing or an eager op first needs it (no copy on the CPU; a
+sharded one is gathered). Its sharding API (``sharding``, ``devices()``, ``addressable_shards``,
+...) is jax's, its objects jax's own (NamedSharding, SingleDeviceSharding, Shard); a host
+buffer counts as one shard on ``mlax.devices()[0]``.
+
+*Committed* (jax's word): an Array placed by ``device_put`` on a device or sharding, or produced
+by a program for a mesh, says where the next program must run (``Array.committed``; jit takes
+``Array.sharding`` of committed inputs); host arrays and one-device results are not.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ class Array(ArrayMethods, metaclass=ArrayType):
     """An immutable, concrete array (the counterpart of ``jax.Array``); tracers are instances
     too, as JAX's are of ``jax.Array``: ``type(x) is Array`` tells a concrete one."""
 
-    __slots__ = ("_host", "_device", "_weak_type")
+    __slots__ = ("_host", "_device", "_weak_type", "_committed")
     __array_priority__ = 100
 
     def __init__(self, value: Any, weak_type: bool = False) -> None:
@@ -28,6 +36,7 @@ class Array(ArrayMethods, metaclass=ArrayType):
         self._host: np.ndarray | None = value
         self._device: Any = None
         self._weak_type = bool(weak_type)
+        self._committed = False
 
     @classmethod
     def _wrap(cls, value: np.ndarray, weak_type: bool = False) -> Array:
@@ -39,15 +48,23 @@ class Array(ArrayMethods, metaclass=ArrayType):
         array._host = value
         array._device = None
         array._weak_type = bool(weak_type)
+        array._committed = False
         return array
 
     @classmethod
-    def _wrap_device(cls, buffer: Any, weak_type: bool = False) -> Array:
-        """Take ownership of an XLA device buffer (a jax.Array of one device)."""
+    def _wrap_device(cls, buffer: Any, weak_type: bool = False, committed: bool | None = None) -> Array:
+        """Take ownership of an XLA device buffer (a jax.Array of one device or several).
+        Unless told, it is committed when a program for a mesh made it (its sharding is a
+        NamedSharding); a one-device program's result is not (it runs anywhere next)."""
         array = cls.__new__(cls)
         array._host = None
         array._device = buffer
         array._weak_type = bool(weak_type)
+        if committed is None:
+            from jax.sharding import NamedSharding
+
+            committed = isinstance(buffer.sharding, NamedSharding)
+        array._committed = committed
         return array
 
     @property
@@ -139,10 +156,81 @@ class Array(ArrayMethods, metaclass=ArrayType):
     def __reduce__(self) -> Any:
         return (Array, (np.array(self._value), self._weak_type))
 
+    # --- devices and sharding (jax.Array's API) --------------------------------------------
+
     @property
     def device(self) -> Any:
+        """The device of a one-device array; the sharding of one over several (as jax's)."""
         if self._device is not None:
-            return next(iter(self._device.devices()))
+            return self._device.device
         from mlax.device_info import devices
 
         return devices()[0]
+
+    @property
+    def sharding(self) -> Any:
+        """jax's Sharding of the array: its buffer's, or SingleDeviceSharding(devices()[0])
+        for a host array."""
+        if self._device is not None:
+            return self._device.sharding
+        from jax.sharding import SingleDeviceSharding
+
+        return SingleDeviceSharding(self.device)
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array is committed to its devices (module docstring)."""
+        return self._committed
+
+    def devices(self) -> set[Any]:
+        return set(self.sharding.device_set)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._device is None or self._device.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._device is None or self._device.is_fully_addressable
+
+    def _shards(self, shards: Any) -> list[Any]:
+        """jax's Shards with their data as mlax Arrays (None where another process holds it)."""
+        from jax import Shard
+
+        out = []
+        for shard in shards:
+            data = None if shard.data is None else Array._wrap_device(shard.data, self._weak_type, True)
+            out.append(Shard(shard.device, self.sharding, self.shape, data))
+        return out
+
+    @property
+    def addressable_shards(self) -> list[Any]:
+        """The shards this process holds: jax's Shard objects (device, index, replica_id,
+        data), their data mlax Arrays."""
+        if self._device is None:
+            from jax import Shard
+
+            return [Shard(self.device, self.sharding, self.shape, self)]
+        return self._shards(self._device.addressable_shards)
+
+    @property
+    def global_shards(self) -> list[Any]:
+        """Every shard of every process (data None for another process's)."""
+        if self._device is None:
+            return self.addressable_shards
+        return self._shards(self._device.global_shards)
+
+    def addressable_data(self, index: int) -> Array:
+        return self.addressable_shards[index].data
+
+
+def committed_sharding(x: Any) -> Any:
+    """The sharding an argument commits a program to: ``x.sharding`` of a committed mlax
+    Array (or a committed jax Array), else None (the program may run anywhere)."""
+    if type(x) is Array:
+        return x.sharding if x._committed else None
+    import jax
+
+    if isinstance(x, jax.Array) and getattr(x, "committed", False):
+        return x.sharding
+    return None

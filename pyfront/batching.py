@@ -18,7 +18,7 @@ from jax import tree_util
 from jax._src.api_util import flatten_axes
 from mlir import ir
 
-from mlax import prng
+from mlax import named_axes, prng
 from mlax.autodiff import _call, _positional_names, _type_text
 from mlax.core import Aval, Trace, abstractify, known_of
 from mlax.dialect import get_context
@@ -119,7 +119,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
                 tracer.known = known  # concrete mode: the unmapped arguments keep their values
             return restore_static(tree_util.tree_unflatten(in_tree, tracers))
 
-        sub = trace_subfunction(fun, build_args, inner, paths, trace)
+        with named_axes.bind({} if axis_name is None else {axis_name: size}, "vmap"):
+            sub = trace_subfunction(fun, build_args, inner, paths, trace)
         try:
             outs_axes = flatten_axes("vmap out_axes", sub.out_tree, out_axes)
         except ValueError as error:
@@ -131,7 +132,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             decl = unique_name(module, f"{sub.name}_vmap")
             declared = declare_transform(module, "vmap", decl, callee=sub.name,
                                          in_axes=(*axes, *([-1] * len(sub.captured))),
-                                         out_axes=tuple(outs_axes), axis_size=size)
+                                         out_axes=tuple(outs_axes), axis_size=size, axis_name=axis_name)
         out_avals = []
         for aval, axis in zip(sub.out_avals, outs_axes, strict=True):
             shape = list(aval.shape)
@@ -148,5 +149,4 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
     def batched(*args: Any, **kwargs: Any) -> Any:
         return staged(*args, **kwargs)
 
-    del axis_name  # accepted for JAX compatibility; collectives over it come with sharding
     return batched

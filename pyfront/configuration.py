@@ -4,9 +4,10 @@ Two kinds of option, by where their rule lives:
 
 - Options whose rules mlax takes from jax ARE jax's own (read and written through):
   ``jax_enable_x64`` (``x64``) and ``jax_numpy_dtype_promotion`` -- mlax promotes dtypes with
-  jax's lattice, which reads them, so the two can never disagree -- and ``jax_platforms`` (the
-  XLA backend's devices are jax's). ``mlax.enable_x64`` and ``mlax.numpy_dtype_promotion`` are
-  jax's context managers themselves.
+  jax's lattice, which reads them, so the two can never disagree -- and ``jax_platforms``,
+  ``jax_num_cpu_devices``, ``jax_cpu_collectives_implementation``, ``jax_use_shardy_partitioner``
+  (the XLA backend's devices and partitioner are jax's). ``mlax.enable_x64`` and
+  ``mlax.numpy_dtype_promotion`` are jax's context managers themselves.
 - Options about mlax's own execution are mlax's (`State`, thread-local as jax's config states):
   ``jax_disable_jit``, ``jax_debug_nans``, ``jax_debug_infs``, ``jax_default_matmul_precision``,
   ``jax_numpy_rank_promotion``. They never change what the real jax does in the same process
@@ -33,8 +34,11 @@ _NO_DEFAULT: Any = object()
 
 _ALIASES = {"jax_enable_x64": "x64", "enable_x64": "x64", "mlax_enable_x64": "x64",
             "jax_platform_name": "backend"}
-# jax's options mlax reads through jax.config (see the module docstring).
-_FORWARDED = ("jax_numpy_dtype_promotion", "jax_platforms")
+# jax's options mlax reads through jax.config (see the module docstring). The device options
+# are jax's backend's (mlax's devices are jax's): the number of host devices (before first use,
+# else jax's RuntimeError), the CPU collectives of several processes, the partitioner.
+_FORWARDED = ("jax_numpy_dtype_promotion", "jax_platforms", "jax_num_cpu_devices",
+              "jax_cpu_collectives_implementation", "jax_use_shardy_partitioner")
 _MATMUL_PRECISIONS = (
     "default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "ANY_F8_ANY_F8_F32",
     "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16",

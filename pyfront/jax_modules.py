@@ -33,7 +33,7 @@ def _names(text: str) -> frozenset[str]:
 # Modules that carry no tracing: the real jax module, whole.
 PASSTHROUGH_MODULES = (
     "jax.api_util", "jax.dtypes", "jax.errors", "jax.experimental", "jax.extend", "jax.interpreters",
-    "jax.lib", "jax.monitoring", "jax.profiler", "jax.sharding", "jax.stages", "jax.tree_util",
+    "jax.lib", "jax.monitoring", "jax.profiler", "jax.stages", "jax.tree_util",
     "jax.typing", "jax.version",
 )
 
@@ -97,7 +97,11 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.export": Redirect(None),
     "jax.dlpack": Redirect(None),
     "jax.ref": Redirect(None),
-    "jax.distributed": Redirect(None),
+    "jax.distributed": Redirect("mlax.distributed"),
+    # mlax.sharding re-exports jax's sharding classes and owns the context mesh (set_mesh...)
+    "jax.sharding": Redirect("mlax.sharding",
+                             _names("AbstractDevice ManualAxisType make_single_device_sharding")),
+    "jax.experimental.shard_map": Redirect("mlax.experimental.shard_map"),
 }
 
 

@@ -68,7 +68,8 @@ _RENAMES: dict[str, Rename] = {
 
 # mlax ops with no jax primitive of the same meaning: they keep mlax's name (jax sorts with one
 # variadic `sort`; mlax sorts through a permutation, see DESIGN.md).
-MLAX_ONLY_OPS = frozenset({"sort_permutation", "apply_permutation"})
+# psum_scatter is jax's reduce_scatter primitive, which jax.lax does not export.
+MLAX_ONLY_OPS = frozenset({"sort_permutation", "apply_permutation", "psum_scatter"})
 
 # Declarations (docs/control_flow.md, docs/transforms.md) are equations named by their kind
 # (jax's cond, while, scan, custom_jvp_call, custom_vjp_call and checkpoint have the same names;

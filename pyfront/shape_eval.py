@@ -102,9 +102,15 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def typeof(x: Any) -> Any:
     """``jax.typeof``: the abstract value of an array, tracer, key array or scalar, as jax's own
-    ``ShapedArray`` (shape, dtype, weak type), so code comparing avals with jax's works."""
+    ``ShapedArray`` (shape, dtype, weak type; an array on devices shows its sharding as jax's
+    typeof of its buffer does), so code comparing avals with jax's works."""
+    import jax
     from jax.core import ShapedArray
 
+    from mlax.array import Array
+
+    if type(x) is Array and x._device is not None:
+        return jax.typeof(x._device).update(weak_type=x.weak_type)
     if prng.is_key(x):
         return ShapedArray(x.shape, x.dtype)
     if not is_array_like(x):

@@ -83,9 +83,15 @@ class CpuBackend:
 
 class XlaBackend:
     """XLA through jaxlib's PJRT client (mlax.runtime.xla) on one device of ``platform``: the
-    first platform present (GPU or TPU before the CPU, as JAX picks) when None."""
+    first platform present (GPU or TPU before the CPU, as JAX picks) when None; a partitioned
+    program (`mlax-partition`) runs on the devices of its mesh instead."""
 
-    stages = ("stablehlo", "hlo")
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """`mlax-stablehlo-pipeline`'s named stages, then XLA's optimized "hlo"."""
+        from mlax.runtime.xla import stage_names
+
+        return (*stage_names(), "hlo")
 
     def __init__(self, name: str, platform: str | None = None, device_id: int | None = None) -> None:
         self.name = name
@@ -110,9 +116,10 @@ class XlaBackend:
                    donated: tuple[int, ...] = ()) -> str:
         if stage == "hlo":
             return compile_cached(self.name, module, entry, donated).optimized_hlo()
-        from mlax.runtime.xla import stablehlo_module
+        from mlax.runtime.xla import lower_for_xla, module_text
 
-        return stablehlo_module(module, entry, donated).operation.get_asm(enable_debug_info=debug_info)
+        lowered, _ = lower_for_xla(module, entry, donated, to=stage)
+        return module_text(lowered, debug_info)
 
 
 BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -22,6 +23,7 @@ from jax._src.lib import xla_client as _xla_client
 Device = Any  # jaxlib's Device (jax.Device)
 LoadedExecutable = Any  # jaxlib's LoadedExecutable
 DeviceArray = jax.Array
+Sharding = Any  # jax.sharding.Sharding
 
 # GPU first, as jax.default_backend() orders platforms.
 _PLATFORM_ORDER = ("cuda", "rocm", "gpu", "tpu", "cpu")
@@ -62,9 +64,9 @@ def compile(text: str | bytes, device: Device) -> LoadedExecutable:
         raise XlaError(str(error)) from None
 
 
-def copy_to(array: DeviceArray, device: Device) -> DeviceArray:
-    """A device buffer moved to another device."""
-    return jax.device_put(array, device)
+def copy_to(array: DeviceArray, where: Device | Sharding) -> DeviceArray:
+    """A device buffer moved to another device, or resharded as ``where`` says."""
+    return jax.device_put(array, where)
 
 
 def device_of(array: DeviceArray) -> Device:
@@ -72,28 +74,104 @@ def device_of(array: DeviceArray) -> Device:
     return device
 
 
+def is_on(array: DeviceArray, sharding: Sharding) -> bool:
+    """Whether ``array`` is laid out as ``sharding`` says (same devices, same tiles)."""
+    own = array.sharding
+    return own == sharding or (own.device_set == sharding.device_set
+                               and own.is_equivalent_to(sharding, array.ndim))
+
+
+def single_device(device: Device) -> Sharding:
+    return jax.sharding.SingleDeviceSharding(device)
+
+
+def place(value: Any, sharding: Sharding) -> Any:
+    """A host value as the program takes it: as it is where jax's dispatch places it (one
+    process's devices), else the global array whose addressable shards this process holds
+    (every process passes the same global value, as with ``jax.device_put``)."""
+    if sharding.is_fully_addressable:
+        return value
+    value = np.asarray(value)
+    return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
+
+
+def devices_by_id(ids: Sequence[int]) -> list[Device]:
+    """The devices (of every process, of the platforms present) with these jax ids, in order:
+    a mesh's ``device_ids``. Global ids are not 0..N-1 once several processes run."""
+    known = {d.id: d for platform in platforms() for d in jax.devices(platform)}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise XlaError(f"no XLA device has id {missing[0]} (known ids: {sorted(known)})")
+    return [known[i] for i in ids]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a program for a mesh takes its arguments and puts its results: one jax Sharding
+    each (NamedShardings over the mesh's devices)."""
+
+    inputs: tuple[Sharding, ...]
+    outputs: tuple[Sharding, ...]
+
+    @property
+    def devices(self) -> int:
+        return max((len(s.device_set) for s in (*self.inputs, *self.outputs)), default=1)
+
+
+def uses_shardy() -> bool:
+    """Whether jax partitions with Shardy (its default) rather than GSPMD: the two read
+    different boundary annotations (sdy.sharding vs mhlo.sharding) in a program for a mesh."""
+    return bool(jax.config.jax_use_shardy_partitioner)
+
+
+def _hlo_sharding(sharding: Sharding, ndim: int) -> Any:
+    return sharding._to_xla_hlo_sharding(ndim)
+
+
+def hlo_sharding_text(sharding: Sharding, ndim: int) -> str:
+    """GSPMD's spelling of ``sharding`` for an array of rank ``ndim`` (the ``mhlo.sharding``
+    attribute): ``{devices=[2,1,2]<=[4] last_tile_dim_replicate}``."""
+    return str(_hlo_sharding(sharding, ndim))
+
+
 def jitted_program(text: str, in_avals: Sequence[tuple[tuple[int, ...], np.dtype]],
                    out_avals: Sequence[tuple[tuple[int, ...], np.dtype]], device: Device,
-                   donated: Sequence[int] = ()) -> Callable[..., Any]:
+                   donated: Sequence[int] = (), shardings: Placement | None = None) -> Callable[..., Any]:
     """Our StableHLO program as a jax.jit-compiled callable on ``device``: the module is
     wrapped as a `jax.export.Exported` (what ``jax.export`` itself would have made of it) and
     called through ``jax.jit``, so a call takes jax's C++ dispatch path (NumPy arrays and
     device buffers in, device buffers out) and compiles once, on the first call, in jax's
-    cache. Its fields other than the module follow jax's calling convention for one device."""
+    cache. Its fields other than the module follow jax's calling convention for one device,
+    or, given ``shardings`` (a program for a mesh, its ``main`` taking and returning global
+    arrays), for the mesh's devices: the arguments placed and the results returned as the
+    NamedShardings say."""
     n, m = len(in_avals), len(out_avals)
+    # What jax's call of an Exported wraps the module's arguments and results in: nothing for
+    # one device; for a mesh, the NamedShardings (Shardy) or their HloShardings (GSPMD).
+    named: tuple[tuple[Any, ...], tuple[Any, ...]] = ((None,) * n, (None,) * m)
+    hlo: tuple[tuple[Any, ...], tuple[Any, ...]] = ((None,) * n, (None,) * m)
+    has_named = True
+    if shardings is None:
+        single = jax.sharding.SingleDeviceSharding(device)
+        shardings = Placement((single,) * n, (single,) * m)
+    elif uses_shardy():
+        named = (shardings.inputs, shardings.outputs)
+    else:
+        has_named = False
+        hlo = (tuple(_hlo_sharding(s, len(a[0])) for s, a in zip(shardings.inputs, in_avals, strict=True)),
+               tuple(_hlo_sharding(s, len(a[0])) for s, a in zip(shardings.outputs, out_avals, strict=True)))
     shaped = [_jax_core.ShapedArray(shape, dtype) for shape, dtype in in_avals]
     exported = jax.export.Exported(
         fun_name="mlax", in_tree=jax.tree_util.tree_structure((tuple(range(n)), {})),
         in_avals=tuple(shaped), out_tree=jax.tree_util.tree_structure(tuple(range(m))),
         out_avals=tuple(_jax_core.ShapedArray(shape, dtype) for shape, dtype in out_avals),
-        _has_named_shardings=True, _in_named_shardings=(None,) * n, _out_named_shardings=(None,) * m,
-        in_shardings_hlo=(None,) * n, out_shardings_hlo=(None,) * m, nr_devices=1,
+        _has_named_shardings=has_named, _in_named_shardings=named[0], _out_named_shardings=named[1],
+        in_shardings_hlo=hlo[0], out_shardings_hlo=hlo[1], nr_devices=shardings.devices,
         platforms=(device.platform,), ordered_effects=(), unordered_effects=(),
         disabled_safety_checks=(), mlir_module_serialized=portable_artifact(text),
         calling_convention_version=jax.export.maximum_supported_calling_convention_version,
         module_kept_var_idx=tuple(range(n)), uses_global_constants=False, _get_vjp=None)
-    sharding = jax.sharding.SingleDeviceSharding(device)
-    return jax.jit(exported.call, in_shardings=(sharding,) * n, out_shardings=(sharding,) * m,
+    return jax.jit(exported.call, in_shardings=shardings.inputs, out_shardings=shardings.outputs,
                    donate_argnums=tuple(donated))
 
 

@@ -22,27 +22,67 @@ from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.lower_to_stablehlo.callbacks import add_result
 from mlax.passes.pipeline import reusable_stages, run_stage
-from mlax.runtime import host_callbacks, pjrt
+from mlax.runtime import host_callbacks, pjrt, xla_sharded
 from mlax.runtime.dumping import dump_path, run_dumped
 
 ENTRY = "main"
 PIPELINE = "mlax-stablehlo-pipeline"
 
 
-def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ()) -> ir.Module:
+def lower_for_xla(module: ir.Module, entry: str, donated: Sequence[int] = (),
+                  to: str | None = None) -> tuple[ir.Module, xla_sharded.MeshProgram | None]:
     """A copy of ``module`` lowered to StableHLO with ``entry`` renamed to ``main`` (another
     function already named ``main`` is renamed out of the way) and ``donated`` arguments
-    marked for XLA to reuse."""
+    marked for XLA to reuse. A partitioned entry (`mlax-partition`'s per-device program)
+    becomes the body of an N-device ``main`` (runtime/xla_sharded.py), whose global signature
+    comes back too (None for a one-device program). ``to`` stops after that stage of the
+    pipeline (mlax IR, nothing renamed, for the stages before "stablehlo")."""
     copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True), module.context)
     with copy.context:
-        if config.dump_dir:
+        if config.dump_dir and to is None:
             run_dumped(copy, PIPELINE, entry)
         else:
-            for stage in reusable_stages(copy.context, PIPELINE):
+            for stage in reusable_stages(copy.context, pipeline_text(to)):
                 run_stage(stage, copy.operation)
-        _rename_entry(copy, entry)
+        if to not in (None, "stablehlo"):
+            return copy, None
+        program = None
+        if xla_sharded.is_partitioned(copy, entry):
+            _free_entry_name(copy, entry)
+            program = xla_sharded.wrap_for_mesh(copy, entry, ENTRY)
+        else:
+            _rename_entry(copy, entry)
         _mark_donated(copy, donated)
-    return copy
+    return copy, program
+
+
+def stage_names() -> tuple[str, ...]:
+    """The named stages of `mlax-stablehlo-pipeline` (each a prefix of the road to XLA)."""
+    from mlax.passes.lower_to_stablehlo import STABLEHLO_STAGES
+
+    return tuple(name for name, _ in STABLEHLO_STAGES)
+
+
+def pipeline_text(to: str | None = None) -> str:
+    """`mlax-stablehlo-pipeline` up to stage ``to`` (the whole of it when None)."""
+    from mlax.passes.lower_to_stablehlo import STABLEHLO_STAGES
+
+    if to is None:
+        return PIPELINE
+    last = stage_names().index(to)
+    return ", ".join(text for _, text in STABLEHLO_STAGES[:last + 1])
+
+
+def module_text(module: ir.Module, debug_info: bool) -> str:
+    """The text XLA reads. Printed as verified: MLIR takes the unregistered
+    ``sdy.manual_computation`` of a program for a mesh for a symbol table, so the call of the
+    body inside it would not verify in mlax's context (jax's, which knows sdy, reads it)."""
+    return module.operation.get_asm(enable_debug_info=debug_info, assume_verified=True)
+
+
+def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ()) -> ir.Module:
+    """`lower_for_xla`'s module: the program XLA compiles."""
+    return lower_for_xla(module, entry, donated)[0]
 
 
 def _functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
@@ -51,14 +91,19 @@ def _functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
 
 
 def _rename_entry(module: ir.Module, entry: str) -> None:
-    functions = _functions(module)
     if entry == ENTRY:
         return
-    if ENTRY in functions:
+    _free_entry_name(module, entry)
+    _rename(module, entry, ENTRY)
+
+
+def _free_entry_name(module: ir.Module, entry: str) -> None:
+    """Rename a function ``main`` other than ``entry`` out of the way of the program's main."""
+    functions = _functions(module)
+    if ENTRY in functions and entry != ENTRY:
         taken = set(functions)
         fresh = next(f"{ENTRY}_{i}" for i in range(len(taken) + 1) if f"{ENTRY}_{i}" not in taken)
         _rename(module, ENTRY, fresh)
-    _rename(module, entry, ENTRY)
 
 
 def _rename(module: ir.Module, old: str, new: str) -> None:
@@ -75,7 +120,8 @@ def _mark_donated(module: ir.Module, donated: Sequence[int]) -> None:
     main = _functions(module)[ENTRY].opview
     function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     free = list(range(len(function_type.results)))
-    arg_attrs = [dict() for _ in function_type.inputs]
+    arg_attrs = [_entries(d) for d in ir.ArrayAttr(main.attributes["arg_attrs"])] if (
+        "arg_attrs" in main.attributes) else [{} for _ in function_type.inputs]
     for i in sorted(donated):
         match = next((r for r in free if function_type.results[r] == function_type.inputs[i]), None)
         if match is not None:
@@ -84,9 +130,16 @@ def _mark_donated(module: ir.Module, donated: Sequence[int]) -> None:
     main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
 
 
+def _entries(attr: ir.Attribute) -> dict[str, ir.Attribute]:
+    d = ir.DictAttr(attr)
+    return {d[i].name: d[i].attr for i in range(len(d))}
+
+
 class XlaExecutable:
-    """One program compiled by XLA for one device, called on mlax Arrays (whose device
-    buffers it uses as they are) or NumPy arrays, returning device buffers.
+    """One program compiled by XLA for one device, or for the devices of its mesh (a
+    partitioned entry), called on mlax Arrays (whose device buffers it uses as they are, moved
+    or resharded where the program wants them elsewhere) or NumPy arrays, returning device
+    buffers (jax Arrays; for a mesh, global arrays with the results' NamedShardings).
 
     The call goes through jax's own C++ dispatch (`pjrt.jitted_program`): per call it costs
     what a ``jax.jit`` call costs, and NumPy inputs are placed as jax places them."""
@@ -98,18 +151,27 @@ class XlaExecutable:
         self._callbacks = host_callbacks.callbacks_of(module)  # held while the program lives
         if self._callbacks:
             host_callbacks.register_xla_target()
-        lowered = stablehlo_module(module, entry, donated)
+        lowered, program = lower_for_xla(module, entry, donated)
+        if program is not None and self._callbacks:
+            raise NotImplementedError(f"@{entry}: host callbacks (pure_callback, debug.print) in a program "
+                                      "partitioned over several devices are not supported by mlax yet")
         self._token = bool(self._callbacks) and not len(_entry_type(lowered, ENTRY).results)
         if self._token:
             with lowered.context, ir.Location.unknown():
                 add_result(_functions(lowered)[ENTRY])
-        self.text = lowered.operation.get_asm(enable_debug_info=True)
-        self.device = device
+        self.text = module_text(lowered, debug_info=True)
         function_type = _entry_type(lowered, ENTRY)
         specs = [TensorSpec.from_mlir(t) for t in (*function_type.inputs, *function_type.results)]
         avals = [(spec.shape, spec.dtype) for spec in specs]
         n = len(function_type.inputs)
-        self._call = pjrt.jitted_program(self.text, avals[:n], avals[n:], device, donated)
+        self.placement = program.placement() if program is not None else None
+        if self.placement is not None:
+            device = pjrt.devices_by_id(program.mesh.device_ids[:1])[0]  # its platform is the program's
+            self._targets: tuple[Any, ...] = self.placement.inputs
+        else:
+            self._targets = (pjrt.single_device(device),) * n
+        self.device = device
+        self._call = pjrt.jitted_program(self.text, avals[:n], avals[n:], device, donated, self.placement)
         self._compiled = pjrt.compile_jitted(self._call, avals[:n])
         self._several_devices = pjrt.device_count() > 1  # else every buffer is on ``device``
         if config.dump_dir:
@@ -120,23 +182,26 @@ class XlaExecutable:
         return self._compiled.as_text()
 
     def __call__(self, inputs: Sequence[Any]) -> Sequence[pjrt.DeviceArray]:
-        """Run the program on mlax Arrays (their device buffers, moved to this device if need
-        be, or their host buffers) and a caller's NumPy arrays. jax's dispatch aliases a NumPy
-        argument (no copy) while the asynchronous program runs, so a call given one returns
-        only when the results are ready: changing the argument afterwards cannot change them.
-        Calls on mlax Arrays alone return at once."""
+        """Run the program on mlax Arrays (their device buffers, moved to the program's devices
+        or resharded as its arguments' shardings say if need be, or their host buffers) and a
+        caller's NumPy arrays. jax's dispatch aliases a NumPy argument (no copy) while the
+        asynchronous program runs, so a call given one returns only when the results are ready:
+        changing the argument afterwards cannot change them. Calls on mlax Arrays alone return
+        at once."""
         args: list[Any] = []
         given_numpy = False
-        for x in inputs:
-            if type(x) is not Array:
-                given_numpy = True
-                args.append(x)
-            elif x._device is None:
-                args.append(x._value)
-            elif self._several_devices and pjrt.device_of(x._device) != self.device:
-                args.append(pjrt.copy_to(x._device, self.device))
+        for x, target in zip(inputs, self._targets, strict=True):
+            if type(x) is Array:
+                buffer = x._device
+                if buffer is None:
+                    args.append(pjrt.place(x._value, target))
+                elif self._several_devices and not pjrt.is_on(buffer, target):
+                    args.append(pjrt.copy_to(buffer, target))
+                else:
+                    args.append(buffer)
             else:
-                args.append(x._device)
+                given_numpy = True
+                args.append(x if isinstance(x, pjrt.DeviceArray) else pjrt.place(x, target))
         try:
             outs = self._compiled(*args)
         except pjrt.JaxRuntimeError as error:

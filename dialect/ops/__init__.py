@@ -4,6 +4,7 @@ The import order is the order of ops in dialect/mlax.irdl.mlir and docs/dialect.
 """
 
 from mlax.dialect.ops import (  # noqa: F401
+    collectives,
     comparison,
     constants,
     conversions,
@@ -12,6 +13,7 @@ from mlax.dialect.ops import (  # noqa: F401
     linalg,
     reductions,
     shape,
+    sharding,
     sorting,
     transforms,
     windowed,

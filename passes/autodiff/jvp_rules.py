@@ -21,6 +21,7 @@ from mlir import ir
 
 from mlax.dialect import read_attributes
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float, spec
+from mlax.passes.autodiff.jvp_rules_collectives import COLLECTIVE_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_indexing import INDEXING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_sorting import SORTING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_windowed import WINDOWED_JVP_RULES
@@ -351,9 +352,10 @@ JVP_RULES: dict[str, JvpRule] = {
     "cummax": _cumulative("max"),
     "cummin": _cumulative("min"),
     **{name: _linear(0) for name in ("broadcast_in_dim", "reshape", "transpose", "rev", "slice",
-                                     "dynamic_slice")},
+                                     "dynamic_slice", "sharding_constraint")},
     **{name: _linear(0, 1) for name in ("dynamic_update_slice", "concatenate", "pad")},
     **WINDOWED_JVP_RULES,
     **INDEXING_JVP_RULES,
     **SORTING_JVP_RULES,
+    **COLLECTIVE_JVP_RULES,
 }

@@ -17,6 +17,7 @@ from mlir import ir
 
 from mlax.dialect import read_attributes
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, spec
+from mlax.passes.autodiff.transpose_rules_collectives import COLLECTIVE_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_indexing import INDEXING_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_sorting import SORTING_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_windowed import WINDOWED_TRANSPOSE_RULES
@@ -166,6 +167,12 @@ def _rev(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[MaybeValue])
     return [e("rev", ct, dimensions=read_attributes(op)["dimensions"])]
 
 
+def _sharding_constraint(e: Emitter, op: ir.Operation, ct: ir.Value,
+                         operands: list[MaybeValue]) -> list[MaybeValue]:
+    """The identity with a layout: the cotangent gets the same constraint (jax's rule)."""
+    return [e("sharding_constraint", ct, sharding=read_attributes(op)["sharding"])]
+
+
 def _reduce_sum_back(e: Emitter, op: ir.Operation, ct: ir.Value,
                      operands: list[MaybeValue]) -> list[MaybeValue]:
     shape = spec(op.operands[0]).shape
@@ -272,6 +279,7 @@ TRANSPOSE_RULES: dict[str, TransposeRule] = {name: _single_result(rule) for name
     "reshape": _reshape_back,
     "transpose": _transpose_back,
     "rev": _rev,
+    "sharding_constraint": _sharding_constraint,
     "reduce_sum": _reduce_sum_back,
     "cumsum": _cumsum,
     "slice": _slice,
@@ -282,4 +290,5 @@ TRANSPOSE_RULES: dict[str, TransposeRule] = {name: _single_result(rule) for name
     **WINDOWED_TRANSPOSE_RULES,
     **INDEXING_TRANSPOSE_RULES,
     **SORTING_TRANSPOSE_RULES,
+    **COLLECTIVE_TRANSPOSE_RULES,
 }.items()}

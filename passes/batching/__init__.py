@@ -25,6 +25,7 @@ from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.callbacks import batch_callback
 from mlax.passes.batching.control_flow import batch_control_flow, control_flow
 from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
+from mlax.passes.batching.rules_collectives import names_axis, resolve_collective
 from mlax.passes.expand_transforms import HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 
@@ -32,9 +33,11 @@ FunctionLookup = Callable[[str], ir.Operation]
 
 
 def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: Sequence[bool], size: int,
-                 point: ir.InsertionPoint, lookup: FunctionLookup) -> tuple[list[ir.Value], list[bool]]:
+                 point: ir.InsertionPoint, lookup: FunctionLookup,
+                 axis_name: str | None = None) -> tuple[list[ir.Value], list[bool]]:
     """Emit ``function``'s body at ``point`` on ``operands`` (those flagged batched carry a
-    leading batch dimension of ``size``); returns the results and which of them are batched."""
+    leading batch dimension of ``size``); returns the results and which of them are batched.
+    Collectives over ``axis_name`` (the vmap's, if it has one) become ops over the batch."""
     if not function.regions[0].blocks:
         name = ir.StringAttr(function.attributes["sym_name"]).value
         raise PassFailure(f"mlax-batch: @{name} has no body to batch (an external function)",
@@ -56,14 +59,18 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
             transform = read_transform(target)
             if transform is not None:  # custom derivative or checkpoint: its callee's values
                 target = lookup(transform.fields["callee"])
-            outs, out_flags = emit_batched(target, args, arg_flags, size, point, lookup)
+            outs, out_flags = emit_batched(target, args, arg_flags, size, point, lookup, axis_name)
+        elif names_axis(op, axis_name):
+            outs, out_flags = resolve_collective(Emitter(point, op.location), op, args, arg_flags, size,
+                                                 axis_name)
         elif not any(arg_flags):
             clone = op.clone(ip=point)
             for i, value in enumerate(args):
                 clone.operands[i] = value
             outs, out_flags = list(clone.results), [False] * len(clone.results)
         elif construct is not None:
-            outs, out_flags = batch_control_flow(op, construct, args, arg_flags, size, point, lookup)
+            outs, out_flags = batch_control_flow(op, construct, args, arg_flags, size, point, lookup,
+                                                 axis_name)
         else:
             outs = _apply_rule(op, args, arg_flags, size, point)
             out_flags = [True] * len(outs)
@@ -103,7 +110,8 @@ def _vmap(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, f
     for argument, axis in zip(arguments, fields["in_axes"], strict=True):
         operands.append(argument if axis == -1 else _move(e, argument, axis, 0))
         flags.append(axis != -1)
-    outs, out_flags = emit_batched(callee, operands, flags, size, point, resolver.lookup)
+    outs, out_flags = emit_batched(callee, operands, flags, size, point, resolver.lookup,
+                                   fields.get("axis_name"))
     results = []
     for out, flag, axis in zip(outs, out_flags, fields["out_axes"], strict=True):
         if axis == -1:

@@ -29,6 +29,7 @@ from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import Transform, read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules import broadcast_batch
+from mlax.passes.batching.rules_collectives import names_axis, resolved_flags
 from mlax.passes.expand_transforms import THROUGH
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import CallSite, define_function
@@ -45,32 +46,34 @@ def control_flow(function: ir.Operation | None) -> Transform | None:
 # --- which values end up batched (over-approximated: batched if any input is) --------------------
 
 
-def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: FunctionLookup) -> list[bool]:
+def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: FunctionLookup,
+                    axis_name: str | None = None) -> list[bool]:
     """Which results of ``function`` `emit_batched` may return batched given batched ``flags``;
-    a result marked False is certainly unbatched (it may be asked for with out_axes -1)."""
+    a result marked False is certainly unbatched (it may be asked for with out_axes -1).
+    Collectives over ``axis_name`` are batched as their resolution makes them."""
     block = function.regions[0].blocks[0]
     batched = dict(zip(block.arguments, flags, strict=True))
     for op in [o.operation for o in block.operations]:
         ins = [batched[v] for v in op.operands]
         if op.name == "func.return":
             return ins
-        outs = [any(ins)] * len(op.results)
-        if op.name == "func.call" and any(ins):
+        outs = resolved_flags(op, ins) if names_axis(op, axis_name) else [any(ins)] * len(op.results)
+        if op.name == "func.call" and (any(ins) or axis_name is not None):
             target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
             transform = read_transform(target)
             if transform is not None and transform.kind in THROUGH:
                 target = lookup(transform.fields["callee"])
             if control_flow(target) is None and read_callback(target) is None:
-                outs = batched_outputs(target, ins, lookup)
+                outs = batched_outputs(target, ins, lookup, axis_name)
         batched.update(zip(op.results, outs, strict=True))
     raise PassFailure("mlax-batch: function without func.return", function.location)
 
 
 def _carry_fixpoint(body: ir.Operation, carry: list[bool], rest: list[bool],
-                    lookup: FunctionLookup) -> list[bool]:
+                    lookup: FunctionLookup, axis_name: str | None) -> list[bool]:
     """Carries that must be batched: those entering batched or made batched by the body."""
     while True:
-        outs = batched_outputs(body, [*carry, *rest], lookup)[:len(carry)]
+        outs = batched_outputs(body, [*carry, *rest], lookup, axis_name)[:len(carry)]
         grown = [a or b for a, b in zip(carry, outs, strict=True)]
         if grown == carry:
             return carry
@@ -89,6 +92,7 @@ class _Site(CallSite):
     """The batched call being written: where, at which batch size, and how to make functions."""
 
     size: int
+    axis_name: str | None = None  # the vmap's, which the bodies' vmaps bind too
 
     @property
     def e(self) -> Emitter:
@@ -97,7 +101,7 @@ class _Site(CallSite):
     def vmapped(self, name: str, ins: Sequence[bool], outs: Sequence[bool]) -> str:
         """``@name`` batched: arguments and results carry the batch at 0 where flagged."""
         return self.declare("vmap", name, callee=name, in_axes=_axes(ins), out_axes=_axes(outs),
-                            axis_size=self.size)
+                            axis_size=self.size, axis_name=self.axis_name)
 
     def broadcast(self, values: Sequence[ir.Value], flags: Sequence[bool], want: Sequence[bool]
                   ) -> list[ir.Value]:
@@ -131,7 +135,8 @@ def _cond(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: i
     branches = fields["branches"]
     selector, operands, in_flags = args[0], args[1:], flags[1:]
     if not flags[0]:
-        columns = zip(*(batched_outputs(at.lookup(b), in_flags, at.lookup) for b in branches), strict=True)
+        columns = zip(*(batched_outputs(at.lookup(b), in_flags, at.lookup, at.axis_name) for b in branches),
+                      strict=True)
         out_flags = [any(column) for column in columns]
         vmapped = tuple(at.vmapped(b, in_flags, out_flags) for b in branches)
         name = at.declare("cond", vmapped[0], branches=vmapped)
@@ -159,8 +164,8 @@ def _pick(e: Emitter, selector: ir.Value, results: list[list[ir.Value]]) -> list
 
 def _while(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
     consts = flags[n:]
-    carry = _carry_fixpoint(at.lookup(fields["body"]), flags[:n], consts, at.lookup)
-    pred_batched = batched_outputs(at.lookup(fields["cond"]), [*carry, *consts], at.lookup)[0]
+    carry = _carry_fixpoint(at.lookup(fields["body"]), flags[:n], consts, at.lookup, at.axis_name)
+    pred_batched = batched_outputs(at.lookup(fields["cond"]), [*carry, *consts], at.lookup, at.axis_name)[0]
     if pred_batched:  # examples finish at different iterations: every carry is per example
         carry = [True] * n
     operands = [*at.broadcast(args[:n], flags[:n], carry), *args[n:]]
@@ -190,9 +195,9 @@ def _scan(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: i
     num_carry, num_consts = fields["num_carry"], fields["num_consts"]
     xs_end = len(args) - num_consts
     function = at.lookup(fields["body"])
-    carry = _carry_fixpoint(function, flags[:num_carry], flags[num_carry:], at.lookup)
+    carry = _carry_fixpoint(function, flags[:num_carry], flags[num_carry:], at.lookup, at.axis_name)
     ins = [*carry, *flags[num_carry:]]
-    outs = [*carry, *batched_outputs(function, ins, at.lookup)[num_carry:]]
+    outs = [*carry, *batched_outputs(function, ins, at.lookup, at.axis_name)[num_carry:]]
     e = at.e
     xs = [_swap01(e, x) if f else x
           for x, f in zip(args[num_carry:xs_end], flags[num_carry:xs_end], strict=True)]
@@ -209,9 +214,10 @@ RULES: dict[str, Rule] = {"cond": _cond, "while": _while, "scan": _scan}
 
 
 def batch_control_flow(call: ir.Operation, construct: Transform, args: list[ir.Value], flags: list[bool],
-                       size: int, point: ir.InsertionPoint, lookup: FunctionLookup) -> Batched:
+                       size: int, point: ir.InsertionPoint, lookup: FunctionLookup,
+                       axis_name: str | None = None) -> Batched:
     """The batched form of ``call``, a call of ``construct`` with some operand batched: its
     results and which of them are batched (at dimension 0)."""
     module = lookup(construct.name).parent
-    at = _Site(module, point, call.location, lookup, size)
+    at = _Site(module, point, call.location, lookup, size, axis_name)
     return RULES[construct.kind](at, construct.fields, args, flags, len(call.results))

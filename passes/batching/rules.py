@@ -19,6 +19,7 @@ from mlir import ir
 
 from mlax.dialect import OPS, read_attributes
 from mlax.passes.autodiff.emit import Emitter, spec
+from mlax.passes.batching.rules_collectives import COLLECTIVE_BATCH_RULES
 from mlax.passes.batching.rules_indexing import (
     INDEXING_BATCH_RULES,
     dynamic_slice_as_gather,
@@ -133,6 +134,7 @@ _STRUCTURAL: dict[str, BatchRule] = {
     "reshape": _shift_attrs(shape=_prepend_size),
     "transpose": _shift_attrs(permutation=lambda v, size: (0, *_shifted(v))),
     "rev": _shift_attrs(dimensions=_dims),
+    "sharding_constraint": _shift_attrs(sharding=lambda v, size: ((), *v)),  # the batch is not split
     "slice": _shift_attrs(start_indices=_prepend(0), limit_indices=_prepend_size, strides=_prepend(1)),
     **{name: _REDUCE for name in OPS if name.startswith("reduce_")},
     **{name: _AXIS for name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin")},
@@ -238,4 +240,5 @@ BATCH_RULES: dict[str, BatchRule] = {
     **WINDOWED_BATCH_RULES,
     **INDEXING_BATCH_RULES,
     **SORTING_BATCH_RULES,
+    **COLLECTIVE_BATCH_RULES,
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlax.passes.lower_to_linalg import (
+    collectives,
     composite,
     contraction,
     convert,
@@ -35,7 +36,7 @@ from mlax.passes.registry import ModulePass, register_pass
 RULES: dict[str, Rule] = {**elementwise.RULES, **composite.RULES, **convert.RULES, **structural.RULES,
                           **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
                           **scan.RULES, **windowed.RULES, **indexing.RULES,
-                          **sorting.RULES}
+                          **sorting.RULES, **collectives.RULES}
 
 
 @register_pass

@@ -1,4 +1,5 @@
-"""Rules for ops that make or move values: constant, iota, broadcast_in_dim, stop_gradient."""
+"""Rules for ops that make or move values: constant, iota, broadcast_in_dim, stop_gradient,
+sharding_constraint (the last two: the identity)."""
 
 from __future__ import annotations
 
@@ -44,4 +45,6 @@ RULES: dict[str, Rule] = {
     "iota": _iota,
     "broadcast_in_dim": _broadcast_in_dim,
     "stop_gradient": lambda op: op.operands[0],
+    # Without a mesh a layout means nothing (mlax-partition removes it where there is one).
+    "sharding_constraint": lambda op: op.operands[0],
 }

@@ -23,6 +23,7 @@ from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import transform_declarations
 from mlax.passes.lower_to_stablehlo import (
+    collectives,
     contraction,
     convert,
     elementwise,
@@ -41,7 +42,7 @@ from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, register
 
 RULES: dict[str, Rule] = {**elementwise.RULES, **convert.RULES, **structural.RULES, **shape.RULES,
                           **reductions.RULES, **contraction.RULES, **indexing.RULES,
-                          **windowed.RULES, **sorting.RULES}
+                          **windowed.RULES, **sorting.RULES, **collectives.RULES}
 
 
 @register_pass
@@ -67,8 +68,11 @@ class LowerToStablehlo(ModulePass):
         lower_mlax_ops(module, RULES, lambda op: fail(op, f"no StableHLO lowering for {op.name}"))
 
 
+# "partitioned": the per-device program over the module's mesh (`mlax-partition`; a module
+# without a mesh passes through unchanged), then its StableHLO.
 STABLEHLO_STAGES: tuple[tuple[str, str], ...] = (
-    ("stablehlo", "mlax-expand-transforms, mlax-cleanup, mlax-lower-to-stablehlo"),
+    ("partitioned", "mlax-expand-transforms, mlax-cleanup, mlax-partition"),
+    ("stablehlo", "mlax-lower-to-stablehlo"),
 )
 
 
@@ -78,7 +82,7 @@ class StablehloPipeline(PassPipeline):
     """The XLA backend's lowering: transformations resolved, then mlax -> StableHLO."""
 
     argument = "mlax-stablehlo-pipeline"
-    summary = "lower mlax to StableHLO for XLA (stage: stablehlo)"
+    summary = "lower mlax to StableHLO for XLA (stages: partitioned, stablehlo)"
     stages = STABLEHLO_STAGES
 
     def elements_text(self) -> str:

@@ -4,7 +4,8 @@ A constant keeps its dense `value` attribute, which is already of the result typ
 builtin dense attributes), except non-splat booleans, which go as bytes and a convert; iota is
 `stablehlo.iota` along `dimension` (XLA counts in the result type's own arithmetic: narrow
 integers wrap, floats round, as the reference).
-stop_gradient has no meaning after differentiation: its operand takes over its result.
+stop_gradient has no meaning after differentiation, nor sharding_constraint on one device:
+their operand takes over their result.
 """
 
 from __future__ import annotations
@@ -31,4 +32,7 @@ RULES: dict[str, Rule] = {
     "constant": _constant,
     "iota": lambda op: iota(op.results[0].type, i64_attr(op, "dimension")),
     "stop_gradient": lambda op: op.operands[0],
+    # Partitioned programs have none left (mlax-partition removes them); on one device the
+    # layout means nothing.
+    "sharding_constraint": lambda op: op.operands[0],
 }

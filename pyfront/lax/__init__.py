@@ -3,6 +3,7 @@ composites jax.lax also offers (square, integer_pow, asin, sinh, ...)."""
 
 import jax.lax as _jax_lax  # noqa: E402
 
+from mlax.collectives import *  # noqa: F403
 from mlax.lax.control_flow import *  # noqa: F403
 from mlax.lax.elementwise import *  # noqa: F403
 from mlax.lax.indexing import *  # noqa: F403
@@ -14,5 +15,6 @@ from mlax.lax.special import *  # noqa: F403
 from mlax.lax.transforms import *  # noqa: F403
 from mlax.lax.windowed import *  # noqa: F403
 from mlax.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
+from mlax.sharding import with_sharding_constraint  # noqa: E402, F401
 
 _accept_out_sharding(globals(), _jax_lax, "mlax.lax")

@@ -19,6 +19,7 @@ LAX_NAMES = {
     "convert": "convert_element_type",
     "bitcast_convert": "bitcast_convert_type",
     "iota": "broadcasted_iota",
+    "sharding_constraint": "with_sharding_constraint",
 }
 
 

@@ -78,14 +78,18 @@ def test_keywords_without_effect_are_accepted(rng: np.random.Generator) -> None:
 
 def test_shardings_that_keep_arrays_whole_are_accepted(rng: np.random.Generator) -> None:
     x = random_array(rng, (4,), np.float32)
-    for shardings in (None, (None,), [PartitionSpec()], (PartitionSpec(None),)):
-        f = mlax.jit(lambda x: x * 2.0, in_shardings=shardings, out_shardings=shardings)
+    for ins, outs in ((None, None), ((None,), None), ([PartitionSpec()], PartitionSpec()),
+                      ((PartitionSpec(None),), PartitionSpec(None))):
+        f = mlax.jit(lambda x: x * 2.0, in_shardings=ins, out_shardings=outs)
         assert_same(f(x), x * 2.0)
 
 
-@pytest.mark.parametrize("keyword", [{"in_shardings": PartitionSpec("x")},
-                                     {"out_shardings": (PartitionSpec("x"),)},
-                                     {"compiler_options": {"xla_cpu_enable_fast_math": True}}])
-def test_unsupported_keywords_say_so(keyword: dict) -> None:
-    with pytest.raises(NotImplementedError, match=next(iter(keyword))):
-        mlax.jit(lambda x: x, **keyword)
+def test_partition_specs_need_a_context_mesh() -> None:
+    """As jax's: a PartitionSpec that splits needs ``mlax.set_mesh`` (more in test_jit_shardings.py)."""
+    with pytest.raises(RuntimeError, match="non-empty mesh in context"):
+        mlax.jit(lambda x: x, in_shardings=PartitionSpec("x"))(np.ones(4, np.float32))
+
+
+def test_unsupported_keywords_say_so() -> None:
+    with pytest.raises(NotImplementedError, match="compiler_options"):
+        mlax.jit(lambda x: x, compiler_options={"xla_cpu_enable_fast_math": True})

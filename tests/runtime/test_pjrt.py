@@ -16,7 +16,8 @@ PRIVATE = [("jax._src.lib", "xla_client.CompileOptions"),
            ("jax._src.core", "ShapedArray"),
            ("jax._src.interpreters.mlir", "make_ir_context"),
            ("jax._src.lib", "_jax.mlir.serialize_portable_artifact"),
-           ("jaxlib.mlir.dialects.stablehlo", "get_current_version")]
+           ("jaxlib.mlir.dialects.stablehlo", "get_current_version"),
+           ("jax.sharding", "NamedSharding._to_xla_hlo_sharding")]
 
 PROGRAM = """
 func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -103,3 +104,21 @@ def test_cpu_is_a_platform() -> None:
     assert "cpu" in pjrt.platforms()
     with pytest.raises(pjrt.XlaError, match="no XLA devices"):
         pjrt.devices("tpu")
+
+
+def test_hlo_sharding_text_is_gspmds_spelling() -> None:
+    """The mhlo.sharding strings of a GSPMD program for a mesh (runtime/xla_sharded.py)."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+    assert pjrt.hlo_sharding_text(NamedSharding(mesh, PartitionSpec("x")), 2) == (
+        "{devices=[2,1,2]<=[4] last_tile_dim_replicate}")
+    transposed = NamedSharding(mesh, PartitionSpec(("y", "x")))
+    assert pjrt.hlo_sharding_text(transposed, 1) == "{devices=[4]<=[2,2]T(1,0)}"
+
+
+def test_devices_by_id_follow_the_ids_given() -> None:
+    ids = [d.id for d in jax.devices()][::-1]
+    assert [d.id for d in pjrt.devices_by_id(ids)] == ids
+    with pytest.raises(pjrt.XlaError, match="no XLA device has id 12345"):
+        pjrt.devices_by_id([12345])

@@ -101,7 +101,8 @@ def test_donation_of_pytree_leaves(rng: np.random.Generator) -> None:
 
 def test_stages_of_the_xla_backend(rng: np.random.Generator) -> None:
     lowered = mlax.jit(lambda x: mnp.tanh(x) * 2.0, backend="xla").lower(np.ones((2, 3), np.float32))
-    assert lowered.STAGES == ("mlax", "stablehlo", "hlo")
+    assert lowered.STAGES == ("mlax", "partitioned", "stablehlo", "hlo")
+    assert '"mlax.tanh"' in lowered.as_text("partitioned")  # mlax IR, no mesh: as traced
     text = lowered.as_text("stablehlo")
     assert '"stablehlo.tanh"' in text and "func.func @main" in text
     device = pjrt.devices("cpu")[0]

@@ -244,3 +244,31 @@ func.func @test_sorting(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x2xf32
   %2:2 = "mlax.top_k"(%x) {k = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
   return %1, %2#0, %2#1 : tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x2xi32>
 }
+
+// CHECK-LABEL: func.func @test_sharding
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.sharding_constraint"(%{{[a-z0-9_]+}}) {sharding = {{\[}}["x"], []]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+func.func @test_sharding(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = "mlax.sharding_constraint"(%x) {sharding = [["x"], []]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// CHECK-LABEL: func.func @test_collectives
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.psum"(%{{[a-z0-9_]+}}) {axes = ["i"]} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.pmax"(%{{[a-z0-9_]+}}) {axes = ["i", "j"]} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.pmin"(%{{[a-z0-9_]+}}) {axes = ["j"]} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.all_gather"(%{{[a-z0-9_]+}}) {axes = ["i"], axis_size = 2 : i64, dimension = 0 : i64} : (tensor<4x2xf32>) -> tensor<8x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.psum_scatter"(%{{[a-z0-9_]+}}) {axes = ["i"], axis_size = 2 : i64, dimension = 0 : i64} : (tensor<4x2xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.all_to_all"(%{{[a-z0-9_]+}}) {axes = ["i"], axis_size = 2 : i64, concat_dimension = 1 : i64, split_dimension = 0 : i64} : (tensor<4x2xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.ppermute"(%{{[a-z0-9_]+}}) {axes = ["i"], pairs = array<i64: 0, 1, 1, 0>} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.axis_index"() {axes = ["i", "j"], axis_size = 6 : i64} : () -> tensor<i32>
+func.func @test_collectives(%x: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x2xf32>, tensor<2x4xf32>, tensor<4x2xf32>, tensor<i32>) {
+  %0 = "mlax.psum"(%x) {axes = ["i"]} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %1 = "mlax.pmax"(%x) {axes = ["i", "j"]} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %2 = "mlax.pmin"(%x) {axes = ["j"]} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %3 = "mlax.all_gather"(%x) {axes = ["i"], dimension = 0 : i64, axis_size = 2 : i64} : (tensor<4x2xf32>) -> tensor<8x2xf32>
+  %4 = "mlax.psum_scatter"(%x) {axes = ["i"], dimension = 0 : i64, axis_size = 2 : i64} : (tensor<4x2xf32>) -> tensor<2x2xf32>
+  %5 = "mlax.all_to_all"(%x) {axes = ["i"], split_dimension = 0 : i64, concat_dimension = 1 : i64, axis_size = 2 : i64} : (tensor<4x2xf32>) -> tensor<2x4xf32>
+  %6 = "mlax.ppermute"(%x) {axes = ["i"], pairs = array<i64: 0, 1, 1, 0>} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %7 = "mlax.axis_index"() {axes = ["i", "j"], axis_size = 6 : i64} : () -> tensor<i32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x2xf32>, tensor<2x4xf32>, tensor<4x2xf32>, tensor<i32>
+}

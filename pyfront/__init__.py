@@ -21,7 +21,7 @@ _ATTRIBUTES = {
     "set_mesh": "mlax.sharding",
     "NamedSharding": "mlax.sharding",
     "P": "mlax.sharding",
-    "shard_map": "mlax.shard_map",
+    "shard_map": "mlax.shard_mapping",
     "Array": "mlax.array",
     "config": "mlax.configuration",
     "jit": "mlax.api",

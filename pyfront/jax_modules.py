@@ -134,7 +134,8 @@ def public_names(module: types.ModuleType) -> list[str]:
 def _provided_by_mlax(module: str, name: str, counterpart: types.ModuleType | None) -> bool:
     if counterpart is None or name.startswith("_") or not hasattr(counterpart, name):
         return False
-    if name in public_names(real_module(module)):
+    real = real_module(module)
+    if name in public_names(real) or name in getattr(real, "_deprecations", {}):  # deprecated: not in dir
         return True
     return module == "jax" and name in getattr(counterpart, "__all__", ())  # mlax's own top-level names
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mlax.shard_map import shard_map as _shard_map
+from mlax.shard_mapping import shard_map as _shard_map
 
 
 def shard_map(f: Callable[..., Any], mesh: Any, in_specs: Any, out_specs: Any, check_rep: bool = True,

@@ -1,4 +1,4 @@
-"""mlax.shard_map: a per-device program over a mesh, as jax.shard_map.
+"""mlax.shard_map (the module is mlax.shard_mapping, so the name stays the function), as jax.shard_map.
 
 Inside a traced program, ``shard_map(f, mesh=m, in_specs=..., out_specs=...)(*args)`` traces
 ``f`` on the LOCAL values (each dimension of an argument divided by the sizes of the mesh axes

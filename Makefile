@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint rnn cnn
+.PHONY: demo test lint rnn cnn sharded
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ rnn: $(STAMP)
 
 cnn: $(STAMP)
 	$(VENV)/bin/python examples/cnn.py --check
+
+sharded: $(STAMP)
+	$(VENV)/bin/python examples/sharded_mlp.py --check
+	$(VENV)/bin/python examples/sharded_mlp.py --check --processes 2
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -n auto tests

@@ -46,6 +46,10 @@ FunctionTypes = Callable[[str], ir.FunctionType]
 # expected signature of the declaration (key "") and of each auxiliary function it names
 # (key: the field, or ``field[i]`` for the i-th function of a `symbols` field).
 SignatureRule = Callable[[dict[str, Any], FunctionTypes], dict[str, Signature]]
+# An extra check of the declaration's own type, run before it is compared with the expected
+# one, for kinds that can say more than "the types differ" (shard_map: a size its spec does
+# not divide). Raises DeclarationError.
+DeclarationCheck = Callable[[dict[str, Any], ir.FunctionType], None]
 
 
 class DeclarationError(ValueError):
@@ -67,6 +71,7 @@ class TransformKind:
     fields: tuple[Field, ...]
     signature: SignatureRule
     summary: str
+    check_declaration: DeclarationCheck | None = None
 
     @property
     def attr_name(self) -> str:
@@ -178,19 +183,22 @@ def _custom_vjp(values: dict[str, Any], types: FunctionTypes) -> dict[str, Signa
     return {"": (ins, outs), "fwd": (ins, outs + residuals), "bwd": (residuals + outs, ins)}
 
 
-def make_kind(name: str, fields: str, rule: SignatureRule, summary: str) -> TransformKind:
+def make_kind(name: str, fields: str, rule: SignatureRule, summary: str,
+              check_declaration: DeclarationCheck | None = None) -> TransformKind:
     """A kind from a field spec like ``"callee: symbol, axis_name?: str"``."""
     parsed = []
     for item in fields.split(","):
         field, kind = (s.strip() for s in item.split(":"))
         parsed.append(Field(field.rstrip("?"), kind, optional=field.endswith("?")))
-    return TransformKind(name, tuple(parsed), rule, summary)
+    return TransformKind(name, tuple(parsed), rule, summary, check_declaration)
 
 
 KINDS: dict[str, TransformKind] = {k.name: k for k in (
     make_kind("jvp", "callee: symbol", _jvp,
           "(primals..., tangents...) -> (outs..., tangent outs...)"),
-    make_kind("vjp", "callee: symbol, argnums: i64s", _vjp,
+    # varying: inside a shard_map body that checks them, the mesh axes each primal varies over
+    # (one one-entry spec per primal), which reverse mode types values by (autodiff/varying.py)
+    make_kind("vjp", "callee: symbol, argnums: i64s, varying?: specs", _vjp,
           "(primals..., output cotangents...) -> (outs..., cotangents of the argnums arguments)"),
     make_kind("vmap", "callee: symbol, in_axes: i64s, out_axes: i64s, axis_size: i64, axis_name?: str",
           _vmap, "callee's types with a dimension of axis_size inserted at each axis (-1: unbatched)"),
@@ -250,7 +258,10 @@ def _read_fields(kind: TransformKind, attr: ir.Attribute) -> dict[str, Any]:
         value = attr[field.name]
         if not isinstance(value, cls):
             raise DeclarationError(f"field '{field.name}' must be {spelled}, got {value}")
-        values[field.name] = from_attribute(field.kind, value)
+        try:
+            values[field.name] = from_attribute(field.kind, value)
+        except (ValueError, TypeError):  # e.g. a spec whose entries are not arrays of strings
+            raise DeclarationError(f"field '{field.name}' must be {spelled}, got {value}") from None
     return values
 
 
@@ -357,6 +368,12 @@ def _problems(module: ir.Module | ir.Operation, op: func.FuncOp, transform: Tran
     unresolved = _unresolved(module, transform)
     if unresolved:
         return problems + unresolved
+    check = get_kind(transform.kind).check_declaration
+    try:
+        if check is not None:
+            check(transform.fields, op.type)
+    except DeclarationError as error:
+        return problems + [str(error)]
     try:
         expected = expected_signatures(module, transform.kind, transform.fields)
     except DeclarationError as error:

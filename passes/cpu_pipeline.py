@@ -4,7 +4,8 @@ Each stage is a pipeline text and its IR can be printed on its own
 (``jit(f).lower(x).as_text("loops")``, ``mlax-opt --pass-pipeline='builtin.module(
 mlax-cpu-pipeline{to=buffers})'``):
 
-- ``linalg``: derivative declarations get their bodies, cond/while/scan calls become scf ops
+- ``linalg``: derivative declarations get their bodies, a shard_map runs its per-device
+  program as vmaps over the mesh axes (`mlax-simulate-devices`), cond/while/scan calls become scf ops
   on tensors calling their bodies, and calls are inlined; host callbacks become calls of the
   runtime's entry point (`mlax-lower-callbacks`); mlax ops become
   linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
@@ -31,7 +32,8 @@ from dataclasses import dataclass
 from mlax.passes.registry import PassPipeline, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-expand-transforms, mlax-lower-control-flow, mlax-inline, mlax-lower-callbacks, "
+    ("linalg", "mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
+               "mlax-lower-callbacks, "
                "mlax-lower-to-linalg, "
                "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
     ("buffers", "mlax-buffer-abi, mlax-distinct-results, eliminate-empty-tensors, "

@@ -20,11 +20,15 @@ from mlir.dialects import func
 
 from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
+from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 
 THROUGH = ("custom_jvp_call", "custom_vjp_call", "checkpoint")
+# Declarations that stay what they are (the transformations of their calls are rules):
+# control flow, host callbacks and shard_map.
+PERSISTENT = (*CONTROL_FLOW_KINDS, CALLBACK_KIND, SHARD_MAP_KIND)
 
 
 class Resolver:
@@ -52,7 +56,7 @@ class Resolver:
             transform = read_transform(function)
         except DeclarationError as error:
             raise self.fail(str(error), function.location) from None
-        if transform is not None and transform.kind not in (*THROUGH, *CONTROL_FLOW_KINDS, CALLBACK_KIND):
+        if transform is not None and transform.kind not in (*THROUGH, *PERSISTENT):
             if transform.kind not in self.kinds:
                 raise self.fail(f"@{name} is an {ATTR_PREFIX}{transform.kind} declaration, which "
                                 f"{self.pass_name} cannot transform through (run mlax-expand-transforms)",
@@ -78,6 +82,8 @@ class Resolver:
 
     def run(self) -> None:
         """Resolve every declaration of the enabled kinds, then turn the THROUGH ones into calls."""
+        for prepare in PREPARERS:
+            prepare(self.module)
         for op in [o.operation for o in self.module.regions[0].blocks[0].operations]:
             try:
                 transform = read_transform(op)
@@ -97,6 +103,8 @@ class Resolver:
 Handler = Callable[[Resolver, ir.Operation, ir.Operation, dict, list[ir.Value], ir.InsertionPoint],
                    list[MaybeValue]]
 HANDLERS: dict[str, Handler] = {}
+# run on the module before / after a Resolver resolves its declarations
+PREPARERS: list[Callable[[ir.Operation], None]] = []
 FINALIZERS: list[Callable[[ir.Operation], None]] = []
 
 

@@ -9,9 +9,12 @@ the declaration on the arguments. Values of the enclosing program the body uses 
 and passed replicated. The module's mesh (its ``mlax.mesh`` attribute) becomes ``m``: one mesh
 per program. Outside a trace the same code runs as a jitted program, as jax's does.
 
-Not supported: partially manual meshes (``axis_names`` a strict subset of the mesh's axes), and
-jax's static replication check (``check_vma``): an out_specs entry that leaves a mesh axis out
-promises that the value is the same on every device along it, and mlax takes that promise.
+``check_vma`` is recorded on the declaration: with it (the default, as in jax) reverse mode
+taken inside the body types values by the mesh axes they vary over, as jax does
+(passes/autodiff/varying.py), so the gradient of a replicated parameter is summed over the
+devices. Not supported: partially manual meshes (``axis_names`` a strict subset of the mesh's
+axes), and jax's static replication check itself: an out_specs entry that leaves a mesh axis
+out promises that the value is the same on every device along it, and mlax takes that promise.
 """
 
 from __future__ import annotations
@@ -264,8 +267,6 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
     if not callable(fun):
         raise user_error(TypeError, "shard_map requires a callable for its first argument, but got "
                          f"{fun} of type {type(fun)}.", "f of mlax.shard_map")
-    del check_vma  # mlax takes out_specs' replication promises (module docstring)
-    _require_declaration_kind()
 
     def run(trace: Trace, *args: Any) -> Any:
         the_mesh = _resolve_mesh(mesh)
@@ -308,7 +309,8 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
             declared = declare_transform(module, "shard_map", decl, callee=sub.name,
                                          axis_names=tuple(the_mesh.axis_names),
                                          axis_sizes=tuple(the_mesh.devices.shape),
-                                         in_specs=(*in_dims, *captured), out_specs=tuple(out_dims))
+                                         in_specs=(*in_dims, *captured), out_specs=tuple(out_dims),
+                                         check_vma=bool(check_vma))
         out_avals = [_scaled(a, s, sizes, local=False) for a, s in zip(sub.out_avals, out_dims, strict=True)]
         results = _call(trace, decl, ir.FunctionType(declared.type), [*leaves, *sub.captured], out_avals,
                         f"shard_map of {name}")
@@ -325,22 +327,11 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
             key = tree_util.tree_flatten(specs)
             key = (key[1], tuple(key[0]))
             if key not in inferred:
-                inferred[key] = _shard_map(fun, mesh, specs, out_specs, axis_names, True)
+                inferred[key] = _shard_map(fun, mesh, specs, out_specs, axis_names, check_vma)
             return inferred[key](*args)
         return staged(*args)
 
     return mapped
-
-
-def _require_declaration_kind() -> None:
-    """The dialect's `mlax.shard_map` declaration (and its transformation rules) is the part of
-    the sharding work that has not landed yet: until it does, shard_map says so."""
-    from mlax.dialect.transforms import KINDS
-
-    if "shard_map" not in KINDS:
-        raise user_error(NotImplementedError, "mlax.shard_map is not implemented yet: the dialect's "
-                         "mlax.shard_map declaration has not landed; use jit with NamedSharding "
-                         "in_shardings/out_shardings to split a program over devices", "mlax.shard_map")
 
 
 def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_specs: Any = Infer,
@@ -356,5 +347,3 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
         return lambda g: _shard_map(g, **options)
     return _shard_map(f, **options)
 
-
-shard_map.mlax_not_yet = True  # type: ignore[attr-defined]  # until the declaration lands (docs/compatibility.md)

@@ -48,7 +48,7 @@ class InterpreterBackend:
         if any(True for _ in transform_declarations(module)):  # derivatives get their bodies first
             with module.context:
                 module = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-                run_pipeline(module, "mlax-expand-transforms")
+                run_pipeline(module, "mlax-expand-transforms, mlax-simulate-devices")
         return Interpreter(module).program(entry)
 
     def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,

@@ -69,11 +69,6 @@ def copy_to(array: DeviceArray, where: Device | Sharding) -> DeviceArray:
     return jax.device_put(array, where)
 
 
-def device_of(array: DeviceArray) -> Device:
-    (device,) = array.devices()
-    return device
-
-
 def is_on(array: DeviceArray, sharding: Sharding) -> bool:
     """Whether ``array`` is laid out as ``sharding`` says (same devices, same tiles)."""
     own = array.sharding

@@ -8,6 +8,11 @@ they are (a call given NumPy arrays returns when its results are ready, so they 
 after it returns), and results are device buffers, which mlax Arrays keep until
 read on the host (zero-copy on the CPU). Donated arguments let XLA reuse an input's buffer for
 an output (``tf.aliasing_output`` marks them in the stablehlo stage's text).
+
+A module whose entry `mlax-partition` made per-device (``mlax.partitioned``, after the
+pipeline's "partitioned" stage) is compiled for the devices of its ``mlax.mesh`` instead
+(runtime/xla_sharded.py): it takes and returns global jax Arrays laid out as the specs say,
+inputs placed on (or resharded to) those layouts first, and its results are committed.
 """
 
 from __future__ import annotations
@@ -171,6 +176,8 @@ class XlaExecutable:
         else:
             self._targets = (pjrt.single_device(device),) * n
         self.device = device
+        # host values pass as they are unless a shard lives in another process (mlax.distributed)
+        self._local = all(t.is_fully_addressable for t in self._targets)
         self._call = pjrt.jitted_program(self.text, avals[:n], avals[n:], device, donated, self.placement)
         self._compiled = pjrt.compile_jitted(self._call, avals[:n])
         self._several_devices = pjrt.device_count() > 1  # else every buffer is on ``device``
@@ -193,15 +200,16 @@ class XlaExecutable:
         for x, target in zip(inputs, self._targets, strict=True):
             if type(x) is Array:
                 buffer = x._device
-                if buffer is None:
-                    args.append(pjrt.place(x._value, target))
-                elif self._several_devices and not pjrt.is_on(buffer, target):
-                    args.append(pjrt.copy_to(buffer, target))
-                else:
-                    args.append(buffer)
+                host = x._value if buffer is None else None
             else:
                 given_numpy = True
-                args.append(x if isinstance(x, pjrt.DeviceArray) else pjrt.place(x, target))
+                buffer, host = (x, None) if isinstance(x, pjrt.DeviceArray) else (None, x)
+            if buffer is None:
+                args.append(host if self._local else pjrt.place(host, target))
+            elif self._several_devices and not pjrt.is_on(buffer, target):
+                args.append(pjrt.copy_to(buffer, target))
+            else:
+                args.append(buffer)
         try:
             outs = self._compiled(*args)
         except pjrt.JaxRuntimeError as error:

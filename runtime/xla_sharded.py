@@ -63,10 +63,13 @@ def jax_mesh(mesh: ir_sharding.Mesh) -> object:
 
 
 def named_sharding(mesh: object, spec: Spec) -> object:
-    """jax's NamedSharding of a dialect spec on a jax mesh."""
+    """jax's NamedSharding of a dialect spec on a jax mesh, its PartitionSpec written as jax
+    writes the shardings it infers (a shard_map's results): trailing whole dimensions left out."""
     import jax
 
     entries = [None if not axes else axes[0] if len(axes) == 1 else tuple(axes) for axes in spec]
+    while entries and entries[-1] is None:
+        entries.pop()
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*entries))
 
 

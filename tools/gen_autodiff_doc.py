@@ -80,6 +80,16 @@ transposes the tangent construct: a cond into a cond over the branches' vjps, a 
 scan in the opposite direction over its body's vjp (consts' cotangents summed in the carry).
 Reverse mode through a `while_loop` (or a `fori_loop` with traced bounds) is JAX's error.
 
+**shard_map** (`passes/autodiff/shard_map.py`, docs/sharding.md): the same road gives new
+shard_maps: one over the callee's jvp (each tangent with its primal's spec), and for reverse
+mode the tangent shard_map transposed into a shard_map of its callee's vjp that divides a
+result cotangent by the sizes of the mesh axes its out spec leaves out and psums an operand's
+cotangent over the axes its in spec leaves out (jax's untyped transpose, psum's transpose a
+psum). Reverse mode taken INSIDE a `check_vma=True` body (jax's default) types the values by the
+mesh axes they vary over (`passes/autodiff/varying.py`): a cotangent reaching an operand that
+varies over fewer axes than its op is summed over the others, and psum's transpose is the
+identity, so a replicated parameter's gradient is summed over the devices as in jax.
+
 ## Rule status
 
 JVP: `rule` (a tangent rule), `zero` (not differentiable: the tangent is zero), `-` (no rule:

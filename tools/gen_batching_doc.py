@@ -76,6 +76,8 @@ CONTROL_FLOW = (
      "old one where it has finished"),
     ("scan", "any", "a scan of the vmapped body; batched scanned operands and stacked results are "
      "transposed between batch x length and length x batch, so each slice has the batch at 0"),
+    ("shard_map", "any", "a shard_map of the vmapped callee; the batch is never split over the mesh "
+     "(an unsharded leading spec entry on batched operands and on every result)"),
 )
 
 RULES_HEADING = """

@@ -163,7 +163,8 @@ def execute(text: str, filename: str, args: argparse.Namespace) -> str:
         pending = _unresolved(module, entry)
         if pending:
             raise ToolError(f"@{args.entry} calls transformation declarations {', '.join(pending)}; "
-                            f"resolve them first (mlax-opt --mlax-expand-transforms)")
+                            f"resolve them first (mlax-opt --mlax-expand-transforms, and for a shard_map "
+                            f"--mlax-simulate-devices)")
         specs = [TensorSpec.from_mlir(t) for t in entry.opview.type.inputs]
         if args.random_inputs is not None:
             rng = np.random.default_rng(args.random_inputs)

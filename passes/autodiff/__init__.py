@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from mlax.passes.autodiff import shard_map  # noqa: F401  (adds the shard_map rules to control_flow's tables)
 from mlax.passes.autodiff.emit import MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, emit_jvp
+from mlax.passes.autodiff.varying import annotate_varying, from_specs
 from mlax.passes.autodiff.vjp import emit_vjp
-from mlax.passes.expand_transforms import FINALIZERS, HANDLERS, Resolver
+from mlax.passes.expand_transforms import FINALIZERS, HANDLERS, PREPARERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.walk import nested_ops
 
@@ -41,8 +43,9 @@ def _jvp(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, fi
 def _vjp(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, fields: dict,
          arguments: list[ir.Value], point: ir.InsertionPoint) -> list[MaybeValue]:
     n_in = len(ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).inputs)
+    varying = from_specs(fields["varying"]) if fields.get("varying") is not None else None
     outs, cotangents = emit_vjp(callee, arguments[:n_in], arguments[n_in:], list(fields["argnums"]), point,
-                                resolver.module, resolver.lookup)
+                                resolver.module, resolver.lookup, varying)
     return [*outs, *cotangents]
 
 
@@ -75,4 +78,5 @@ class Autodiff(ModulePass):
 
 
 HANDLERS.update(jvp=_jvp, vjp=_vjp)
+PREPARERS.append(annotate_varying)
 FINALIZERS.append(_erase_custom_linear_markers)

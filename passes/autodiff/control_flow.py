@@ -37,18 +37,18 @@ WHILE_TRANSPOSE_ERROR = (
     "start/stop values. Try using lax.scan, or lax.fori_loop with static start/stop.")
 
 
-def _function_type(function: ir.Operation) -> ir.FunctionType:
+def function_type(function: ir.Operation) -> ir.FunctionType:
     return ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
 
 
-class _Builder(CallSite):
+class Builder(CallSite):
     """Where derivative code for one call goes, and how to make the functions it needs."""
 
     def adapter(self, base: str, target: str, arg_types: Sequence[ir.Type], in_map: Sequence[int],
                 out_map: Sequence[int]) -> str:
         """A function of ``arg_types`` calling ``target`` on ``[args[i] for i in in_map]`` and
         returning ``(results ++ args)[j] for j in out_map``."""
-        target_type = _function_type(self.lookup(target))
+        target_type = function_type(self.lookup(target))
 
         def build(point: ir.InsertionPoint, args: list[ir.Value]) -> list[ir.Value]:
             with self.location:
@@ -68,11 +68,11 @@ def _types(values: Sequence[ir.Value]) -> list[ir.Type]:
     return [v.type for v in values]
 
 
-def _tangents(outs: Sequence[ir.Value]) -> list[MaybeValue]:
+def tangent_values(outs: Sequence[ir.Value]) -> list[MaybeValue]:
     return [t if is_float(t) else None for t in outs]
 
 
-def _span(start: int, count: int) -> list[int]:
+def span(start: int, count: int) -> list[int]:
     return list(range(start, start + count))
 
 
@@ -85,16 +85,16 @@ def emit_control_flow_jvp(declaration: ir.Operation, transform: Transform, opera
     """The primal results of a call (at ``location``) of a control-flow declaration and their
     tangents: split into a primal and a tangent construct for reverse mode, else one joint
     construct computing both."""
-    b = _Builder(declaration.parent, point, location, lookup)
+    b = Builder(declaration.parent, point, location, lookup)
     name = ir.StringAttr(declaration.attributes["sym_name"]).value
     if all(t is None for t in tangents):
         outs = b.call(name, operands)
         return outs, [None] * len(outs)
-    rules = _SPLIT_JVP_RULES if split else _JOINT_JVP_RULES
+    rules = SPLIT_JVP_RULES if split else JOINT_JVP_RULES
     return rules[transform.kind](b, name, transform.fields, operands, tangents)
 
 
-def _jvp_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+def _jvp_cond(b: Builder, name: str, fields: dict, operands: list[ir.Value],
               tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     outs = b.call(name, operands)
     args = operands[1:]
@@ -103,21 +103,21 @@ def _jvp_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
     for branch in fields["branches"]:
         jvp = b.declare("jvp", branch, callee=branch)
         branches.append(b.adapter(f"{branch}_tangent", jvp, _types(args) * 2, range(2 * n_args),
-                                  _span(n_out, n_out)))
+                                  span(n_out, n_out)))
     tangent_cond = b.declare("cond", f"{fields['branches'][0]}_tangent", branches=tuple(branches))
-    return outs, _tangents(b.call(tangent_cond, [operands[0], *args, *b.dense(tangents[1:], args)]))
+    return outs, tangent_values(b.call(tangent_cond, [operands[0], *args, *b.dense(tangents[1:], args)]))
 
 
-def _pair_loop(b: _Builder, fields: dict, operands: list[ir.Value],
+def _pair_loop(b: Builder, fields: dict, operands: list[ir.Value],
                tangents: list[MaybeValue]) -> list[ir.Value]:
     """The while loop over (carry, carry tangent), with (consts, const tangents): its cond ignores
     the tangents, its body is the body's jvp. Returns (carry..., carry tangents...)."""
-    nc = len(_function_type(b.lookup(fields["body"])).results)
+    nc = len(function_type(b.lookup(fields["body"])).results)
     nk = len(operands) - nc
     carry, consts = operands[:nc], operands[nc:]
     dense = b.dense(tangents, operands)
     arg_types = _types(carry) * 2 + _types(consts) * 2  # (c, dc, k, dk)
-    c, dc, k, dk = _span(0, nc), _span(nc, nc), _span(2 * nc, nk), _span(2 * nc + nk, nk)
+    c, dc, k, dk = span(0, nc), span(nc, nc), span(2 * nc, nk), span(2 * nc + nk, nk)
     jvp = b.declare("jvp", fields["body"], callee=fields["body"])  # (c, k, dc, dk) -> (c', dc')
     body = b.adapter(f"{fields['body']}_tangent", jvp, arg_types, c + k + dc + dk, range(2 * nc))
     cond = b.adapter(f"{fields['cond']}_tangent", fields["cond"], arg_types, c + k, [0])
@@ -125,47 +125,47 @@ def _pair_loop(b: _Builder, fields: dict, operands: list[ir.Value],
     return b.call(loop, [*carry, *dense[:nc], *consts, *dense[nc:]])
 
 
-def _jvp_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+def _jvp_while(b: Builder, name: str, fields: dict, operands: list[ir.Value],
                tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     outs = b.call(name, operands)
-    return outs, _tangents(_pair_loop(b, fields, operands, tangents)[len(outs):])
+    return outs, tangent_values(_pair_loop(b, fields, operands, tangents)[len(outs):])
 
 
-def _scan_counts(b: _Builder, fields: dict,
+def _scan_counts(b: Builder, fields: dict,
                  operands: list[ir.Value]) -> tuple[str, list[ir.Type], int, int, int, int]:
     """A scan's body, the body's argument types, and its numbers of carries, xs, consts and ys."""
     nc, nk, body = fields["num_carry"], fields["num_consts"], fields["body"]
-    body_type = _function_type(b.lookup(body))
+    body_type = function_type(b.lookup(body))
     return body, list(body_type.inputs), nc, len(operands) - nc - nk, nk, len(body_type.results) - nc
 
 
-def _jvp_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+def _jvp_scan(b: Builder, name: str, fields: dict, operands: list[ir.Value],
               tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     loop = {k: fields[k] for k in ("length", "reverse")}
     # The primal scan again, stacking the carry entering each step (the residuals).
     n_body_out = nc + ny
     stacking = b.adapter(f"{body}_residuals", body, ins, range(len(ins)),
-                         [*range(n_body_out), *_span(n_body_out, nc)])
+                         [*range(n_body_out), *span(n_body_out, nc)])
     primal = b.declare("scan", f"{body}_residuals", body=stacking, num_carry=nc, num_consts=nk, **loop)
     primal_results = b.call(primal, operands)
     outs, carries = primal_results[:n_body_out], primal_results[n_body_out:]
     # The tangent scan: carry dc; xs (carry_i, x_i, dx_i); consts (k, dk).
     c_t, x_t, k_t = ins[:nc], ins[nc:nc + nx], ins[nc + nx:]
     arg_types = [*c_t, *c_t, *x_t, *x_t, *k_t, *k_t]
-    dc, ci, xi, dxi = _span(0, nc), _span(nc, nc), _span(2 * nc, nx), _span(2 * nc + nx, nx)
-    k, dk = _span(2 * nc + 2 * nx, nk), _span(2 * nc + 2 * nx + nk, nk)
+    dc, ci, xi, dxi = span(0, nc), span(nc, nc), span(2 * nc, nx), span(2 * nc + nx, nx)
+    k, dk = span(2 * nc + 2 * nx, nk), span(2 * nc + 2 * nx + nk, nk)
     jvp = b.declare("jvp", body, callee=body)  # (c, x, k, dc, dx, dk) -> (c', y, dc', dy)
     tangent_body = b.adapter(f"{body}_tangent", jvp, arg_types, ci + xi + k + dc + dxi + dk,
-                             _span(n_body_out, n_body_out))
+                             span(n_body_out, n_body_out))
     tangent = b.declare("scan", f"{body}_tangent", body=tangent_body, num_carry=nc, num_consts=2 * nk, **loop)
     dense = b.dense(tangents, operands)
     xs, consts = operands[nc:nc + nx], operands[nc + nx:]
-    return outs, _tangents(b.call(tangent, [*dense[:nc], *carries, *xs, *dense[nc:nc + nx], *consts,
+    return outs, tangent_values(b.call(tangent, [*dense[:nc], *carries, *xs, *dense[nc:nc + nx], *consts,
                                             *dense[nc + nx:]]))
 
 
-def _joint_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+def _joint_cond(b: Builder, name: str, fields: dict, operands: list[ir.Value],
                 tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     """A cond over the branches' jvps: (args, tangents) -> (outs, tangent outs)."""
     args = operands[1:]
@@ -173,40 +173,41 @@ def _joint_cond(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
     joint = b.declare("cond", f"{fields['branches'][0]}_jvp", branches=branches)
     results = b.call(joint, [operands[0], *args, *b.dense(tangents[1:], args)])
     half = len(results) // 2
-    return results[:half], _tangents(results[half:])
+    return results[:half], tangent_values(results[half:])
 
 
-def _joint_while(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+def _joint_while(b: Builder, name: str, fields: dict, operands: list[ir.Value],
                  tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     """The (carry, carry tangent) loop alone gives both."""
     results = _pair_loop(b, fields, operands, tangents)
     half = len(results) // 2
-    return results[:half], _tangents(results[half:])
+    return results[:half], tangent_values(results[half:])
 
 
-def _joint_scan(b: _Builder, name: str, fields: dict, operands: list[ir.Value],
+def _joint_scan(b: Builder, name: str, fields: dict, operands: list[ir.Value],
                 tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
     """A scan carrying (carry, carry tangent) over (xs, xs tangents) with (consts, tangents)."""
     body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     c_t, x_t, k_t = ins[:nc], ins[nc:nc + nx], ins[nc + nx:]
-    c, dc, x, dx = _span(0, nc), _span(nc, nc), _span(2 * nc, nx), _span(2 * nc + nx, nx)
-    k, dk = _span(2 * nc + 2 * nx, nk), _span(2 * nc + 2 * nx + nk, nk)
+    c, dc, x, dx = span(0, nc), span(nc, nc), span(2 * nc, nx), span(2 * nc + nx, nx)
+    k, dk = span(2 * nc + 2 * nx, nk), span(2 * nc + 2 * nx + nk, nk)
     jvp = b.declare("jvp", body, callee=body)  # (c, x, k, dc, dx, dk) -> (c', y, dc', dy)
     n_out = nc + ny
     arg_types = [*c_t, *c_t, *x_t, *x_t, *k_t, *k_t]
     joint_body = b.adapter(f"{body}_jvp_step", jvp, arg_types, c + x + k + dc + dx + dk,
-                           [*range(nc), *_span(n_out, nc), *_span(nc, ny), *_span(n_out + nc, ny)])
+                           [*range(nc), *span(n_out, nc), *span(nc, ny), *span(n_out + nc, ny)])
     joint = b.declare("scan", f"{body}_jvp", body=joint_body, num_carry=2 * nc, num_consts=2 * nk,
                       length=fields["length"], reverse=fields["reverse"])
     dense = b.dense(tangents, operands)
     results = b.call(joint, [*operands[:nc], *dense[:nc], *operands[nc:nc + nx], *dense[nc:nc + nx],
                              *operands[nc + nx:], *dense[nc + nx:]])
     outs = [*results[:nc], *results[2 * nc:2 * nc + ny]]
-    return outs, _tangents([*results[nc:2 * nc], *results[2 * nc + ny:]])
+    return outs, tangent_values([*results[nc:2 * nc], *results[2 * nc + ny:]])
 
 
-_SPLIT_JVP_RULES = {"cond": _jvp_cond, "while": _jvp_while, "scan": _jvp_scan}
-_JOINT_JVP_RULES = {"cond": _joint_cond, "while": _joint_while, "scan": _joint_scan}
+# kind -> rule; shard_map.py adds the shard_map rules (its calls are differentiated the same way)
+SPLIT_JVP_RULES = {"cond": _jvp_cond, "while": _jvp_while, "scan": _jvp_scan}
+JOINT_JVP_RULES = {"cond": _joint_cond, "while": _joint_while, "scan": _joint_scan}
 
 
 # ---- transposes --------------------------------------------------------------------------------
@@ -219,16 +220,16 @@ def transpose_control_flow(e: Emitter, op: ir.Operation, declaration: ir.Operati
     ``known`` value is None, given the cotangents of its results."""
     if transform.kind == "while":
         raise PassFailure(f"mlax-autodiff: {WHILE_TRANSPOSE_ERROR}", op.location)
-    b = _Builder(declaration.parent, e.point, op.location, lookup)
-    return _TRANSPOSE_RULES[transform.kind](b, transform.fields, op, cts, known)
+    b = Builder(declaration.parent, e.point, op.location, lookup)
+    return TRANSPOSE_RULES[transform.kind](b, transform.fields, op, cts, known)
 
 
-def _zeros_at(b: _Builder, point: ir.InsertionPoint, types: Sequence[ir.Type]) -> list[ir.Value]:
+def _zeros_at(b: Builder, point: ir.InsertionPoint, types: Sequence[ir.Type]) -> list[ir.Value]:
     e = Emitter(point, b.location)
     return [e.zeros(t) for t in types]
 
 
-def _transpose_cond(b: _Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
+def _transpose_cond(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
                     known: list[MaybeValue]) -> list[MaybeValue]:
     if known[0] is None:
         raise PassFailure("mlax-autodiff: the selector of a cond depends on tangents", op.location)
@@ -248,7 +249,7 @@ def _transpose_cond(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
                 values[i] = p
             zeros = iter(_zeros_at(b, point, [args[i].type for i in linear]))
             full = [v if v is not None else next(zeros) for v in values]
-            target = _function_type(b.lookup(vjp))
+            target = function_type(b.lookup(vjp))
             with b.location:
                 call = func.CallOp(list(target.results), vjp, [*full, *params[len(kept):]], ip=point)
             return list(call.results)[len(results):]
@@ -260,12 +261,12 @@ def _transpose_cond(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
     return [None, *(next(lin_cts) if v is None else None for v in known[1:])]
 
 
-def _transpose_scan(b: _Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
+def _transpose_scan(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
                     known: list[MaybeValue]) -> list[MaybeValue]:
     operands, results = list(op.operands), list(op.results)
     body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     n = len(operands)
-    body_type = _function_type(b.lookup(body))
+    body_type = function_type(b.lookup(body))
     xs_known = [j for j in range(nx) if known[nc + j] is not None]
     xs_linear = [j for j in range(nx) if known[nc + j] is None]
     ks_known = [j for j in range(nk) if known[nc + nx + j] is not None]
@@ -273,7 +274,7 @@ def _transpose_scan(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
     # Every carry is linear (a tangent scan carries only tangents; a known one is a zero).
     argnums = [*range(nc), *(nc + j for j in xs_linear), *(nc + nx + j for j in ks_linear)]
     vjp = b.declare("vjp", body, callee=body, argnums=tuple(argnums))
-    vjp_type = _function_type(b.lookup(vjp))
+    vjp_type = function_type(b.lookup(vjp))
     drop_debug_callbacks(b.lookup(vjp))
     n_acc = len(ks_linear)
     y_types = list(body_type.results)[nc:]
@@ -317,4 +318,4 @@ def _transpose_scan(b: _Builder, fields: dict, op: ir.Operation, cts: list[Maybe
     return contributions
 
 
-_TRANSPOSE_RULES = {"cond": _transpose_cond, "scan": _transpose_scan}
+TRANSPOSE_RULES = {"cond": _transpose_cond, "scan": _transpose_scan}

@@ -16,10 +16,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.dialect.callbacks import CALLBACK_KIND
-from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.callbacks import emit_callback_jvp
-from mlax.passes.autodiff.control_flow import emit_control_flow_jvp
+from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, emit_control_flow_jvp
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp_rules import JVP_RULES
 from mlax.passes.autodiff.rule_variants import variant
@@ -87,7 +86,7 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
         return emit_jvp(callee, operands, tangents, point, lookup, split)
     if transform.kind == CALLBACK_KIND:
         return emit_callback_jvp(callee, transform, operands, tangents, point, location)
-    if transform.kind in CONTROL_FLOW_KINDS:
+    if transform.kind in SPLIT_JVP_RULES:  # control flow and shard_map: new constructs
         return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup, location, split)
     function = lookup(transform.fields["callee"])
     if all(t is None for t in tangents) or transform.kind == "checkpoint":

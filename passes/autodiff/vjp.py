@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
-from mlax.passes.autodiff.control_flow import transpose_control_flow
+from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, transpose_control_flow
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
+from mlax.passes.autodiff.varying import Varying, op_varying
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import unique_name
 
@@ -60,11 +60,14 @@ def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operat
 
 def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Sequence[MaybeValue],
              argnums: Sequence[int], point: ir.InsertionPoint, module: ir.Operation,
-             lookup: FunctionLookup) -> tuple[list[ir.Value], list[MaybeValue]]:
+             lookup: FunctionLookup,
+             varying: Sequence[Varying] | None = None) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Emit at ``point`` the outputs of ``function`` on ``primals`` and the cotangents of its
-    ``argnums`` inputs given the output ``cotangents`` (None = zero)."""
+    ``argnums`` inputs given the output ``cotangents`` (None = zero). ``varying`` (inside a
+    checked shard_map body) gives the mesh axes each primal varies over (varying.py)."""
     linearized = _linearize(function, argnums, module, lookup)
     block = linearized.function.regions[0].blocks[0]
+    typing = None if varying is None else _Typing(linearized, varying, argnums)
     linear: set[ir.Value] = set(linearized.tangents)
     values: dict[ir.Value, ir.Value] = dict(zip(linearized.primals, primals, strict=True))
     linear_ops = []
@@ -91,11 +94,13 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         if op.name == "func.call":
             target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
             transform = read_transform(target)
-            if transform is not None and transform.kind in CONTROL_FLOW_KINDS:
+            if transform is not None and transform.kind in SPLIT_JVP_RULES:
                 contributions = transpose_control_flow(emitter, op, target, transform, result_cts, known,
                                                        lookup)
             else:
                 contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
+            if typing is not None:
+                contributions = typing.sum_to_operands(emitter, op, contributions)
             _accumulate(ct, op, contributions, linear, emitter)
             continue
         name = op.name.removeprefix("mlax.")
@@ -103,10 +108,42 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         if rule is None:
             raise PassFailure(f"mlax-autodiff: no transpose rule for {op.name} (reverse mode needs one for "
                               f"every op that is linear in the tangents)", op.location)
-        _accumulate(ct, op, rule(emitter, op, result_cts, known), linear, emitter)
+        if typing is not None and name == "psum":  # typed: psum's transpose is pvary, the identity
+            contributions = list(result_cts)
+        else:
+            contributions = rule(emitter, op, result_cts, known)
+        if typing is not None:
+            contributions = typing.sum_to_operands(emitter, op, contributions)
+        _accumulate(ct, op, contributions, linear, emitter)
     input_cts = [ct.get(t) for t in linearized.tangents]
     linearized.function.erase()
     return outs, input_cts
+
+
+class _Typing:
+    """The mesh axes each value of a linearized function varies over, and jax's rule for a
+    cotangent reaching an operand that varies over fewer axes than its op: psum over the rest."""
+
+    def __init__(self, linearized: _Linearized, varying: Sequence[Varying], argnums: Sequence[int]) -> None:
+        block = linearized.function.regions[0].blocks[0]
+        self.varying: dict[ir.Value, Varying] = dict(zip(linearized.primals, varying, strict=True))
+        self.varying.update((t, varying[a]) for t, a in zip(linearized.tangents, argnums, strict=True))
+        self.working: dict[ir.Operation, Varying] = {}
+        for op in [o.operation for o in block.operations]:
+            ins = [self.varying[v] for v in op.operands]
+            working, outs = op_varying(op, ins)
+            self.working[op] = working
+            self.varying.update(zip(op.results, outs, strict=True))
+
+    def sum_to_operands(self, e: Emitter, op: ir.Operation,
+                        contributions: Sequence[MaybeValue]) -> list[MaybeValue]:
+        out = []
+        for operand, contribution in zip(op.operands, contributions, strict=True):
+            missing = self.working[op] - self.varying[operand]
+            if contribution is not None and missing:
+                contribution = e("psum", contribution, axes=tuple(sorted(missing)))
+            out.append(contribution)
+        return out
 
 
 def _accumulate(ct: dict[ir.Value, MaybeValue], op: ir.Operation, contributions: Sequence[MaybeValue],

@@ -22,6 +22,7 @@ from mlir import ir
 from mlax.dialect.callbacks import read_callback
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
+from mlax.passes.batching import shard_map  # noqa: F401  (adds the shard_map rule to control_flow's table)
 from mlax.passes.batching.callbacks import batch_callback
 from mlax.passes.batching.control_flow import batch_control_flow, control_flow
 from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch

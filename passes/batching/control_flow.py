@@ -25,7 +25,6 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect.callbacks import read_callback
-from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import Transform, read_transform
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules import broadcast_batch
@@ -38,9 +37,9 @@ FunctionLookup = Callable[[str], ir.Operation]
 
 
 def control_flow(function: ir.Operation | None) -> Transform | None:
-    """The construct ``function`` declares, if it is a control-flow declaration."""
+    """The construct ``function`` declares, if it is a control-flow (or shard_map) declaration."""
     transform = read_transform(function) if function is not None else None
-    return transform if transform is not None and transform.kind in CONTROL_FLOW_KINDS else None
+    return transform if transform is not None and transform.kind in RULES else None
 
 
 # --- which values end up batched (over-approximated: batched if any input is) --------------------
@@ -88,7 +87,7 @@ def _axes(flags: Sequence[bool]) -> tuple[int, ...]:
 
 
 @dataclass
-class _Site(CallSite):
+class Site(CallSite):
     """The batched call being written: where, at which batch size, and how to make functions."""
 
     size: int
@@ -128,10 +127,10 @@ def _swap01(e: Emitter, value: ir.Value) -> ir.Value:
 # --- the rules ----------------------------------------------------------------------------------------
 
 Batched = tuple[list[ir.Value], list[bool]]
-Rule = Callable[[_Site, dict, list[ir.Value], list[bool], int], Batched]
+Rule = Callable[[Site, dict, list[ir.Value], list[bool], int], Batched]
 
 
-def _cond(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
+def _cond(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
     branches = fields["branches"]
     selector, operands, in_flags = args[0], args[1:], flags[1:]
     if not flags[0]:
@@ -162,7 +161,7 @@ def _pick(e: Emitter, selector: ir.Value, results: list[list[ir.Value]]) -> list
     return outs
 
 
-def _while(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
+def _while(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
     consts = flags[n:]
     carry = _carry_fixpoint(at.lookup(fields["body"]), flags[:n], consts, at.lookup, at.axis_name)
     pred_batched = batched_outputs(at.lookup(fields["cond"]), [*carry, *consts], at.lookup, at.axis_name)[0]
@@ -191,7 +190,7 @@ def _while(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: 
     return at.call(name, operands), carry
 
 
-def _scan(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
+def _scan(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
     num_carry, num_consts = fields["num_carry"], fields["num_consts"]
     xs_end = len(args) - num_consts
     function = at.lookup(fields["body"])
@@ -210,6 +209,7 @@ def _scan(at: _Site, fields: dict, args: list[ir.Value], flags: list[bool], n: i
     return [*results[:num_carry], *ys], outs
 
 
+# kind -> rule; shard_map.py adds the shard_map rule (its calls are batched the same way)
 RULES: dict[str, Rule] = {"cond": _cond, "while": _while, "scan": _scan}
 
 
@@ -219,5 +219,5 @@ def batch_control_flow(call: ir.Operation, construct: Transform, args: list[ir.V
     """The batched form of ``call``, a call of ``construct`` with some operand batched: its
     results and which of them are batched (at dimension 0)."""
     module = lookup(construct.name).parent
-    at = _Site(module, point, call.location, lookup, size, axis_name)
+    at = Site(module, point, call.location, lookup, size, axis_name)
     return RULES[construct.kind](at, construct.fields, args, flags, len(call.results))

@@ -1,5 +1,6 @@
-"""One process of tests/runtime/test_distributed.py: joins the group, runs a program partitioned
-over every process's devices, and checks the shards this process holds (exit status 0 if so).
+"""One process of tests/runtime/test_distributed.py: joins the group, runs a per-device program
+(with a psum) partitioned over every process's devices and a sharded jit, and checks the shards
+this process holds (exit status 0 if so).
 
     python -m tests.runtime.distributed_worker COORDINATOR NUM_PROCESSES PROCESS_ID [shardy|gspmd]
 """
@@ -21,21 +22,11 @@ module attributes {mlax.mesh = {axis_names = ["x", "y"], axis_sizes = array<i64:
       -> (tensor<2x3xf32> {mlax.sharding = [["x"], ["y"]]}, tensor<2x3xf32> {mlax.sharding = [["x"], []]})
       attributes {mlax.partitioned} {
     %0 = "mlax.mul"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-    %1 = PSUM
+    %1 = "mlax.psum"(%0) {axes = ["y"]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
     return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
   }
 }
 """
-
-# The sum over y as mlax-lower-to-stablehlo writes it: partitions are the linear mesh indices.
-PSUM = """"stablehlo.all_reduce"(%0) ({
-    ^bb0(%l: tensor<f32>, %r: tensor<f32>):
-      %s = "stablehlo.add"(%l, %r) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%s) : (tensor<f32>) -> ()
-    }) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>,
-        replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, use_global_device_ids}
-      : (tensor<2x3xf32>) -> tensor<2x3xf32>"""
-
 
 def main() -> None:
     coordinator, count, process = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -73,7 +64,7 @@ def check(process: int) -> None:
     sharding = NamedSharding(mesh, P("x", "y"))
     local_a = mlax.make_array_from_process_local_data(sharding, a[2 * process:2 * process + 2])
     assert not local_a.is_fully_addressable and len(local_a.addressable_shards) == 2
-    text = PROGRAM.replace("IDS", ", ".join(map(str, ids))).replace("PSUM", PSUM)
+    text = PROGRAM.replace("IDS", ", ".join(map(str, ids)))
     module = ir.Module.parse(text, get_context())
     executable = get_backend("xla").compile(module, "f")
     product, summed = (Array._wrap_device(o) for o in executable([local_a, b]))
@@ -90,6 +81,14 @@ def check(process: int) -> None:
         local_a._device, jax.device_put(b, sharding))
     for mine, shard in zip(summed.addressable_shards, theirs.addressable_shards, strict=True):
         np.testing.assert_allclose(np.asarray(mine.data), np.asarray(shard.data), rtol=1e-6)
+    # a sharded jit over both processes: the partitioner's collectives sum the rows' halves
+    placed_b = mlax.device_put(b, sharding)
+    row_sums = mlax.jit(lambda a, b: mlax.numpy.sum(a * b, axis=1), out_shardings=NamedSharding(mesh, P("x")))
+    out = row_sums(local_a, placed_b)
+    assert out.sharding.is_equivalent_to(NamedSharding(mesh, P("x")), 1) and not out.is_fully_addressable
+    for shard in out.addressable_shards:
+        assert shard.device.process_index == process
+        np.testing.assert_allclose(np.asarray(shard.data), (a * b).sum(axis=1)[shard.index], rtol=1e-5)
     print(f"process {process}: ok", flush=True)
 
 

@@ -1,7 +1,7 @@
 """mlax.distributed: two processes on 127.0.0.1 (a free port) join one group of 2 x 2 CPU
-devices and run a program partitioned over all four, with a sum across each process's devices;
-each process checks the shards it holds (tests/runtime/distributed_worker.py). Both end by
-themselves; a timeout bounds the wait."""
+devices and run a per-device program partitioned over all four (a psum across each process's
+devices) and a sharded jit; each process checks the shards it holds
+(tests/runtime/distributed_worker.py). Both end by themselves; a timeout bounds the wait."""
 
 from __future__ import annotations
 

@@ -56,6 +56,28 @@ module attributes {{mlax.mesh = {mesh}}} {{
 """
 
 
+# Collectives in the per-device body, lowered with the mesh's replica groups: a sum over y, a
+# gather over x, a swap over x, and each device's linear index over (x, y).
+COLLECTIVES = """
+module attributes {{mlax.mesh = {mesh}}} {{
+  func.func @c(%a: tensor<4x2xf32> {{mlax.sharding = [["x"], ["y"]]}})
+      -> (tensor<4x2xf32> {{mlax.sharding = [["x"], []]}}, tensor<8x2xf32> {{mlax.sharding = [[], ["y"]]}},
+          tensor<4x2xf32> {{mlax.sharding = [["x"], ["y"]]}}, tensor<1xi32> {{mlax.sharding = [["x", "y"]]}})
+      attributes {{mlax.partitioned}} {{
+    %0 = "mlax.psum"(%a) {{axes = ["y"]}} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %1 = "mlax.all_gather"(%a) {{axes = ["x"], axis_size = 2 : i64, dimension = 0 : i64}}
+        : (tensor<4x2xf32>) -> tensor<8x2xf32>
+    %2 = "mlax.ppermute"(%a) {{axes = ["x"], pairs = array<i64: 0, 1, 1, 0>}}
+        : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %3 = "mlax.axis_index"() {{axes = ["x", "y"], axis_size = 4 : i64}} : () -> tensor<i32>
+    %4 = "mlax.broadcast_in_dim"(%3) {{broadcast_dimensions = array<i64>, shape = array<i64: 1>}}
+        : (tensor<i32>) -> tensor<1xi32>
+    return %0, %1, %2, %4 : tensor<4x2xf32>, tensor<8x2xf32>, tensor<4x2xf32>, tensor<1xi32>
+  }}
+}}
+"""
+
+
 def _mesh_attr(names: tuple[str, ...], sizes: tuple[int, ...], ids: tuple[int, ...]) -> str:
     return MESH.format(names=", ".join(f'"{n}"' for n in names), sizes=", ".join(map(str, sizes)),
                        ids=", ".join(map(str, ids)))
@@ -110,6 +132,29 @@ def test_elementwise_body_on_four_devices(rng: np.random.Generator, partitioner:
     assert out.sharding == expected.sharding
 
 
+@pytest.mark.parametrize("ids", [(0, 1, 2, 3), (2, 0, 3, 1)])
+def test_collectives_agree_with_jaxs_shard_map(rng: np.random.Generator, partitioner: str,
+                                               ids: tuple[int, ...]) -> None:
+    a = random_array(rng, (8, 4), np.float32)
+    got = _run(_module(COLLECTIVES, ids=ids), "c", a)
+    mesh = _jax_mesh(ids)
+
+    def body(a):
+        index = jax.lax.axis_index(("x", "y")).astype(np.int32).reshape(1)
+        return (jax.lax.psum(a, "y"), jax.lax.all_gather(a, "x", axis=0, tiled=True),
+                jax.lax.ppermute(a, "x", [(0, 1), (1, 0)]), index)
+
+    specs = (P("x", None), P(None, "y"), P("x", "y"), P(("x", "y")))
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=specs, check_vma=False)
+    expected = jax.jit(mapped)(a)
+    for mine, theirs, spec in zip(got, expected, specs, strict=True):
+        np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=1e-6)
+        assert mine.sharding == theirs.sharding  # the spelling of jax's inferred shardings
+        assert mine.sharding.is_equivalent_to(NamedSharding(mesh, spec), 2)
+    np.testing.assert_array_equal(np.asarray(got[3]), np.arange(4))  # linear mesh index, whatever the ids
+    np.testing.assert_allclose(np.asarray(got[0]), a.reshape(8, 2, 2).sum(axis=1), rtol=1e-6)
+
+
 def test_inputs_on_other_shardings_are_resharded(rng: np.random.Generator) -> None:
     a, b = random_array(rng, (8, 4), np.float32), random_array(rng, (4, 4), np.float32)
     mesh = _jax_mesh()
@@ -128,7 +173,7 @@ def test_mixed_specs_scalars_and_replicated_results(rng: np.random.Generator, pa
     np.testing.assert_allclose(np.asarray(out), a * s, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(rep), np.exp(c), rtol=1e-5)
     mesh = _jax_mesh()
-    assert out.sharding == NamedSharding(mesh, P(("x", "y"), None))
+    assert out.sharding == NamedSharding(mesh, P(("x", "y")))  # trailing whole dimensions left out
     assert rep.is_fully_replicated and rep.sharding.is_equivalent_to(NamedSharding(mesh, P()), 1)
     assert [s.index[0] for s in out.addressable_shards] == [slice(2 * i, 2 * i + 2) for i in range(4)]
 
@@ -139,7 +184,7 @@ def test_one_axis_mesh_of_four(rng: np.random.Generator) -> None:
     a, b = random_array(rng, (8, 4), np.float32), random_array(rng, (2, 4), np.float32)
     (out,) = _run(_module(text, ("x",), (4,), (2, 3, 0, 1)), "f", a, b)
     np.testing.assert_allclose(np.asarray(out), a * np.tile(b, (4, 1)) + np.sin(a), rtol=1e-5)
-    assert out.sharding == NamedSharding(_jax_mesh((2, 3, 0, 1), (4,), ("x",)), P("x", None))
+    assert out.sharding == NamedSharding(_jax_mesh((2, 3, 0, 1), (4,), ("x",)), P("x"))
 
 
 def test_donation_aliases_global_buffers(rng: np.random.Generator) -> None:

@@ -111,6 +111,9 @@ class _Axes:
             raise PassFailure(f"mlax-batch: {op.name} over axes {list(axes)} has axis_size {total}, but "
                               f"the vmap over '{axis_name}' has size {size}, which does not divide it",
                               op.location)
+        if total is not None and not self.rest and total != size:
+            raise PassFailure(f"mlax-batch: {op.name} over axes {list(axes)} has axis_size {total}, but "
+                              f"the vmap over '{axis_name}' has size {size}", op.location)
 
     def size_of(self, part: tuple[str, ...]) -> int:
         """The size of ``prefix`` or ``suffix`` (the other one must be empty)."""

@@ -68,10 +68,12 @@ class LowerToStablehlo(ModulePass):
         lower_mlax_ops(module, RULES, lambda op: fail(op, f"no StableHLO lowering for {op.name}"))
 
 
-# "partitioned": the per-device program over the module's mesh (`mlax-partition`; a module
+# "partitioned": transformations resolved, functions nothing calls any more dropped (an
+# unbatched callee of a vmap may hold collectives only its vmap resolves), the per-device
+# program over the module's mesh (`mlax-partition`; a module
 # without a mesh passes through unchanged), then its StableHLO.
 STABLEHLO_STAGES: tuple[tuple[str, str], ...] = (
-    ("partitioned", "mlax-expand-transforms, mlax-cleanup, mlax-partition"),
+    ("partitioned", "mlax-expand-transforms, symbol-dce, mlax-cleanup, mlax-partition"),
     ("stablehlo", "mlax-lower-to-stablehlo"),
 )
 

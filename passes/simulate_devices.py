@@ -26,11 +26,11 @@ from mlax.dialect import read_attributes
 from mlax.dialect.ops.collectives import COLLECTIVES
 from mlax.dialect.shard_map import read_shard_map, shard_map_mesh
 from mlax.dialect.sharding import Mesh, Spec
-from mlax.dialect.transforms import ATTR_PREFIX, Transform, get_kind, read_transform
+from mlax.dialect.transforms import ATTR_PREFIX, Transform
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.expand_transforms import HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
-from mlax.passes.symbols import CallSite
+from mlax.passes.symbols import CallSite, reachable_functions
 from mlax.passes.walk import nested_ops
 
 ARGUMENT = "mlax-simulate-devices"
@@ -128,35 +128,9 @@ def simulate(resolver: Resolver, declaration: ir.Operation, transform: Transform
         func.ReturnOp(results, ip=ir.InsertionPoint(block))
 
 
-def _reachable(module: ir.Operation) -> list[ir.Operation]:
-    """The functions the public ones reach through calls and declarations' symbol fields."""
-    table = ir.SymbolTable(module)
-    todo = [op for op in [o.operation for o in module.regions[0].blocks[0].operations]
-            if op.name == "func.func" and "sym_visibility" not in op.attributes]
-    seen = {ir.StringAttr(op.attributes["sym_name"]).value for op in todo}
-    found = []
-    while todo:
-        function = todo.pop()
-        found.append(function)
-        names = []
-        transform = read_transform(function)
-        if transform is not None:
-            for field in get_kind(transform.kind).fields:
-                value = transform.fields.get(field.name)
-                if field.kind in ("symbol", "symbols") and value is not None:
-                    names += [value] if field.kind == "symbol" else list(value)
-        names += [ir.FlatSymbolRefAttr(op.attributes["callee"]).value for op in nested_ops(function)
-                  if op.name == "func.call"]
-        for name in names:
-            if name not in seen and name in table:
-                seen.add(name)
-                todo.append(table[name].operation)
-    return found
-
-
 def _check_bound(module: ir.Operation) -> None:
     """A collective left in the program after the simulation names an axis nothing binds."""
-    for function in _reachable(module):
+    for function in reachable_functions(module):
         for op in nested_ops(function):
             if op.name.startswith("mlax.") and op.name.removeprefix("mlax.") in COLLECTIVES:
                 axes = ", ".join(repr(a) for a in read_attributes(op)["axes"])

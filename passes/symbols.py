@@ -10,7 +10,8 @@ from typing import Any
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.dialect.transforms import declare_transform
+from mlax.dialect.transforms import declare_transform, get_kind, read_transform
+from mlax.passes.walk import nested_ops
 
 
 def declare_function(module: ir.Operation, name: str, function_type: ir.FunctionType) -> None:
@@ -48,6 +49,32 @@ def define_function(module: ir.Operation, base: str, arg_types: Sequence[ir.Type
         function.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(arg_types), [r.type for r in results]))
     return name
+
+
+def reachable_functions(module: ir.Operation) -> list[ir.Operation]:
+    """The functions the public ones reach through calls and declarations' symbol fields."""
+    table = ir.SymbolTable(module)
+    todo = [op for op in [o.operation for o in module.regions[0].blocks[0].operations]
+            if op.name == "func.func" and "sym_visibility" not in op.attributes]
+    seen = {ir.StringAttr(op.attributes["sym_name"]).value for op in todo}
+    found = []
+    while todo:
+        function = todo.pop()
+        found.append(function)
+        names = []
+        transform = read_transform(function)
+        if transform is not None:
+            for field in get_kind(transform.kind).fields:
+                value = transform.fields.get(field.name)
+                if field.kind in ("symbol", "symbols") and value is not None:
+                    names += [value] if field.kind == "symbol" else list(value)
+        names += [ir.FlatSymbolRefAttr(op.attributes["callee"]).value for op in nested_ops(function)
+                  if op.name == "func.call"]
+        for name in names:
+            if name not in seen and name in table:
+                seen.add(name)
+                todo.append(table[name].operation)
+    return found
 
 
 @dataclass

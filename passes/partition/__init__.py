@@ -7,15 +7,17 @@ ops and calls of ``mlax.shard_map`` declarations; run after `mlax-expand-transfo
 `mlax-cleanup`. Steps:
 
 1. calls of private functions are inlined (`mlax-inline`), so the entry is one block;
-   sharding constraints in the bodies that stay functions (branches and loop bodies, which
-   run replicated) are dropped, being the identity there;
+   sharding constraints in shard_map bodies (per-device already) are dropped, being the
+   identity there;
 2. propagation (propagate.py) gives every value of the entry a spec, from the factor
    mappings of the rule table (rules.py);
 3. the rewrite (rewrite.py) makes the entry per-device: local types, resharding collectives
    (reshard.py) where producer and consumer disagree, psum/pmax/pmin for sharded reduction
-   factors, shard_map calls as calls of their per-device bodies. Every argument and result
-   then carries its ``mlax.sharding`` (unspecified results get the propagated spec, unspecified
-   arguments are replicated) and the entry carries ``mlax.partitioned``.
+   factors, shard_map calls as calls of their per-device bodies, control flow as constructs
+   over per-device copies of their bodies, each partitioned by these same steps with the
+   specs its call gives it. Every argument and result then carries its ``mlax.sharding``
+   (unspecified results get the propagated spec, unspecified arguments are replicated) and
+   the entry carries ``mlax.partitioned``; functions nothing reaches any more are erased.
 
 A module without a mesh is left as it is. What cannot be partitioned is a PassFailure at the
 op, never an assertion.
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlax.dialect.sharding import (
+    PARTITIONED_ATTR,
     ShardingError,
     arg_spec,
     check_spec,
@@ -36,6 +39,8 @@ from mlax.dialect.sharding import (
     module_mesh,
     replicated,
     result_spec,
+    set_arg_spec,
+    set_result_spec,
 )
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import DeclarationError, read_transform, transform_declarations
@@ -53,6 +58,7 @@ from mlax.passes.partition.propagate import (
 )
 from mlax.passes.partition.rewrite import rewrite_entry
 from mlax.passes.registry import ModulePass, register_pass
+from mlax.passes.symbols import reachable_functions, unique_name
 from mlax.passes.walk import nested_ops
 
 # Declarations that may stay in a module being partitioned (the others must be resolved).
@@ -82,11 +88,33 @@ def _check(mesh, spec, value_type: ir.Type, what: str, location: ir.Location) ->
 
 
 def _drop_constraints(function: ir.Operation) -> None:
-    """A sharding constraint in a function that runs replicated is the identity."""
+    """A sharding constraint in a per-device (shard_map) body is the identity."""
     for op in nested_ops(function):
         if op.name == "mlax.sharding_constraint":
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
+
+
+def _partition_body(module: ir.Operation, mesh, functions: dict[str, ir.Operation], name: str,
+                    arg_specs, result_specs) -> tuple[str, list]:
+    """A per-device copy of the branch or loop body ``name`` given its argument specs and
+    some result specs (None: free); its name and its results' specs."""
+    new_name = unique_name(module, f"{name}_partitioned")  # before the copy duplicates the name
+    copy = functions[name].clone(ip=ir.InsertionPoint(module.regions[0].blocks[0]))
+    copy.attributes["sym_name"] = ir.StringAttr.get(new_name)
+    functions[new_name] = copy
+    for i, s in enumerate(arg_specs):
+        set_arg_spec(copy, i, s)
+    for i, s in enumerate(result_specs):
+        set_result_spec(copy, i, s)
+    _partition_entry(copy, mesh, functions)
+    results = [result_spec(copy, i) for i in range(len(result_specs))]
+    for i in range(len(arg_specs)):  # a body is no entry: its boundary specs were for this pass
+        set_arg_spec(copy, i, None)
+    for i in range(len(results)):
+        set_result_spec(copy, i, None)
+    del copy.attributes[PARTITIONED_ATTR]
+    return new_name, results
 
 
 def _partition_entry(function: ir.Operation, mesh, functions: dict[str, ir.Operation]) -> None:
@@ -113,10 +141,11 @@ def _partition_entry(function: ir.Operation, mesh, functions: dict[str, ir.Opera
             _check(mesh, given, value.type, f"result {i} of @{name}", terminator.location)
             specs.setdefault(value, given)
     propagate(nodes, specs, mesh.axis_size)
-    results = [given if given is not None else
-               specs.get(value) or replicated(len(TensorSpec.from_mlir(value.type).shape))
+    results = [given if given is not None else specs.get(value)
                for value, given in zip(terminator.operands, given_results, strict=True)]
-    rewrite_entry(function, nodes, specs, mesh, results)
+    module = function.parent
+    rewrite_entry(function, nodes, specs, mesh, results,
+                  lambda body, ins, outs: _partition_body(module, mesh, functions, body, ins, outs))
 
 
 def _check_shard_map(node: Node, mesh) -> None:
@@ -162,29 +191,12 @@ class Partition(ModulePass):
         entries = [f for name, f in functions.items() if _is_public(f) and f.regions[0].blocks
                    and name not in called and not is_partitioned(f)]
         for function in functions.values():
-            if function not in entries and function.regions[0].blocks:
-                _drop_constraints(function)
-        self._check_replicated_bodies(functions, entries)
+            transform = read_transform(function)
+            if transform is not None and transform.kind == SHARD_MAP_KIND:
+                _drop_constraints(functions[transform.callee])
         for entry in entries:
             _partition_entry(entry, mesh, functions)
-        called = _callees(module)
-        for name, function in functions.items():
-            transform = read_transform(function)
-            if transform is not None and transform.kind == SHARD_MAP_KIND and name not in called:
-                function.erase()
-
-    @staticmethod
-    def _check_replicated_bodies(functions: dict[str, ir.Operation], entries: list[ir.Operation]) -> None:
-        """Branches and loop bodies run replicated, with global types: a shard_map inside one
-        would need its own partitioning, which this pass does not do yet."""
-        shard_maps = {name for name, f in functions.items()
-                      if (t := read_transform(f)) is not None and t.kind == SHARD_MAP_KIND}
-        bodies = {name for name, f in functions.items() if read_transform(f) is None}
-        bodies -= {ir.StringAttr(f.attributes["sym_name"]).value for f in entries}
-        bodies -= {read_transform(functions[n]).callee for n in shard_maps}
-        for name in bodies:
-            for op in nested_ops(functions[name]):
-                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value if op.name == "func.call" else ""
-                if callee in shard_maps:
-                    raise fail("a shard_map inside a control-flow branch or loop body (which runs "
-                               "replicated) is not supported yet", op.location)
+        reached = reachable_functions(module)
+        for op in [o.operation for o in module.regions[0].blocks[0].operations]:
+            if op.name == "func.func" and op not in reached:
+                op.erase()

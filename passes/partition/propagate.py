@@ -2,13 +2,15 @@
 given (argument and result specs, sharding constraints, shard_map in/out specs).
 
 Each op of the entry becomes a `Node`: a factor mapping from the rule table (rules.py), a
-constraint, a shard_map call, or an op that runs replicated (the fallback: indexing ops,
-control flow, host callbacks). Propagation sweeps the nodes forward and backward until
-nothing changes: at a factor node, the specs already known decide the factors they shard
-(the first tensor seen wins a conflict; a whole dimension decides nothing), and every
-operand or result still without a spec gets the one those factors give it. A value keeps
-the first spec it gets; one that never gets any is replicated. Where a producer and a
-consumer disagree, the rewrite (rewrite.py) reshards between them.
+constraint, a shard_map call, a control-flow call (its loop carries keep their sharding from
+operand to result, both ways; its bodies are partitioned in turn by the rewrite), or an op
+that runs replicated (the fallback: indexing ops, host callbacks). Propagation sweeps the
+nodes forward and backward until nothing changes: at a factor node, the specs already known
+decide the factors they shard (the first tensor seen wins a conflict; a whole dimension
+decides nothing), and every operand or result still without a spec gets the one those
+factors give it. A value keeps the first spec it gets; one that never gets any is
+replicated. Where a producer and a consumer disagree, the rewrite (rewrite.py) reshards
+between them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ PASS_NAME = "mlax-partition"
 
 # Node kinds.
 RULE, FALLBACK_NODE, CONSTRAINT, SHARD_MAP = "rule", "fallback", "constraint", "shard_map"
+CONTROL = "control"
 
 
 @dataclass
@@ -45,6 +48,7 @@ class Node:
     rule: OpRule | None = None
     constraint: Spec | None = None  # a sharding_constraint's spec
     shard_map: Transform | None = None  # the shard_map declaration a call calls
+    construct: Transform | None = None  # the cond / while / scan declaration a call calls
     attrs: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -68,10 +72,12 @@ def classify(op: ir.Operation, lookup: Callable[[str], ir.Operation]) -> Node:
         transform = read_transform(lookup(callee))
         if transform is not None and transform.kind == SHARD_MAP_KIND:
             return Node(op, SHARD_MAP, shard_map=transform)
+        if transform is not None and transform.kind in CONTROL_FLOW_KINDS:
+            return Node(op, CONTROL, construct=transform)
         if transform is not None and transform.kind not in (*CONTROL_FLOW_KINDS, CALLBACK_KIND):
             raise fail(f"the {transform.kind} declaration @{callee} must be resolved first (run "
                        "mlax-expand-transforms)", op.location)
-        return Node(op, FALLBACK_NODE)  # control flow, a host callback, a public function
+        return Node(op, FALLBACK_NODE)  # a host callback, a public function
     if not op.name.startswith("mlax."):
         raise fail(f"cannot partition '{op.name}' (only mlax ops and calls)", op.location)
     name = op.name.removeprefix("mlax.")
@@ -107,6 +113,11 @@ def _step(node: Node, specs: Specs, axis_size: Callable[[Sequence[str]], int]) -
         pairs = [*zip(node.op.operands, fields["in_specs"], strict=True),
                  *zip(node.op.results, fields["out_specs"], strict=True)]
         return any([_offer(specs, v, s) for v, s in pairs])
+    if node.kind == CONTROL:
+        count = carried(node.construct, len(node.op.results))
+        pairs = list(zip(node.op.operands, node.op.results, strict=False))[:count]
+        return any([_offer(specs, b, specs[a]) for a, b in pairs if a in specs] +
+                   [_offer(specs, a, specs[b]) for a, b in pairs if b in specs])
     if node.kind != RULE:
         return False
     rule = node.rule
@@ -120,6 +131,14 @@ def _step(node: Node, specs: Specs, axis_size: Callable[[Sequence[str]], int]) -
     decided = normalize(rule, shardings, axis_size)
     open_values = [(dims, value) for dims, value in tensors if value not in specs]
     return any([_offer(specs, value, project(dims, decided)) for dims, value in open_values])
+
+
+def carried(construct: Transform, num_results: int) -> int:
+    """How many leading operands of a control-flow call are loop carries (its leading results
+    too): a while's results are all carries, a scan's first num_carry, a cond has none."""
+    if construct.kind == "scan":
+        return construct.fields["num_carry"]
+    return num_results if construct.kind == "while" else 0
 
 
 def seed(nodes: Sequence[Node], specs: Specs) -> None:

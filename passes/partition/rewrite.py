@@ -17,7 +17,7 @@ emitted, holds its block under its propagated spec:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import func
@@ -31,18 +31,25 @@ from mlax.dialect.sharding import (
     set_arg_spec,
     set_result_spec,
 )
+from mlax.dialect.transforms import declare_transform
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.partition.factors import REDUCTIONS, absorb, local_shape, normalize, project
-from mlax.passes.partition.propagate import CONSTRAINT, RULE, SHARD_MAP, Node, Specs, fail
+from mlax.passes.partition.propagate import CONSTRAINT, CONTROL, RULE, SHARD_MAP, Node, Specs, fail
 from mlax.passes.partition.reshard import reshard
+from mlax.passes.symbols import unique_name
+
+# (body name, argument specs, result specs or None where free) -> (its per-device copy's name,
+# the specs of that copy's results)
+BodyPartitioner = Callable[[str, Sequence[Spec], Sequence[Spec | None]], tuple[str, list[Spec]]]
 
 
 class Rewriter:
     """Emits the per-device form of one entry's nodes."""
 
-    def __init__(self, mesh: Mesh, specs: Specs) -> None:
+    def __init__(self, mesh: Mesh, specs: Specs, bodies: BodyPartitioner) -> None:
         self.mesh = mesh
         self.specs = specs  # global value -> its spec
+        self.bodies = bodies
         self.local: dict[ir.Value, ir.Value] = {}  # global value -> its per-device value
 
     def spec_of(self, value: ir.Value) -> Spec:
@@ -53,8 +60,10 @@ class Rewriter:
 
     def finish(self, e: Emitter, results: Sequence[ir.Value], produced: Sequence[ir.Value],
                specs: Sequence[Spec]) -> None:
-        """Map each global result to its per-device value, resharded to its propagated spec."""
+        """Map each global result to its per-device value, resharded to its propagated spec
+        (a result propagation gave none keeps the one it was produced with)."""
         for result, value, have in zip(results, produced, specs, strict=True):
+            self.specs.setdefault(result, have)
             self.local[result] = reshard(e, value, have, self.spec_of(result), self.mesh.axis_size)
 
     def emit(self, node: Node) -> None:
@@ -66,6 +75,8 @@ class Rewriter:
             self.local[op.results[0]] = self.operand(e, op.operands[0], node.constraint)
         elif node.kind == SHARD_MAP:
             self._shard_map(e, node)
+        elif node.kind == CONTROL:
+            self._control(e, node)
         else:
             self._fallback(e, node)
 
@@ -114,17 +125,101 @@ class Rewriter:
         self.finish(e, op.results, list(call.results), fields["out_specs"])
 
 
+    def _control(self, e: Emitter, node: Node) -> None:
+        op, kind, fields = node.op, node.construct.kind, dict(node.construct.fields)
+        operands = list(op.operands)
+        module = op.parent
+        while module.name != "builtin.module":
+            module = module.parent
+        if kind == "cond":
+            args = operands[1:]
+            arg_specs = [self.spec_of(v) for v in args]
+            parts = [self.bodies(b, arg_specs, [None] * len(op.results)) for b in fields["branches"]]
+            result_specs = _merged_branch_specs([specs for _, specs in parts], any(map(any, arg_specs)))
+            for name, specs in parts:
+                _reshard_returns(module, name, specs, result_specs, self.mesh)
+            fields["branches"] = tuple(name for name, _ in parts)
+            local = [self.operand(e, operands[0], replicated(0)),
+                     *(self.operand(e, v, s) for v, s in zip(args, arg_specs, strict=True))]
+        elif kind == "while":
+            arg_specs = [self.spec_of(v) for v in operands]
+            n = len(op.results)
+            arg_specs[:n] = self._carried(fields["body"], arg_specs, n, [None] * n)
+            fields["body"], result_specs = self.bodies(fields["body"], arg_specs, arg_specs[:n])
+            fields["cond"], _ = self.bodies(fields["cond"], arg_specs, [replicated(0)])
+            local = [self.operand(e, v, s) for v, s in zip(operands, arg_specs, strict=True)]
+        else:
+            nc, nk = fields["num_carry"], fields["num_consts"]
+            nx = len(operands) - nc - nk
+            outer = [self.spec_of(v) for v in operands]
+            outer[nc:nc + nx] = [((), *s[1:]) for s in outer[nc:nc + nx]]  # whole along the scan
+            inner = [*outer[:nc], *(s[1:] for s in outer[nc:nc + nx]), *outer[nc + nx:]]
+            free = [None] * (len(op.results) - nc)
+            inner[:nc] = outer[:nc] = self._carried(fields["body"], inner, nc, [None] * nc + free)
+            fields["body"], body_specs = self.bodies(fields["body"], inner, [*outer[:nc], *free])
+            result_specs = [*body_specs[:nc], *(((), *s) for s in body_specs[nc:])]
+            local = [self.operand(e, v, s) for v, s in zip(operands, outer, strict=True)]
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        name = unique_name(module, f"{callee}_partitioned")
+        declared = declare_transform(module, kind, name, loc=op.location, **fields)
+        with op.location:
+            call = func.CallOp(list(ir.FunctionType(declared.type).results), name, local, ip=e.point)
+        self.finish(e, op.results, list(call.results), result_specs)
+
+
+    def _carried(self, body: str, arg_specs: list[Spec], n: int,
+                 free: list[None]) -> list[Spec]:
+        """The specs a loop's ``n`` carries keep: each one's entering spec, unless it enters
+        whole and the body makes it split (a constraint in the body, say), as jax's
+        propagation through the loop would (one trial partitioning of the body tells; the pass
+        erases the trial copy with everything else nothing reaches)."""
+        _, made = self.bodies(body, arg_specs, free)
+        return [m if not any(c) and any(m) else c for c, m in zip(arg_specs[:n], made[:n], strict=True)]
+
+
+def _merged_branch_specs(branches: list[list[Spec]], split_operands: bool) -> list[Spec]:
+    """The specs all branches of a cond return: per dimension, the axes every branch splits it
+    over (else whole), as jax's propagation ends up. Where the operands are all whole, a branch
+    returning a whole result knows nothing, so only the branches that split it count (a
+    sharding constraint in one branch decides)."""
+    merged = []
+    for i in range(len(branches[0])):
+        candidates = [b[i] for b in branches if split_operands or any(b[i])] or [branches[0][i]]
+        merged.append(tuple(axes if all(c[d] == axes for c in candidates) else ()
+                            for d, axes in enumerate(candidates[0])))
+    return merged
+
+
+def _reshard_returns(module: ir.Operation, name: str, have: Sequence[Spec], want: Sequence[Spec],
+                     mesh: Mesh) -> None:
+    """Make the per-device function ``name`` return its results under ``want`` specs."""
+    if list(have) == list(want):
+        return
+    function = ir.SymbolTable(module)[name].operation
+    terminator = list(function.regions[0].blocks[0].operations)[-1].operation
+    e = Emitter(ir.InsertionPoint(terminator), terminator.location)
+    values = [reshard(e, v, h, w, mesh.axis_size)
+              for v, h, w in zip(terminator.operands, have, want, strict=True)]
+    for i, v in enumerate(values):
+        terminator.operands[i] = v
+    signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    function.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(list(signature.inputs), [v.type for v in values]))
+
+
 def rewrite_entry(function: ir.Operation, nodes: Sequence[Node], specs: Specs, mesh: Mesh,
-                  result_specs: Sequence[Spec]) -> None:
-    """Make ``function`` (whose ops are ``nodes``) per-device, in place."""
+                  result_specs: Sequence[Spec | None], bodies: BodyPartitioner) -> None:
+    """Make ``function`` (whose ops are ``nodes``) per-device, in place (a result spec None:
+    the one its value ends up with); ``bodies`` partitions the branch and loop bodies its
+    control flow calls."""
     with function.location:  # types made here need a location
-        _rewrite(function, nodes, specs, mesh, result_specs)
+        _rewrite(function, nodes, specs, mesh, result_specs, bodies)
 
 
 def _rewrite(function: ir.Operation, nodes: Sequence[Node], specs: Specs, mesh: Mesh,
-             result_specs: Sequence[Spec]) -> None:
+             result_specs: Sequence[Spec | None], bodies: BodyPartitioner) -> None:
     block = function.regions[0].blocks[0]
-    rewriter = Rewriter(mesh, specs)
+    rewriter = Rewriter(mesh, specs, bodies)
     old_args = list(block.arguments)
     for argument in old_args:
         local = local_type(argument.type, rewriter.spec_of(argument), mesh)
@@ -133,6 +228,8 @@ def _rewrite(function: ir.Operation, nodes: Sequence[Node], specs: Specs, mesh: 
         rewriter.emit(node)
     terminator = list(block.operations)[-1].operation
     e = Emitter(ir.InsertionPoint(terminator), terminator.location)
+    result_specs = [s if s is not None else rewriter.spec_of(v)
+                    for v, s in zip(terminator.operands, result_specs, strict=True)]
     returned = [rewriter.operand(e, v, s) for v, s in zip(terminator.operands, result_specs, strict=True)]
     with terminator.location:
         func.ReturnOp(returned, ip=ir.InsertionPoint(terminator))

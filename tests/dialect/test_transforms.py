@@ -93,6 +93,10 @@ DECLARATIONS = [
      fn_type(["tensor<f32>", "tensor<4xf32>"], ["tensor<f32>"])),
     ("scan", {"body": "step", "length": 5, "reverse": True, "num_carry": 1, "num_consts": 1},
      fn_type(["tensor<f32>", "tensor<5x3xf32>", "tensor<4xf32>"], ["tensor<f32>", "tensor<5x3xf32>"])),
+    # @g on 2 x 3 devices: its operand split over both axes, its result over "y" only
+    ("shard_map", {"callee": "g", "axis_names": ("x", "y"), "axis_sizes": (2, 3),
+                   "in_specs": ((("x", "y"),),), "out_specs": ((("y",),),), "check_vma": True},
+     fn_type(["tensor<24xf32>"], ["tensor<12xf32>"])),
 ]
 
 

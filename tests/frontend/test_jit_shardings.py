@@ -175,3 +175,25 @@ def test_grad_of_a_sharded_program(mesh, rng, backend) -> None:
     ours = mlax.jit(loss(mlax), backend=backend, **shardings)(x, w)
     theirs = jax.jit(loss(jax), **shardings)(x, w)
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-5, atol=1e-6)
+
+
+# Control flow with sharded operands: branches and loop bodies run on the blocks (carries keep
+# their sharding), as jax's partitioner does; values and output shardings as jax's.
+CONTROL_FLOW = {
+    "cond": lambda lib: lambda x, w: lib.lax.cond(x.sum() > 0, lambda v: v * 2.0, lib.numpy.sin, x),
+    "fori_loop": lambda lib: lambda x, w: lib.lax.fori_loop(0, 3, lambda i, v: lib.numpy.tanh(v @ w), x),
+    "scan": lambda lib: lambda x, w: lib.lax.scan(lambda c, r: (c + r, (c * r).sum()), x[0], x),
+    "while_loop": lambda lib: lambda x, w: lib.lax.while_loop(lambda v: v.sum() < 100.0,
+                                                              lambda v: v * 2.0 + 1.0, x),
+    "switch": lambda lib: lambda x, w: lib.lax.switch(2, [lambda v: v, lambda v: -v, lambda v: v @ w], x),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTROL_FLOW))
+@pytest.mark.parametrize("spec", [P("x", None), P(None, "y"), P("x", "y")])
+def test_control_flow_on_sharded_operands(name, spec, mesh, rng, backend) -> None:
+    x, w = floats(rng, 8, 4), floats(rng, 4, 4) * 0.5
+    shardings = {"in_shardings": (NamedSharding(mesh, spec), NamedSharding(mesh, P()))}
+    ours = mlax.jit(CONTROL_FLOW[name](mlax), backend=backend, **shardings)(x, w)
+    theirs = jax.jit(CONTROL_FLOW[name](jax), **shardings)(x, w)
+    check_like_jax(ours, theirs, backend)

@@ -136,7 +136,6 @@ def _programs(mesh):
 PROGRAMS = ["a_chain_of_constraints", "bool", "int32", "a_scalar", "a_reduction_after",
             "a_matmul_of_constrained_operands", "with_out_shardings", "with_in_and_out_shardings",
             "after_a_transpose", "after_a_reshape", "two_results", "in_a_cond_branch", "in_a_scan_body"]
-IN_CONTROL_FLOW = {"in_a_cond_branch", "in_a_scan_body"}
 
 
 def test_every_program_is_listed(mesh) -> None:
@@ -144,12 +143,7 @@ def test_every_program_is_listed(mesh) -> None:
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_programs_against_jax(name, mesh, rng, backend, request) -> None:
-    if backend == "xla" and name in IN_CONTROL_FLOW:
-        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-            "a constraint inside a cond branch / scan body is dropped: the values are right, but the "
-            "partitioned program replicates everything (no sharding_constraint, no reshard in the branch), "
-            "so the output's sharding is P() where jax's is the constraint's (P('x') / P('y'))")))
+def test_programs_against_jax(name, mesh, rng, backend) -> None:
     fun, shardings = _programs(mesh)[name]
     x = floats(rng, 8, 4)
     ours = mlax.jit(fun(mlax), backend=backend, **shardings)(x)

@@ -17,7 +17,9 @@ from mlir import ir
 
 from mlax.dialect import make_context, read_attributes
 from mlax.dialect.attrs import Spec
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.sharding import Mesh, arg_spec, module_mesh, result_spec
+from mlax.dialect.transforms import read_transform
 from mlax.runtime.interpreter import Interpreter
 
 COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute", "axis_index"}
@@ -132,6 +134,9 @@ class Devices:
             callee = self.functions[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
             if callee.regions[0].blocks:
                 return self.call(ir.StringAttr(callee.attributes["sym_name"]).value, operands)
+            construct = read_transform(callee)
+            if construct is not None and construct.kind in CONTROL_FLOW_KINDS:
+                return getattr(self, f"_{construct.kind}")(construct.fields, operands)
         rule = self.interpreter.rule_for(op)
         results: list[list[np.ndarray]] = [[] for _ in op.results]
         with np.errstate(all="ignore"):
@@ -141,6 +146,44 @@ class Devices:
                 for i, out in enumerate(outs):
                     results[i].append(np.asarray(out))
         return results
+
+
+    # Control flow runs in lockstep on every device (its bodies may hold collectives); the
+    # devices must agree on the branch taken and on when a loop stops, as SPMD programs do.
+
+    @staticmethod
+    def _agreed(values: list[np.ndarray], what: str) -> np.ndarray:
+        assert all(np.array_equal(v, values[0]) for v in values), f"the devices disagree on {what}"
+        return values[0]
+
+    def _cond(self, fields: dict, operands: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        branches = fields["branches"]
+        selector = int(self._agreed(operands[0], "a cond's selector"))
+        return self.call(branches[min(max(selector, 0), len(branches) - 1)], operands[1:])
+
+    def _while(self, fields: dict, operands: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        n = len(ir.FunctionType(ir.TypeAttr(self.functions[fields["body"]].attributes["function_type"])
+                                .value).results)
+        carry, consts = operands[:n], operands[n:]
+        while bool(self._agreed(self.call(fields["cond"], [*carry, *consts])[0], "a loop's predicate")):
+            carry = self.call(fields["body"], [*carry, *consts])
+        return carry
+
+    def _scan(self, fields: dict, operands: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        nc, nk = fields["num_carry"], fields["num_consts"]
+        carry, xs = operands[:nc], operands[nc:len(operands) - nk]
+        consts = operands[len(operands) - nk:]
+        steps = range(fields["length"])
+        ys: list[list[list[np.ndarray]]] = []
+        for t in (reversed(steps) if fields["reverse"] else steps):
+            outs = self.call(fields["body"], [*carry, *([x[t] for x in per] for per in xs), *consts])
+            carry, y = outs[:nc], outs[nc:]
+            ys.append(y)
+        if fields["reverse"]:
+            ys.reverse()
+        stacked = [[np.stack([step[j][d] for step in ys]) for d in range(self.mesh.size)]
+                   for j in range(len(ys[0]) if ys else 0)]
+        return [*carry, *stacked]
 
 
 def run_partitioned(module: ir.Module, entry: str, global_args: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -31,7 +31,7 @@ def test_status_agrees_with_what_the_names_are() -> None:
     assert jax_modules.status("jax.lax", "add_p") == "jax"
     assert jax_modules.status("jax.numpy.fft", "fft") == "missing"
     assert jax_modules.status("jax", "new_ref") == "not yet"
-    assert jax_modules.status("jax", "pmap") == "not yet"  # until the shard_map declaration lands
+    assert jax_modules.status("jax", "pmap") == "mlax"
     assert jax_modules.status("jax.tree_util", "tree_map") == "jax"
     assert jax_modules.resolve("jax.numpy", "sin", {}) is mnp.sin
 

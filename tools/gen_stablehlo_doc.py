@@ -60,7 +60,10 @@ the printed text itself, and its verifier's errors point at line:column of that 
   writes the stacked outputs with `dynamic_update_slice`, consts used from above. The call
   rewriting is shared with `mlax-lower-control-flow` (the CPU road into scf).
 - Transformations are resolved first: `mlax-stablehlo-pipeline` is `mlax-expand-transforms,
-  mlax-cleanup, mlax-lower-to-stablehlo`; the pass refuses an unresolved declaration.
+  symbol-dce, mlax-cleanup, mlax-partition, mlax-lower-to-stablehlo` (`mlax-partition` does
+  nothing without a mesh; `symbol-dce` drops functions nothing calls any more, such as a
+  vmap's unbatched callee, whose collectives only the vmap resolves); the pass refuses an
+  unresolved declaration.
 - Some ops have no StableHLO counterpart of the same semantics and are built from others:
   integer `pow` is square-and-multiply over every exponent bit (XLA's reads only the low 6
   bits), argmax/argmin are a variadic reduce whose combiner does not depend on XLA's order,

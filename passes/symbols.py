@@ -51,11 +51,14 @@ def define_function(module: ir.Operation, base: str, arg_types: Sequence[ir.Type
     return name
 
 
-def reachable_functions(module: ir.Operation) -> list[ir.Operation]:
-    """The functions the public ones reach through calls and declarations' symbol fields."""
+def reachable_functions(module: ir.Operation,
+                        roots: list[ir.Operation] | None = None) -> list[ir.Operation]:
+    """The functions ``roots`` (by default the public ones) reach, themselves included,
+    through calls and declarations' symbol fields."""
     table = ir.SymbolTable(module)
-    todo = [op for op in [o.operation for o in module.regions[0].blocks[0].operations]
-            if op.name == "func.func" and "sym_visibility" not in op.attributes]
+    todo = list(roots) if roots is not None else [
+        op for op in [o.operation for o in module.regions[0].blocks[0].operations]
+        if op.name == "func.func" and "sym_visibility" not in op.attributes]
     seen = {ir.StringAttr(op.attributes["sym_name"]).value for op in todo}
     found = []
     while todo:

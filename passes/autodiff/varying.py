@@ -29,6 +29,9 @@ from mlax.dialect.ops.collectives import COLLECTIVES, REDUCE_KIND
 from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.sharding import spec_axes
 from mlax.dialect.transforms import ATTR_PREFIX, Transform, read_transform
+from mlax.passes.registry import PassFailure
+from mlax.passes.symbols import reachable_functions
+from mlax.passes.walk import nested_ops
 
 Varying = frozenset[str]
 NONE: Varying = frozenset()
@@ -44,6 +47,30 @@ def op_varying(op: ir.Operation, operands: Sequence[Varying]) -> tuple[Varying, 
         if name in REDUCE_KIND:
             return working, [working - axes] * len(op.results)
     return working, [working] * len(op.results)
+
+
+def check_typed_call(op: ir.Operation, operands: Sequence[Varying]) -> None:
+    """Reverse mode types a control-flow call's results by the union of its operands' axes,
+    which is exact only when they all vary over the same axes and its bodies communicate
+    nothing: anything else is refused rather than differentiated wrongly."""
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    table = ir.SymbolTable(module)
+    target = table[_callee_name(op)].operation
+    transform = read_transform(target)
+    if transform is None or transform.kind == "callback":
+        return
+    mixed = len(set(operands)) > 1
+    talks = any(o.name.startswith("mlax.") and o.name.removeprefix("mlax.") in COLLECTIVES
+                for f in reachable_functions(module, [target]) for o in nested_ops(f))
+    if mixed or talks:
+        why = ("its bodies use collectives" if talks else
+               "its operands vary over different mesh axes (" +
+               ", ".join(sorted({"{" + ", ".join(sorted(v)) + "}" for v in operands})) + ")")
+        raise PassFailure(f"mlax-autodiff: reverse mode inside a shard_map body with check_vma=True through "
+                          f"this {transform.kind}, whose {why}, is not supported yet; pass "
+                          f"check_vma=False to shard_map (jax's untyped semantics)", op.location)
 
 
 def as_specs(varying: Sequence[Varying]) -> tuple[tuple[tuple[str, ...]], ...]:

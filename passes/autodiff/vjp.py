@@ -24,7 +24,7 @@ from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
-from mlax.passes.autodiff.varying import Varying, op_varying
+from mlax.passes.autodiff.varying import Varying, check_typed_call, op_varying
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import unique_name
 
@@ -131,6 +131,8 @@ class _Typing:
         self.working: dict[ir.Operation, Varying] = {}
         for op in [o.operation for o in block.operations]:
             ins = [self.varying[v] for v in op.operands]
+            if op.name == "func.call":
+                check_typed_call(op, ins)
             working, outs = op_varying(op, ins)
             self.working[op] = working
             self.varying.update(zip(op.results, outs, strict=True))

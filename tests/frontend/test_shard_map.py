@@ -390,3 +390,29 @@ def test_inferred_in_specs_on_an_explicit_mesh(rng) -> None:
     expected = jax.shard_map(functools.partial(jax.lax.psum, axis_name="i"), mesh=mesh, out_specs=P("i"))(
         jax.device_put(np.asarray(x), NamedSharding(mesh, P("i"))))
     assert_close(mapped(x), expected)
+
+
+def test_grad_inside_a_checked_body_through_a_scan(line, rng, backend) -> None:
+    """Every operand of the scan varies over "i": its values are typed exactly."""
+    x = floats(rng, 8, 3)
+
+    def program(lib):
+        def loss(x):
+            c, ys = lib.lax.scan(lambda c, r: (lib.numpy.sin(c * r), c.sum()), x[0], x)
+            return lib.lax.psum(c.sum() + ys.sum(), "i")
+
+        return lib.jit(lib.shard_map(lib.grad(loss), mesh=line, in_specs=P("i"), out_specs=P("i")))
+
+    assert_close(program(mlax)(x), program(jax)(x))
+
+
+def test_grad_inside_a_checked_body_through_mixed_control_flow_is_refused(line, rng) -> None:
+    w, x = floats(rng, 3), floats(rng, 8, 3)
+
+    def loss(w, x):  # w is the same on every device, x is not: jax refuses the carry types too
+        c, _ = mlax.lax.scan(lambda c, r: (c + mlax.numpy.sin(r @ w), None), 0.0, x)
+        return c
+
+    mapped = mlax.shard_map(mlax.grad(loss), mesh=line, in_specs=(P(), P("i")), out_specs=P())
+    with pytest.raises(ValueError, match="check_vma=False"):
+        mlax.jit(mapped)(w, x)

@@ -31,7 +31,6 @@ from mlax.jit_sharding import (
     UNSPECIFIED,
     annotate,
     committed_sharding,
-    given,
     input_placements,
     mesh_backend,
     output_placements,
@@ -99,11 +98,13 @@ class _CacheEntry:
         return self._executable() if self._executable is not None else None
 
 
-def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """A cheap cache key when every argument is an mlax.Array or a NumPy array of a canonical
-    dtype (the common call); None sends the call down the general path."""
-    key = []
-    for arg in args:
+def _fast_key(args: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, list[Any]]:
+    """A cheap cache key when every leaf of the arguments is an mlax.Array or a NumPy array
+    (the common call: arrays, or pytrees of them such as a train step's parameters), and the
+    leaves; a key of None sends the call down the general path."""
+    leaves, treedef = tree_util.tree_flatten(args)
+    key: list[Any] = [treedef]
+    for arg in leaves:
         kind = type(arg)
         if kind is Array:
             sharded = committed_sharding(arg) if arg._device is not None else None
@@ -111,11 +112,11 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         elif kind is np.ndarray:
             key.append((arg.shape, arg.dtype))
         else:
-            return None
-    return tuple(key)
+            return None, leaves
+    return tuple(key), leaves
 
 
-def _fast_buffers(executable: Executable, args: tuple[Any, ...]) -> list[Any]:
+def _fast_buffers(executable: Executable, args: list[Any]) -> list[Any]:
     """The buffers of `_fast_key`'s arguments; NumPy inputs as read-only views (a backend
     may hand an input back as an output, which must not alias a writable user buffer).
     A backend that takes device buffers gets the arguments as they are."""
@@ -276,8 +277,8 @@ class JittedFunction:
         self._static_argnames = frozenset(names)
         self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
         self._fast_cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain arrays
-        self._fast_ok = not (self._static_argnums or self._static_argnames or given(in_shardings)
-                             or given(out_shardings))
+        # shardings are fixed per jit and the leaves' committed shardings are in the fast key
+        self._fast_ok = not (self._static_argnums or self._static_argnames)
         self._stages_always = False  # set by jit for mlax's own jits: disable_jit leaves them
         with _JITTED_LOCK:
             _JITTED.add(self)
@@ -385,17 +386,18 @@ class JittedFunction:
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        fast_key = _fast_key(args) if self._fast_ok and not kwargs else None
+        fast_key, fast_leaves = _fast_key(args) if self._fast_ok and not kwargs else (None, [])
         if fast_key is not None:
-            fast_key += (self._backend or config.backend, config.trace_context())
+            fast_key += (self._backend or config.backend, config.trace_context(), context_mesh())
             entry = self._fast_cache.get(fast_key)
             executable = entry.executable() if entry is not None else None
             if executable is not None:
-                return _outputs(entry.traced, executable(_fast_buffers(executable, args)))
+                return _outputs(entry.traced, executable(_fast_buffers(executable, fast_leaves)))
         entry, leaves = self._entry(args, kwargs)
         result = _run(entry.traced, _executable(entry), leaves)
-        if fast_key is not None and all(arg.dtype == aval.dtype for arg, aval
-                                        in zip(args, entry.traced.in_avals, strict=True)):
+        in_avals = entry.traced.in_avals
+        if fast_key is not None and len(leaves) == len(fast_leaves) and all(
+                arg.dtype == aval.dtype for arg, aval in zip(fast_leaves, in_avals, strict=True)):
             self._fast_cache.get_or_create(fast_key, lambda: entry)  # canonical dtypes: buffers pass as is
         return result
 

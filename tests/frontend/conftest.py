@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import jax
+import numpy as np
 import pytest
+from jax.sharding import Mesh
 
 import mlax
 
@@ -16,3 +19,9 @@ def backend(request: pytest.FixtureRequest):
     mlax.config.update("backend", request.param)
     yield request.param
     mlax.config.update("backend", previous)
+
+
+@pytest.fixture
+def mesh() -> Mesh:
+    """A 2x2 mesh ("x", "y") over the first 4 of the session's CPU devices."""
+    return Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))

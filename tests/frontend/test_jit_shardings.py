@@ -14,33 +14,12 @@ from jax.sharding import PartitionSpec as P
 
 import mlax
 import mlax.numpy as mnp
-
-BACKENDS = ["xla", "interpreter"]
-
-
-@pytest.fixture
-def mesh() -> Mesh:
-    return Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+from tests.frontend.sharded_checks import MESH_BACKENDS, check_like_jax, floats
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=MESH_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def floats(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def check_like_jax(ours, theirs, backend: str) -> None:
-    """Same values; on XLA also the same layout (jax's output sharding)."""
-    ours_leaves, theirs_leaves = jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
-    assert len(ours_leaves) == len(theirs_leaves)
-    for a, b in zip(ours_leaves, theirs_leaves, strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
-        assert a.dtype == b.dtype and a.shape == b.shape
-        if backend == "xla":
-            assert a.sharding.is_equivalent_to(b.sharding, b.ndim), (a.sharding, b.sharding)
 
 
 def run_both(fun, args, backend: str, **shardings):

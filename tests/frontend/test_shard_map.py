@@ -19,11 +19,6 @@ BACKENDS = ["xla", "interpreter"]
 
 
 @pytest.fixture
-def mesh() -> Mesh:
-    return Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
-
-
-@pytest.fixture
 def line() -> Mesh:
     return Mesh(np.array(jax.devices()[:4]), ("i",))
 

@@ -18,11 +18,6 @@ from mlax.sharding import ir_mesh, pspec_to_spec, spec_to_pspec
 HERE = __file__
 
 
-@pytest.fixture
-def mesh() -> Mesh:
-    return Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
-
-
 def jax_error(fun, *args) -> str:
     with pytest.raises(Exception) as info:
         fun(*args)

@@ -10,36 +10,16 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import mlax
-
-BACKENDS = ["xla", "interpreter"]
-
-
-@pytest.fixture
-def mesh() -> Mesh:
-    return Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+from tests.frontend.sharded_checks import MESH_BACKENDS, check_like_jax, floats
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=MESH_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def floats(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def check_like_jax(ours, theirs, backend: str, rtol: float = 1e-5) -> None:
-    """Same values and dtypes; on XLA also jax's output sharding."""
-    assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
-    for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs), strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=1e-5)
-        assert a.dtype == b.dtype and a.shape == b.shape
-        if backend == "xla":
-            assert a.sharding.is_equivalent_to(b.sharding, b.ndim), (a.sharding, b.sharding)
 
 
 def jit(lib, backend: str):

@@ -18,8 +18,9 @@ Over several axes the linear index has the first axis major: axes before the vma
 `prefix`, after it `suffix`. all_gather = gather(prefix) of gather(vmap axis) of
 gather(suffix); psum_scatter the other way round; axis_index combines the parts with the
 sizes of prefix and suffix, which must come from the op's `axis_size`, so the vmap's axis
-must be first or last there. all_to_all and ppermute over the vmap's axis together with
-others are refused (jax's batchers refuse or mishandle them too).
+must be first or last there. all_to_all over the vmap's axis and others is two exchanges
+(the lanes', then a residual all_to_all over the others); ppermute over several axes is
+refused (jax's batcher refuses it too).
 """
 
 from __future__ import annotations
@@ -199,20 +200,53 @@ def _psum_scatter(e: Emitter, axes: _Axes, x: ir.Value, batched: bool, size: int
     return [out], [True]
 
 
-def _all_to_all(e: Emitter, axes: _Axes, x: ir.Value, batched: bool, size: int) -> Batched:
-    """Lane j receives block j of every lane's split dimension, concatenated in lane order:
-    split the dimension into (destination, block), bring the destination to the front and the
-    source lane before the concat dimension, and fold the source into it."""
-    axes.only()
-    split, concat = axes.attrs["split_dimension"], axes.attrs["concat_dimension"]
-    x = _split(e, _lanes(e, x, batched, size), split + 1, size)  # (source, *s[:split], dest, block, ...)
+def _exchange(e: Emitter, x: ir.Value, split: int, concat: int, size: int) -> ir.Value:
+    """The all_to_all over the lanes of ``x`` (the lanes at dimension 0; ``split`` and ``concat``
+    are dimensions of one lane's value): lane j receives block j of every lane's split
+    dimension, concatenated in lane order. Split the dimension into (destination, block),
+    bring the destination to the front and the source lane before the concat dimension, and
+    fold the source into it."""
+    x = _split(e, x, split + 1, size)  # (source, *s[:split], dest, block, ...)
     rank = spec(x).ndim - 2  # the rank of one lane's operand
 
     def position(t: int) -> int:  # where dimension t of a lane's operand (block for split) is
         return 1 + t + (t >= split)
 
     order = (1 + split, *(position(t) for t in range(concat)), 0, *(position(t) for t in range(concat, rank)))
-    return [_merge(e, e("transpose", x, permutation=order), 1 + concat)], [True]
+    return _merge(e, e("transpose", x, permutation=order), 1 + concat)
+
+
+def _swap(e: Emitter, x: ir.Value, dim: int, first: int, second: int) -> ir.Value:
+    """Dimension ``dim``, read as (first, second, rest) digits, as (second, first, rest)."""
+    shape = spec(x).shape
+    digits = e("reshape", x, shape=(*shape[:dim], first, second, shape[dim] // (first * second),
+                                    *shape[dim + 1:]))
+    order = list(range(len(shape) + 2))
+    order[dim], order[dim + 1] = dim + 1, dim
+    return e("reshape", e("transpose", digits, permutation=tuple(order)), shape=shape)
+
+
+def _all_to_all(e: Emitter, axes: _Axes, x: ir.Value, batched: bool, size: int) -> Batched:
+    """Over the vmap's axis alone, an exchange between the lanes. Over it and others (it first
+    or last of them, index = the axes' digits, first major), two exchanges: between the lanes
+    by the lane digit of each block's destination, then a residual all_to_all over the others
+    by the rest of it; blocks are reordered around them so that each arrives in the order of
+    its source's index."""
+    split, concat = axes.attrs["split_dimension"], axes.attrs["concat_dimension"]
+    x = _lanes(e, x, batched, size)
+    if not axes.rest:
+        return [_exchange(e, x, split, concat, size)], [True]
+    n = axes.size_of(axes.prefix or axes.suffix)
+    d_split, d_concat = split + 1, concat + 1  # with the lanes at 0
+    if axes.prefix:  # destination digits (rest, lane): the lane digit first
+        x = _swap(e, x, d_split, n, size)
+    x = _exchange(e, x, split, concat, size)  # the split dimension now (rest, block) per lane
+    if split == concat:  # (source lane, rest, block): the rest digit first for the residual split
+        x = _swap(e, x, d_split, size, n)
+    out = e("all_to_all", x, axes=axes.rest, split_dimension=d_split, concat_dimension=d_concat, axis_size=n)
+    if axes.suffix:  # arrived as (rest source, lane source, ...): the lane digit is the major one
+        out = _swap(e, out, d_concat, n, size)
+    return [out], [True]
 
 
 def _ppermute(e: Emitter, axes: _Axes, x: ir.Value, batched: bool, size: int) -> Batched:

@@ -276,16 +276,17 @@ def test_collectives_over_both_axes_are_one_flattened_axis(name, order, rng, bac
     assert_same(ours, theirs)
 
 
-@pytest.mark.xfail(strict=True, raises=PipelineError, reason=(
-    "mlax-batch refuses all_to_all over two vmap axes ('mlax.all_to_all over several axes [i, j] cannot be "
-    "resolved one vmap at a time; use one axis name'); jax's vmap computes it, equal to the all_to_all over "
-    "one flattened axis"))
-def test_all_to_all_over_both_axes(rng, backend) -> None:
+@pytest.mark.parametrize("order", [("i", "j"), ("j", "i")])
+@pytest.mark.parametrize(("split", "concat"), [(0, 0), (0, 1), (1, 0)])
+def test_all_to_all_over_both_axes(order, split, concat, rng, backend) -> None:
+    """Over the inner vmap's axis and the outer one: two exchanges, blocks in source order."""
     ni, nj = int(rng.integers(2, 4)), int(rng.integers(2, 4))
-    x = random_values(rng, (ni, nj, ni * nj, 2), "float32")
+    shape = [2, 3]
+    shape[split] = ni * nj * 2
+    x = random_values(rng, (ni, nj, *shape), "float32")
 
     def program(lib):
-        body = lambda r: lib.lax.all_to_all(r, ("i", "j"), 0, 0, tiled=True)  # noqa: E731
+        body = lambda r: lib.lax.all_to_all(r, order, split, concat, tiled=True)  # noqa: E731
         return lib.vmap(lib.vmap(body, axis_name="j"), axis_name="i")
 
     assert_same(short(program(mlax), x), program(jax)(x))

@@ -1,5 +1,6 @@
 """jax.lax's collectives over named axes: psum, pmean, pmax, pmin, all_gather, psum_scatter,
-ppermute, all_to_all, axis_index, axis_size.
+ppermute, all_to_all, axis_index, axis_size, and those jax composes from them (pshuffle,
+pswapaxes, pbroadcast).
 
 Each checks its axis names against the axes in scope (mlax.named_axes: a vmap's axis_name,
 a shard_map's mesh axes; an unbound name is jax's NameError), maps over a pytree of
@@ -23,8 +24,8 @@ from mlax.errors import user_error
 from mlax.lax.common import operand as as_operand
 from mlax.named_axes import AxisName
 
-__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
-           "psum", "psum_scatter"]
+__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pmax", "pmean", "pmin",
+           "ppermute", "pshuffle", "psum", "psum_scatter", "pswapaxes"]
 
 
 def _axes(axis_name: AxisName, api: str, axis_index_groups: Any = None) -> tuple[Any, ...]:
@@ -212,6 +213,30 @@ def ppermute(x: Any, axis_name: AxisName, perm: Sequence[tuple[int, int]]) -> An
                              "perm of mlax.lax.ppermute")
     flat = tuple(i for pair in pairs for i in pair)
     return tree_util.tree_map(lambda leaf: bind("ppermute", _traced(leaf), axes=_attr(names), pairs=flat), x)
+
+
+def pshuffle(x: Any, axis_name: AxisName, perm: Sequence[int]) -> Any:
+    """ppermute with the permutation as a list: instance i receives from instance perm[i]."""
+    perm = [int(p) for p in perm]
+    if set(perm) != set(range(len(perm))):
+        raise user_error(ValueError, f"`perm` does not represent a permutation: {perm}",
+                         "perm of mlax.lax.pshuffle")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)), strict=True)))
+
+
+def pswapaxes(x: Any, axis_name: AxisName, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the named axis with the positional ``axis``: ``all_to_all(x, axis_name, axis, axis)``."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pbroadcast(x: Any, axis_name: AxisName, source: int) -> Any:
+    """Every instance gets instance ``source``'s value (jax's definition: the psum of ``x``
+    masked to the source)."""
+    from mlax import numpy as mnp
+
+    at_source = axis_index(axis_name) == int(source)
+    return psum(tree_util.tree_map(lambda leaf: mnp.where(at_source, leaf, mnp.zeros_like(leaf)), x),
+                axis_name)
 
 
 # --- indices and sizes ---------------------------------------------------------------------------

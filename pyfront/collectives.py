@@ -1,6 +1,6 @@
 """jax.lax's collectives over named axes: psum, pmean, pmax, pmin, all_gather, psum_scatter,
-ppermute, all_to_all, axis_index, axis_size, and those jax composes from them (pshuffle,
-pswapaxes, pbroadcast).
+ppermute, all_to_all, axis_index, axis_size, those jax composes from them (pshuffle,
+pswapaxes, pbroadcast), and pcast.
 
 Each checks its axis names against the axes in scope (mlax.named_axes: a vmap's axis_name,
 a shard_map's mesh axes; an unbound name is jax's NameError), maps over a pytree of
@@ -24,8 +24,8 @@ from mlax.errors import user_error
 from mlax.lax.common import operand as as_operand
 from mlax.named_axes import AxisName
 
-__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pmax", "pmean", "pmin",
-           "ppermute", "pshuffle", "psum", "psum_scatter", "pswapaxes"]
+__all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pcast", "pmax", "pmean",
+           "pmin", "ppermute", "pshuffle", "psum", "psum_scatter", "pswapaxes"]
 
 
 def _axes(axis_name: AxisName, api: str, axis_index_groups: Any = None) -> tuple[Any, ...]:
@@ -237,6 +237,27 @@ def pbroadcast(x: Any, axis_name: AxisName, source: int) -> Any:
     at_source = axis_index(axis_name) == int(source)
     return psum(tree_util.tree_map(lambda leaf: mnp.where(at_source, leaf, mnp.zeros_like(leaf)), x),
                 axis_name)
+
+
+def pcast(x: Any, axis_name: AxisName, *, to: str) -> Any:
+    """jax's cast between varying-axes types. ``to="varying"`` (jax's pvary) is the identity on
+    values; mlax's reverse mode inside a checked shard_map body sums the cotangent where the
+    value meets varying ones, which is the transpose jax gives it (passes/autodiff/varying.py).
+    The explicit-sharding states ("reduced", "unreduced") are not supported."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise user_error(TypeError, f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}",
+                         "axis_name of mlax.lax.pcast")
+    allowed = ("reduced", "unreduced", "varying")
+    if to not in allowed:
+        raise user_error(ValueError, f"Got unexpected `to` value. Allowed `to` values are: {set(allowed)}",
+                         "to of mlax.lax.pcast")
+    if not axis_name:
+        return x
+    _axes(axis_name, "pcast")
+    if to != "varying":
+        raise user_error(NotImplementedError, f"pcast to {to!r} (explicit sharding's reduced states) is not "
+                         "supported by mlax", "to of mlax.lax.pcast")
+    return x
 
 
 # --- indices and sizes ---------------------------------------------------------------------------

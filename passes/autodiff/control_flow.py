@@ -29,6 +29,7 @@ from mlir.dialects import func
 from mlax.dialect.transforms import Transform
 from mlax.passes.autodiff.callbacks import drop_debug_callbacks
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
+from mlax.passes.autodiff.varying import Varying, as_specs, scan_body_varying
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import CallSite, define_function
 
@@ -214,14 +215,21 @@ JOINT_JVP_RULES = {"cond": _joint_cond, "while": _joint_while, "scan": _joint_sc
 
 
 def transpose_control_flow(e: Emitter, op: ir.Operation, declaration: ir.Operation, transform: Transform,
-                           cts: list[MaybeValue], known: list[MaybeValue],
-                           lookup: Any) -> list[MaybeValue]:
+                           cts: list[MaybeValue], known: list[MaybeValue], lookup: Any,
+                           varying: Sequence[Varying] | None = None) -> list[MaybeValue]:
     """Cotangents of the operands of a control-flow call that is linear in its operands whose
-    ``known`` value is None, given the cotangents of its results."""
+    ``known`` value is None, given the cotangents of its results. ``varying`` (reverse mode
+    inside a checked shard_map body) gives the mesh axes each operand varies over: the vjps
+    of the bodies are typed by them (varying.py)."""
     if transform.kind == "while":
         raise PassFailure(f"mlax-autodiff: {WHILE_TRANSPOSE_ERROR}", op.location)
     b = Builder(declaration.parent, e.point, op.location, lookup)
-    return TRANSPOSE_RULES[transform.kind](b, transform.fields, op, cts, known)
+    return TRANSPOSE_RULES[transform.kind](b, transform.fields, op, cts, known, varying)
+
+
+def _typed(varying: Sequence[Varying] | None) -> dict[str, Any]:
+    """The ``varying`` field of a body's vjp declaration, when the transpose is typed."""
+    return {} if varying is None else {"varying": as_specs(varying)}
 
 
 def _zeros_at(b: Builder, point: ir.InsertionPoint, types: Sequence[ir.Type]) -> list[ir.Value]:
@@ -230,7 +238,7 @@ def _zeros_at(b: Builder, point: ir.InsertionPoint, types: Sequence[ir.Type]) ->
 
 
 def _transpose_cond(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
-                    known: list[MaybeValue]) -> list[MaybeValue]:
+                    known: list[MaybeValue], varying: Sequence[Varying] | None) -> list[MaybeValue]:
     if known[0] is None:
         raise PassFailure("mlax-autodiff: the selector of a cond depends on tangents", op.location)
     args = list(op.operands)[1:]
@@ -240,7 +248,8 @@ def _transpose_cond(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeV
     arg_types = [args[i].type for i in kept] + _types(results)
     branches = []
     for branch in fields["branches"]:
-        vjp = b.declare("vjp", branch, callee=branch, argnums=tuple(linear))
+        vjp = b.declare("vjp", branch, callee=branch, argnums=tuple(linear),
+                        **_typed(None if varying is None else varying[1:]))
         drop_debug_callbacks(b.lookup(vjp))
 
         def build(point: ir.InsertionPoint, params: list[ir.Value], vjp: str = vjp) -> list[ir.Value]:
@@ -262,7 +271,7 @@ def _transpose_cond(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeV
 
 
 def _transpose_scan(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
-                    known: list[MaybeValue]) -> list[MaybeValue]:
+                    known: list[MaybeValue], varying: Sequence[Varying] | None) -> list[MaybeValue]:
     operands, results = list(op.operands), list(op.results)
     body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     n = len(operands)
@@ -273,7 +282,9 @@ def _transpose_scan(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeV
     ks_linear = [j for j in range(nk) if known[nc + nx + j] is None]
     # Every carry is linear (a tangent scan carries only tangents; a known one is a zero).
     argnums = [*range(nc), *(nc + j for j in xs_linear), *(nc + nx + j for j in ks_linear)]
-    vjp = b.declare("vjp", body, callee=body, argnums=tuple(argnums))
+    body_varying = None if varying is None else \
+        scan_body_varying(fields, varying, ir.SymbolTable(b.module))[0]
+    vjp = b.declare("vjp", body, callee=body, argnums=tuple(argnums), **_typed(body_varying))
     vjp_type = function_type(b.lookup(vjp))
     drop_debug_callbacks(b.lookup(vjp))
     n_acc = len(ks_linear)

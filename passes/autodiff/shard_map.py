@@ -75,7 +75,9 @@ def _unnamed(layout: Spec, mesh: Mesh) -> tuple[str, ...]:
 
 
 def _transpose_shard_map(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeValue],
-                         known: list[MaybeValue]) -> list[MaybeValue]:
+                         known: list[MaybeValue], varying: object = None) -> list[MaybeValue]:
+    """(``varying``, the typing of an enclosing checked body, does not reach into a nested
+    shard_map, whose own axes are manual and untyped.)"""
     mesh = shard_map_mesh(fields)
     in_specs, out_specs = fields["in_specs"], fields["out_specs"]
     callee = fields["callee"]

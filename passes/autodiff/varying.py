@@ -13,8 +13,9 @@ replicated parameter gives the gradient summed over the devices, as in jax.
 `annotate_varying` runs before the transformations are resolved: it walks every checked
 shard_map's callee and records, on each `mlax.vjp` declaration called there, the axes each of
 its primal operands varies over (field ``varying``); `emit_vjp` then types the values it
-linearizes (`op_varying`) and applies the two rules. Values computed by control flow are
-typed by the union of the construct's operands.
+linearizes (`op_varying`) and applies the two rules. Control flow is typed from its bodies
+(`construct_varying`: loop carries to a fixpoint), and the vjps of the bodies its transpose
+declares get their arguments' axes too, so the rules apply inside them.
 """
 
 from __future__ import annotations
@@ -29,9 +30,6 @@ from mlax.dialect.ops.collectives import COLLECTIVES, REDUCE_KIND
 from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.sharding import spec_axes
 from mlax.dialect.transforms import ATTR_PREFIX, Transform, read_transform
-from mlax.passes.registry import PassFailure
-from mlax.passes.symbols import reachable_functions
-from mlax.passes.walk import nested_ops
 
 Varying = frozenset[str]
 NONE: Varying = frozenset()
@@ -47,30 +45,6 @@ def op_varying(op: ir.Operation, operands: Sequence[Varying]) -> tuple[Varying, 
         if name in REDUCE_KIND:
             return working, [working - axes] * len(op.results)
     return working, [working] * len(op.results)
-
-
-def check_typed_call(op: ir.Operation, operands: Sequence[Varying]) -> None:
-    """Reverse mode types a control-flow call's results by the union of its operands' axes,
-    which is exact only when they all vary over the same axes and its bodies communicate
-    nothing: anything else is refused rather than differentiated wrongly."""
-    module = op.parent
-    while module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module)
-    target = table[_callee_name(op)].operation
-    transform = read_transform(target)
-    if transform is None or transform.kind == "callback":
-        return
-    mixed = len(set(operands)) > 1
-    talks = any(o.name.startswith("mlax.") and o.name.removeprefix("mlax.") in COLLECTIVES
-                for f in reachable_functions(module, [target]) for o in nested_ops(f))
-    if mixed or talks:
-        why = ("its bodies use collectives" if talks else
-               "its operands vary over different mesh axes (" +
-               ", ".join(sorted({"{" + ", ".join(sorted(v)) + "}" for v in operands})) + ")")
-        raise PassFailure(f"mlax-autodiff: reverse mode inside a shard_map body with check_vma=True through "
-                          f"this {transform.kind}, whose {why}, is not supported yet; pass "
-                          f"check_vma=False to shard_map (jax's untyped semantics)", op.location)
 
 
 def as_specs(varying: Sequence[Varying]) -> tuple[tuple[tuple[str, ...]], ...]:
@@ -116,7 +90,9 @@ def _call(op: ir.Operation, ins: list[Varying], table: ir.SymbolTable, depth: in
         return outs + outs
     if transform.kind in ("custom_jvp_call", "custom_vjp_call", "checkpoint"):
         return _analyze(table[transform.callee].operation, ins, table, depth + 1)
-    return [union] * len(op.results)  # control flow, vmap, callbacks, a nested shard_map
+    if transform.kind in ("cond", "while", "scan"):
+        return construct_varying(transform.kind, transform.fields, ins, table, depth + 1)
+    return [union] * len(op.results)  # vmap, callbacks, a nested shard_map
 
 
 def _annotate_vjp(target: ir.Operation, transform: Transform, ins: list[Varying], table: ir.SymbolTable,
@@ -130,6 +106,44 @@ def _annotate_vjp(target: ir.Operation, transform: Transform, ins: list[Varying]
     target.attributes[ATTR_PREFIX + "vjp"] = ir.DictAttr.get(entries)
     outs = _analyze(callee, primals, table, depth + 1)
     return outs + [primals[a] for a in transform.fields["argnums"]]
+
+
+def _loop(body: ir.Operation, carry: list[Varying], rest: list[Varying], table: ir.SymbolTable,
+          depth: int) -> tuple[list[Varying], list[Varying]]:
+    """A loop's carries (grown to a fixpoint: a carry varies if it enters varying or the body
+    makes it) and the body's results on them."""
+    while True:
+        outs = _analyze(body, [*carry, *rest], table, depth)
+        grown = [c | o for c, o in zip(carry, outs, strict=False)]
+        if grown == carry:
+            return carry, outs
+        carry = grown
+
+
+def scan_body_varying(fields: dict, operands: Sequence[Varying], table: ir.SymbolTable,
+                      depth: int = 0) -> tuple[list[Varying], list[Varying]]:
+    """The axes a scan body's arguments vary over, and its results'."""
+    nc = fields["num_carry"]
+    carry, _ = _loop(table[fields["body"]].operation, list(operands[:nc]), list(operands[nc:]), table, depth)
+    args = [*carry, *operands[nc:]]
+    return args, _analyze(table[fields["body"]].operation, args, table, depth)
+
+
+def construct_varying(kind: str, fields: dict, operands: Sequence[Varying], table: ir.SymbolTable,
+                      depth: int = 0) -> list[Varying]:
+    """The axes each result of a cond / while / scan call varies over, from its bodies."""
+    if kind == "cond":  # a varying selector makes every result vary
+        columns = zip(*(_analyze(table[b].operation, operands[1:], table, depth) for b in fields["branches"]),
+                      strict=True)
+        return [operands[0].union(*column) for column in columns]
+    if kind == "scan":
+        args, outs = scan_body_varying(fields, operands, table, depth)
+        return [*args[:fields["num_carry"]], *outs[fields["num_carry"]:]]
+    body = table[fields["body"]].operation
+    n = len(ir.FunctionType(ir.TypeAttr(body.attributes["function_type"]).value).results)
+    carry, _ = _loop(body, list(operands[:n]), list(operands[n:]), table, depth)
+    (predicate,) = _analyze(table[fields["cond"]].operation, [*carry, *operands[n:]], table, depth)
+    return [c | predicate for c in carry]  # a varying trip count makes every carry vary
 
 
 def annotate_varying(module: ir.Operation) -> None:

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, transpose_control_flow
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
-from mlax.passes.autodiff.varying import Varying, check_typed_call, op_varying
+from mlax.passes.autodiff.varying import NONE, Varying, construct_varying, op_varying
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import unique_name
 
@@ -95,8 +96,9 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
             target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
             transform = read_transform(target)
             if transform is not None and transform.kind in SPLIT_JVP_RULES:
+                types = None if typing is None else typing.of_operands(op)
                 contributions = transpose_control_flow(emitter, op, target, transform, result_cts, known,
-                                                       lookup)
+                                                       lookup, types)
             else:
                 contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
             if typing is not None:
@@ -129,13 +131,21 @@ class _Typing:
         self.varying: dict[ir.Value, Varying] = dict(zip(linearized.primals, varying, strict=True))
         self.varying.update((t, varying[a]) for t, a in zip(linearized.tangents, argnums, strict=True))
         self.working: dict[ir.Operation, Varying] = {}
+        table = ir.SymbolTable(linearized.function.parent)
         for op in [o.operation for o in block.operations]:
             ins = [self.varying[v] for v in op.operands]
-            if op.name == "func.call":
-                check_typed_call(op, ins)
-            working, outs = op_varying(op, ins)
+            construct = read_transform(table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]) \
+                if op.name == "func.call" else None
+            if construct is not None and construct.kind in CONTROL_FLOW_KINDS:
+                # typed from its bodies; its transpose sums inside them, none at the call
+                working, outs = NONE, construct_varying(construct.kind, construct.fields, ins, table)
+            else:
+                working, outs = op_varying(op, ins)
             self.working[op] = working
             self.varying.update(zip(op.results, outs, strict=True))
+
+    def of_operands(self, op: ir.Operation) -> list[Varying]:
+        return [self.varying[v] for v in op.operands]
 
     def sum_to_operands(self, e: Emitter, op: ir.Operation,
                         contributions: Sequence[MaybeValue]) -> list[MaybeValue]:

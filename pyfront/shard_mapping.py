@@ -151,6 +151,16 @@ def _parameter_text(fun: Callable[..., Any], names: Sequence[str], path: str) ->
     return ""
 
 
+def _too_long(name: str, side: str, value: str, problems: list[str]) -> str:
+    """jax's message for in_specs / out_specs entries longer than their values' ranks."""
+    return (f"shard_map applied to the function '{name}' was given an {side}_specs entry which is too long "
+            f"to be compatible with the corresponding {value} value from the function:\n\n"
+            + "\n\n".join(problems)
+            + f"\n\nEntries in {side}_specs must be of length no greater than the number of axes in the "
+            f"corresponding {value} value.\n\nEither revise the spec to be shorter, or modify '{name}' so "
+            f"that its {value}s have sufficient rank.")
+
+
 def _in_specs_errors(fun: Callable[..., Any], mesh: Mesh, names: Sequence[str], paths: Sequence[str],
                      avals: Sequence[Aval], specs: Sequence[tuple[str, PartitionSpec]]) -> None:
     """jax's errors for in_specs longer than an argument's rank, then for dimensions the mesh
@@ -161,13 +171,7 @@ def _in_specs_errors(fun: Callable[..., Any], mesh: Mesh, names: Sequence[str], 
             f"(and {aval.ndim} < {len(spec)})"
             for path, aval, (key, spec) in zip(paths, avals, specs, strict=True) if len(spec) > aval.ndim]
     if long:
-        message = (f"shard_map applied to the function '{name}' was given an in_specs entry which is too "
-                   f"long to be "
-                   "compatible with the corresponding input value from the function:\n\n" + "\n\n".join(long)
-                   + "\n\nEntries in in_specs must be of length no greater than the number of axes in the "
-                   f"corresponding input value.\n\nEither revise the spec to be shorter, or modify '{name}' "
-                   f"so "
-                   "that its inputs have sufficient rank.")
+        message = _too_long(name, "in", "input", long)
         if any(not a.ndim for a in avals):
             message += ("\n\nFor scalar values (rank 0), consider using an in_specs entry of `P()`, where "
                         "`P = jax.sharding.PartitionSpec`.")
@@ -220,13 +224,7 @@ def _out_specs(fun: Callable[..., Any], out_specs: Any, out_tree: Any,
             for path, aval, (key, spec) in zip(paths, out_avals, specs, strict=True)
             if spec is None or len(spec) > aval.ndim]
     if long:
-        message = (f"shard_map applied to the function '{name}' was given an out_specs entry which is too "
-                   f"long to be "
-                   "compatible with the corresponding output value from the function:\n\n" + "\n\n".join(long)
-                   + "\n\nEntries in out_specs must be of length no greater than the number of axes in the "
-                   f"corresponding output value.\n\nEither revise the spec to be shorter, or modify '{name}' "
-                   f"so "
-                   "that its outputs have sufficient rank.")
+        message = _too_long(name, "out", "output", long)
         if any(not a.ndim for a in out_avals):
             message += (" In particular, for rank 0 outputs which are not constant over the mesh, add at "
                         "least one "

@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint rnn cnn sharded
+.PHONY: demo test lint rnn cnn sharded bench-train
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ cnn: $(STAMP)
 sharded: $(STAMP)
 	$(VENV)/bin/python examples/sharded_mlp.py --check
 	$(VENV)/bin/python examples/sharded_mlp.py --check --processes 2
+
+bench-train: $(STAMP)
+	$(VENV)/bin/python bench/train.py
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -n auto tests

@@ -1,28 +1,24 @@
 """mlax against jax.jit on the same inputs, in one process: times, ratios, correctness.
 
-    .venv/bin/python bench/run.py [--repeats N] [--markdown]
+    .venv/bin/python bench/run.py [--repeats N] [--loaded]
 
 Each case runs mlax's native CPU backend, mlax on XLA (``backend="xla"``: mlax's StableHLO
 compiled by jaxlib's XLA) and JAX in turn (warm-up call first, so compile time is excluded),
 takes the median of the repeats, and checks both mlax results against JAX's. The last row is
 the first call of a freshly jitted MLP (trace + compile + run), with mlax's compile cache
-cleared. Not part of the tests: nothing here asserts on time.
+cleared. ``--loaded`` runs it all beside one spinning process pinned to the last core
+(bench/harness.py). Not part of the tests: nothing here asserts on time.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
-import platform
 import statistics
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import harness
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -42,14 +38,7 @@ class Case:
     atol: float = 1e-6
 
 
-def _block(x: Any) -> Any:
-    return jax.block_until_ready(x)
-
-
-def _time(f: Callable[..., Any], args: tuple[np.ndarray, ...]) -> float:
-    start = time.perf_counter()
-    _block(f(*args))
-    return time.perf_counter() - start
+_block, _time, _format = harness.block, harness.time_call, harness.format_seconds
 
 
 def _mlp(np_: Any) -> Callable[..., Any]:
@@ -67,17 +56,7 @@ def _softmax(np_: Any) -> Callable[..., Any]:
     return softmax
 
 
-def _load_example(name: str) -> Any:
-    examples = Path(__file__).resolve().parents[1] / "examples"
-    if str(examples) not in sys.path:  # the examples import their shared `training` module
-        sys.path.insert(0, str(examples))
-    spec = importlib.util.spec_from_file_location(name, examples / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_RNN, _CNN = _load_example("rnn"), _load_example("cnn")
+_RNN, _CNN = harness.load_example("rnn"), harness.load_example("cnn")
 _CNN_PARAMS = ("k1", "b1", "k2", "b2", "w", "b")
 
 
@@ -179,35 +158,21 @@ def compile_times(repeats: int) -> tuple[dict[str, float], float]:
     return {b: statistics.median(t) for b, t in mine.items()}, statistics.median(jaxs)
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            lines = info.read().splitlines()
-    except OSError:
-        return platform.processor() or platform.machine()
-    model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "?")
-    flags = next((line.split(":", 1)[1].split() for line in lines if line.startswith("flags")), [])
-    vectors = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    return f"{model} ({vectors})"
-
-
-def _format(seconds: float) -> str:
-    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=25)
+    parser.add_argument("--loaded", action="store_true", help="one spinning process pinned to the last core")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     rows = []
-    for case in cases(rng):
-        mine, jaxs, status = run_case(case, args.repeats)
-        rows.append((case.name, mine, jaxs, case.target, status))
-    mine, jaxs = compile_times(max(3, args.repeats // 3))
-    rows.append(("first call (compile) of the MLP", mine, jaxs, 3.0, "ok"))
-    print(f"machine: {_cpu_model()}, {os.cpu_count()} cores; "
-          f"jax {jax.__version__}")
+    with harness.load(args.loaded) as mode:
+        for case in cases(rng):
+            mine, jaxs, status = run_case(case, args.repeats)
+            rows.append((case.name, mine, jaxs, case.target, status))
+        mine, jaxs = compile_times(max(3, args.repeats // 3))
+        rows.append(("first call (compile) of the MLP", mine, jaxs, 3.0, "ok"))
+    print(harness.machine_line())
+    print(mode)
     print("| case | mlax cpu | mlax xla | jax.jit | cpu/JAX | xla/JAX | target (cpu) | check |")
     print("|---|---|---|---|---|---|---|---|")
     for name, mine, jaxs, target, status in rows:

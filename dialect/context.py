@@ -7,9 +7,11 @@ import threading
 from mlir import ir
 from mlir.dialects import irdl
 
+from mlax.dialect import opviews
 from mlax.dialect.irdl_gen import IRDL_PATH
 
 _local = threading.local()
+opviews.install()  # op classes of upstream dialects without what mlax does not use
 
 
 def load_mlax_dialect(context: ir.Context) -> None:

@@ -825,6 +825,13 @@ irdl.dialect @mlax {
     irdl.results(result: %T)
   }
 
+  // Identity that no optimization looks through (JAX's `lax.optimization_barrier`).
+  irdl.operation @optimization_barrier {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
   // N-d convolution with strides, padding, lhs/rhs dilation and feature/batch groups.
   irdl.operation @conv_general_dilated {
     %T = irdl.base "!builtin.tensor"

@@ -26,6 +26,13 @@ from mlir.dialects import func
 from mlax.dialect.attrs import from_attribute, to_attribute
 
 ATTR_PREFIX = "mlax."
+# Discardable attributes on the ops of a checkpointed function: the checkpoint's policy saves
+# the results of ops marked SAVEABLE_ATTR for the backward pass (reverse mode recomputes the
+# others); CHECKPOINT_NAMES_ATTR holds the names `checkpoint_name` gave an op's results.
+SAVEABLE_ATTR = "mlax.saveable"
+CHECKPOINT_NAMES_ATTR = "mlax.checkpoint_names"
+# On the ops of a derivative program that recompute such values in the backward pass.
+RECOMPUTED_ATTR = "mlax.recomputed"
 
 # Field kinds (attrs.py kinds) a declaration dictionary may hold: the attribute class and
 # how diagnostics spell the expected form.
@@ -207,7 +214,10 @@ KINDS: dict[str, TransformKind] = {k.name: k for k in (
     make_kind("custom_vjp_call", "callee: symbol, fwd: symbol, bwd: symbol", _custom_vjp,
           "the callee's type; @fwd: primals -> (outs..., residuals...), "
           "@bwd: (residuals..., output cotangents...) -> input cotangents"),
-    make_kind("checkpoint", "callee: symbol", _same_as_callee,
+    # policy: the name of the jax policy that chose which values to save (for readers: the
+    # choice itself is the SAVEABLE_ATTR marks on the callee's ops); prevent_cse: recomputed
+    # values read the region's inputs through optimization barriers
+    make_kind("checkpoint", "callee: symbol, policy?: str, prevent_cse?: bool", _same_as_callee,
           "the callee's type (rematerialised in the backward pass)"),
 )}
 

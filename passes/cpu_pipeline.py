@@ -10,14 +10,17 @@ mlax-cpu-pipeline{to=buffers})'``):
   runtime's entry point (`mlax-lower-callbacks`); mlax ops become
   linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
   exp/log/tanh/erf... become polynomials in arith (vectorizable).
-- ``buffers``: one-shot bufferization across the function boundary; results become
+- ``buffers``: the optimization barriers' identity calls are inlined (they kept `cse` from
+  merging a rematerialized value with the forward one); one-shot bufferization across the
+  function boundary; results become
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
   return); temporaries are freed; f32/f64 matmuls become BLAS calls. Loops copy nothing per
   step: a scan's y is computed into its row of the stacked output (``eliminate-empty-tensors``)
   and a step's new carry is handed on (``allow-return-allocs-from-loops``; ``canonicalize``
   then folds loop results that are their init buffers, so they can become out-parameters, and
   ``inline`` inlines the deallocation's ``dealloc_helper``, whose dynamic memref arguments the
-  bare-pointer convention cannot convert).
+  bare-pointer convention cannot convert); each temporary is freed right after its last use
+  (`mlax-early-dealloc`; the deallocation pipeline frees them at the end of their block).
 - ``loops``: the remaining linalg ops become scf loops (LLVM's O3 loop vectorizer turns the
   innermost ones into SIMD code); the outermost loop of each big loop nest is split across
   OpenMP threads; buffers of i1 become buffers of bytes (NumPy's bools).
@@ -36,12 +39,13 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
                "mlax-lower-callbacks, "
                "mlax-lower-to-linalg, "
                "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
-    ("buffers", "mlax-buffer-abi, mlax-distinct-results, eliminate-empty-tensors, "
+    ("buffers", "inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-distinct-results, "
+                "eliminate-empty-tensors, "
                 "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
                 "function-boundary-type-conversion=identity-layout-map}, "
                 "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
                 "buffer-deallocation-pipeline, inline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
-                "canonicalize"),
+                "canonicalize, mlax-early-dealloc"),
     ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "
               "mlax-widen-bool-buffers, canonicalize"),
     ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, "

@@ -8,12 +8,18 @@ first time something needs its body, so transformations of transformations (vmap
 grad of vmap, grad of grad) resolve innermost first, whatever order they appear in. The
 kinds in `THROUGH` (custom derivatives, checkpoint) are handled by the rules at their calls
 and, once everything is resolved, become plain calls of their callee.
+
+The handlers' modules (passes/autodiff, passes/batching) are imported by `load_handlers`, when a
+module first has a declaration to resolve: most programs have none, and importing every rule
+table costs more than compiling a small program.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlir import ir
 from mlir.dialects import func
@@ -22,8 +28,10 @@ from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
-from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
+
+if TYPE_CHECKING:
+    from mlax.passes.autodiff.emit import MaybeValue
 
 THROUGH = ("custom_jvp_call", "custom_vjp_call", "checkpoint")
 # Declarations that stay what they are (the transformations of their calls are rules):
@@ -65,6 +73,8 @@ class Resolver:
         return function
 
     def resolve(self, declaration: ir.Operation, kind: str, fields: dict) -> None:
+        from mlax.passes.autodiff.emit import Emitter
+
         name = ir.StringAttr(declaration.attributes["sym_name"]).value
         self.in_progress.add(name)
         callee = self.lookup(fields["callee"])
@@ -101,11 +111,29 @@ class Resolver:
 
 # kind -> handler(resolver, declaration, callee, fields, block arguments, point) -> result values
 Handler = Callable[[Resolver, ir.Operation, ir.Operation, dict, list[ir.Value], ir.InsertionPoint],
-                   list[MaybeValue]]
+                   "list[MaybeValue]"]
 HANDLERS: dict[str, Handler] = {}
 # run on the module before / after a Resolver resolves its declarations
 PREPARERS: list[Callable[[ir.Operation], None]] = []
 FINALIZERS: list[Callable[[ir.Operation], None]] = []
+# The modules that fill the tables above.
+HANDLER_MODULES = ("mlax.passes.autodiff", "mlax.passes.batching")
+
+
+def load_handlers() -> None:
+    """Import the passes that register `HANDLERS`, `PREPARERS` and `FINALIZERS` (once)."""
+    for name in HANDLER_MODULES:
+        importlib.import_module(name)
+
+
+def has_declarations_to_resolve(module: ir.Operation) -> bool:
+    """Whether ``module`` declares a transformation a handler resolves (not only control flow,
+    callbacks, shard_maps, custom derivatives or checkpoints outside differentiation)."""
+    for op in module.regions[0].blocks[0].operations:
+        transform = read_transform(op) if op.operation.name == "func.func" else None
+        if transform is not None and transform.kind not in (*THROUGH, *PERSISTENT):
+            return True
+    return False
 
 
 def _call_callee(declaration: ir.Operation, kind: str, callee: str) -> None:
@@ -128,4 +156,6 @@ class ExpandTransforms(ModulePass):
     summary = "resolve all transformation declarations (autodiff and batching) to a fixpoint"
 
     def run(self, module: ir.Operation) -> None:
+        if has_declarations_to_resolve(module):
+            load_handlers()
         Resolver(module, tuple(HANDLERS), self.argument).run()

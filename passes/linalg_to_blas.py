@@ -31,8 +31,8 @@ from mlir.dialects import arith, func, llvm, memref, scf
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.symbols import declare_function
 from mlax.passes.walk import nested_ops
+from mlax.runtime.blas import GEMM_SYMBOLS
 
-GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm"}
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 
 from mlax.passes.diagnostics import Diagnostic, capture, errors, format_all
-from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, make_pass, registered_passes
+from mlax.passes.registry import (
+    ModulePass,
+    PassFailure,
+    PassPipeline,
+    find_pass,
+    make_pass,
+    registered_passes,
+)
 from mlax.passes.verify import verify_module
 
 ANCHOR = "builtin.module"
@@ -50,7 +57,7 @@ class Element:
 
     @property
     def is_mlax(self) -> bool:
-        return self.nested is None and self.name in registered_passes()
+        return self.nested is None and find_pass(self.name) is not None
 
 
 _NAME = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -129,7 +136,7 @@ def parse_pipeline(text: str) -> tuple[Element, ...]:
 
 def _expand(element: Element) -> tuple[Element, ...]:
     """A named pipeline (a `PassPipeline`) becomes the elements it stands for."""
-    cls = registered_passes().get(element.name) if element.nested is None else None
+    cls = find_pass(element.name) if element.nested is None else None
     if cls is None or not issubclass(cls, PassPipeline):
         return (element,)
     try:
@@ -141,7 +148,7 @@ def _expand(element: Element) -> tuple[Element, ...]:
 
 def _reject_nested_mlax(element: Element) -> None:
     for child in element.nested or ():
-        if child.name in registered_passes():
+        if find_pass(child.name) is not None:
             raise PipelineError(f"pass pipeline: {child.name} is a module pass; it cannot be nested "
                                 f"under '{element.name}' (put it at the top level of {ANCHOR}(...))")
         _reject_nested_mlax(child)

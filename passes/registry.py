@@ -3,10 +3,14 @@
 A pass is a dataclass deriving from `ModulePass`: its fields are its options (parsed from
 ``mlax-cleanup{fold-limit=16 cse=false}``; ``fold_limit`` is spelled ``fold-limit``), its
 class variables `argument` and `summary` name and describe it, and `run(module_op)`
-rewrites a ``builtin.module`` in place. Register it with `@register_pass`; every module
-of the `mlax.passes` package is imported on first lookup, so a new pass module needs no
-other wiring. Passes report bad input by emitting error diagnostics at IR locations and
-raising `PassFailure` (or raising it with a message and a location).
+rewrites a ``builtin.module`` in place. Register it with `@register_pass` and name its
+module in `PASS_MODULES`: looking a pass up imports its module only (a pipeline names a few
+passes, and importing all of them took longer than a small program's whole compile).
+`registered_passes` imports every module of the `mlax.passes` package (mlax-opt's --help, the
+"registered: ..." list of an unknown name), so a pass missing from `PASS_MODULES` is still
+found, only later; a test checks the table against the registry. Passes report bad input by
+emitting error diagnostics at IR locations and raising `PassFailure` (or raising it with a
+message and a location).
 """
 
 from __future__ import annotations
@@ -66,6 +70,35 @@ def option(default: Any, help: str) -> Any:
 PASSES: dict[str, type[ModulePass]] = {}
 _loaded = False
 
+# Pass argument -> the module of mlax.passes that registers it (tests/passes/test_registry.py
+# checks it against what importing every module registers).
+PASS_MODULES: dict[str, str] = {
+    "mlax-approximate-math": "approximate_math",
+    "mlax-autodiff": "autodiff",
+    "mlax-batch": "batching",
+    "mlax-buffer-abi": "buffer_abi",
+    "mlax-cleanup": "cleanup",
+    "mlax-cpu-pipeline": "cpu_pipeline",
+    "mlax-distinct-results": "distinct_results",
+    "mlax-early-dealloc": "early_dealloc",
+    "mlax-exact-libm-calls": "exact_libm_calls",
+    "mlax-expand-bf16": "expand_bf16",
+    "mlax-expand-transforms": "expand_transforms",
+    "mlax-import-stablehlo": "import_stablehlo",
+    "mlax-inline": "inline",
+    "mlax-linalg-to-blas": "linalg_to_blas",
+    "mlax-lower-callbacks": "lower_callbacks",
+    "mlax-lower-control-flow": "lower_control_flow",
+    "mlax-lower-to-linalg": "lower_to_linalg",
+    "mlax-lower-to-stablehlo": "lower_to_stablehlo",
+    "mlax-parallel-loops": "parallel_loops",
+    "mlax-partition": "partition",
+    "mlax-prefer-vector-width": "prefer_vector_width",
+    "mlax-simulate-devices": "simulate_devices",
+    "mlax-stablehlo-pipeline": "lower_to_stablehlo",
+    "mlax-widen-bool-buffers": "widen_bool_buffers",
+}
+
 
 def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     """Class decorator: make ``cls`` available as ``cls.argument`` in pipelines and mlax-opt."""
@@ -77,6 +110,10 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     if argument in PASSES and PASSES[argument] is not cls:
         raise ValueError(f"pass argument {argument} registered twice ({PASSES[argument].__name__}, "
                          f"{cls.__name__})")
+    home = PASS_MODULES.get(argument)
+    if home is not None and cls.__module__ != f"mlax.passes.{home}":  # its own pass, not yet imported
+        raise ValueError(f"pass argument {argument} registered twice (mlax.passes.{home}, "
+                         f"{cls.__module__}.{cls.__name__})")
     PASSES[argument] = cls
     return cls
 
@@ -94,11 +131,24 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     return PASSES
 
 
+def find_pass(argument: str) -> type[ModulePass] | None:
+    """The pass ``argument`` (importing its module only, when `PASS_MODULES` names it), or None
+    if no pass has that name (upstream passes: ``canonicalize``)."""
+    cls = PASSES.get(argument)
+    if cls is None and argument in PASS_MODULES:
+        importlib.import_module(f"mlax.passes.{PASS_MODULES[argument]}")
+        cls = PASSES.get(argument)
+    if cls is None and argument.startswith("mlax-"):
+        cls = registered_passes().get(argument)
+    return cls
+
+
 def get_pass(argument: str) -> type[ModulePass]:
-    passes = registered_passes()
-    if argument not in passes:
-        raise ValueError(f"unknown mlax pass '{argument}' (registered: {', '.join(sorted(passes))})")
-    return passes[argument]
+    cls = find_pass(argument)
+    if cls is None:
+        known = ", ".join(sorted(registered_passes()))
+        raise ValueError(f"unknown mlax pass '{argument}' (registered: {known})")
+    return cls
 
 
 def option_name(field: dataclasses.Field) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlir import ir
 from mlir.dialects import func
@@ -27,11 +28,13 @@ from mlax.dialect.ops.collectives import COLLECTIVES
 from mlax.dialect.shard_map import read_shard_map, shard_map_mesh
 from mlax.dialect.sharding import Mesh, Spec
 from mlax.dialect.transforms import ATTR_PREFIX, Transform
-from mlax.passes.autodiff.emit import Emitter, spec
-from mlax.passes.expand_transforms import HANDLERS, Resolver
+from mlax.passes.expand_transforms import HANDLERS, Resolver, load_handlers
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.symbols import CallSite, reachable_functions
 from mlax.passes.walk import nested_ops
+
+if TYPE_CHECKING:
+    from mlax.passes.autodiff.emit import Emitter
 
 ARGUMENT = "mlax-simulate-devices"
 
@@ -67,6 +70,8 @@ def to_lanes(e: Emitter, value: ir.Value, layout: Spec, mesh: Mesh, local: tuple
 def from_lanes(e: Emitter, value: ir.Value, layout: Spec, mesh: Mesh, local: tuple[int, ...]) -> ir.Value:
     """The inverse of `to_lanes` for a result that has every mesh axis as a leading dimension:
     lane 0 of the axes ``layout`` does not name, the others folded back into their dimensions."""
+    from mlax.passes.autodiff.emit import spec
+
     k = len(mesh.axis_names)
     mentioned = _mentioned(layout, mesh)
     if len(mentioned) < k:  # take lane 0 of the others
@@ -99,6 +104,8 @@ def _groups(names: list[str]) -> list[list[int]]:
 
 def _body(site: CallSite, transform: Transform, operands: list[ir.Value]) -> list[ir.Value]:
     """The global results of the shard_map ``transform`` on ``operands``, simulated."""
+    from mlax.passes.autodiff.emit import Emitter, spec
+
     fields = transform.fields
     mesh = shard_map_mesh(fields)
     callee = ir.FunctionType(ir.TypeAttr(site.lookup(fields["callee"]).attributes["function_type"]).value)
@@ -147,12 +154,15 @@ class SimulateDevices(ModulePass):
     summary = "give shard_map declarations bodies: nested vmaps over the mesh axes (the one-device road)"
 
     def run(self, module: ir.Operation) -> None:
-        resolver = Resolver(module, tuple(HANDLERS), self.argument)
+        resolver = None
         while True:  # a shard_map inside a shard_map's body comes out of the vmaps as a new one
             pending = [(op, t) for op in [o.operation for o in module.regions[0].blocks[0].operations]
                        if (t := read_shard_map(op)) is not None and not op.regions[0].blocks]
             if not pending:
                 _check_bound(module)
                 return
+            if resolver is None:  # the vmaps it declares are resolved by passes/batching
+                load_handlers()
+                resolver = Resolver(module, tuple(HANDLERS), self.argument)
             for declaration, transform in pending:
                 simulate(resolver, declaration, transform)

@@ -61,14 +61,22 @@ def _defined_types(op: ir.Operation) -> list[ir.Type]:
     return types
 
 
-def _unsupported_tensor_type(types: list[ir.Type]) -> ir.Type | None:
-    """The first tensor type of ``types`` whose element type mlax does not support, or None."""
+def _unsupported_tensor_type(types: list[ir.Type], seen: dict[ir.Type, bool] | None = None) -> ir.Type | None:
+    """The first tensor type of ``types`` whose element type mlax does not support, or None
+    (``seen`` remembers the answer per type: a module has few distinct types and many values)."""
     for t in types:
-        if isinstance(t, ir.RankedTensorType | ir.UnrankedTensorType):
-            try:
-                dtypes.from_mlir(ir.ShapedType(t).element_type)
-            except TypeError:
-                return t
+        supported = seen.get(t) if seen is not None else None
+        if supported is None:
+            supported = True
+            if isinstance(t, ir.RankedTensorType | ir.UnrankedTensorType):
+                try:
+                    dtypes.from_mlir(ir.ShapedType(t).element_type)
+                except TypeError:
+                    supported = False
+            if seen is not None:
+                seen[t] = supported
+        if not supported:
+            return t
     return None
 
 
@@ -83,13 +91,17 @@ def verify_module(module: ir.Operation) -> list[Diagnostic]:
             module.verify()
         except ir.MLIRError:
             return found  # the verifier's diagnostics; the IR is too broken to look further
-        for op in nested_ops(module):
-            unsupported = _unsupported_tensor_type(_defined_types(op))
-            if unsupported is not None:
-                element = ir.ShapedType(unsupported).element_type
+        ops = nested_ops(module)
+        seen: dict[ir.Type, bool] = {}
+        unsupported = [_unsupported_tensor_type(_defined_types(op), seen) for op in ops]
+        any_unsupported = any(t is not None for t in unsupported)
+        for op, bad in zip(ops, unsupported, strict=True):
+            operand_types = [v.type for v in op.operands] if any_unsupported else []
+            if bad is not None:
+                element = ir.ShapedType(bad).element_type
                 op.location.emit_error(f"'{op.name}' op mlax does not support element type {element} "
-                                       f"(in {unsupported}; supported: {_SUPPORTED})")
-            elif _unsupported_tensor_type([v.type for v in op.operands]) is not None:
+                                       f"(in {bad}; supported: {_SUPPORTED})")
+            elif _unsupported_tensor_type(operand_types, seen) is not None:
                 continue  # reported where the operand is defined
             elif is_mlax(op) and not op.regions:
                 problem = op_type_problem(op)

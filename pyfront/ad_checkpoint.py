@@ -1,13 +1,15 @@
 """mlax.checkpoint (remat) and mlax.ad_checkpoint: jax's rematerialization API, and a truthful
 report of what mlax's reverse mode keeps for the backward pass.
 
-What mlax does today: ``checkpoint(fun)`` traces ``fun`` into a private function behind an
-`mlax.checkpoint` declaration, which `mlax-autodiff` differentiates through like any call.
-Reverse mode is linearize + transpose written into ONE program (passes/autodiff/vjp.py): every
-forward value that the transposed (backward) part reads stays alive until it is read, with or
-without checkpoint, whatever the policy. So ``policy``, ``prevent_cse`` and ``checkpoint_name``
-are accepted (the policies are jax's own objects, so jax code passes them unchanged) and
-change nothing yet; `print_saved_residuals` reports what mlax keeps, and so shows exactly that.
+``checkpoint(fun, policy=...)`` traces ``fun`` into a private function behind an
+`mlax.checkpoint` declaration (fields: the policy's name and ``prevent_cse``), asks the policy
+(jax's own objects, so jax code passes them unchanged) which of its ops' results may be saved
+and marks those ops (pyfront/remat_policy.py). `mlax-autodiff`'s reverse mode keeps the marked
+values and the region's inputs for the backward pass and recomputes the others there, reading
+the inputs through optimization barriers unless ``prevent_cse=False``
+(passes/autodiff/remat.py). `checkpoint_name` records its name on the op that computed the
+value, for the name policies. `print_saved_residuals` reports what the backward pass reads
+from the forward one.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from jax import tree_util
 from mlir import ir
 
 from mlax.autodiff import _call, _positional_names, _trace_callee
-from mlax.core import current_trace, is_array_like
+from mlax.core import Tracer, current_trace, is_array_like
 from mlax.dialect import get_context
-from mlax.dialect.transforms import declare_transform, read_transform
+from mlax.dialect.transforms import CHECKPOINT_NAMES_ATTR, RECOMPUTED_ATTR, declare_transform, read_transform
 from mlax.errors import check_callable
 from mlax.passes.symbols import unique_name
+from mlax.remat_policy import mark_saveable, name_value, policy_name
 from mlax.source_info import current_location
 from mlax.tracing import flatten_arguments, function_name
 
@@ -52,10 +55,12 @@ def _static_positions(static_argnums: tuple[int, ...], count: int) -> frozenset[
 def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool | Sequence[bool] = True,
                policy: Callable[..., Any] | None = None, static_argnums: int | tuple[int, ...] = (),
                static_argnames: str | Iterable[str] = (), concrete: Any = _DEPRECATED) -> Callable[..., Any]:
-    """``jax.checkpoint``: ``fun``'s values, marked for rematerialization when differentiated.
-    ``static_argnums``/``static_argnames`` arguments are passed as the Python values they are
-    (usable in Python control flow). mlax does not recompute yet (module docstring): the
-    policy and prevent_cse are checked and kept for when it does, and change no result."""
+    """``jax.checkpoint``: ``fun``'s values, recomputed in the backward pass of reverse mode
+    rather than kept from the forward pass, except those ``policy`` saves (None: only the
+    inputs). ``static_argnums``/``static_argnames`` arguments are passed as the Python values
+    they are (usable in Python control flow). ``prevent_cse`` (a tuple: per argument; mlax
+    applies it when any is set) keeps the recomputation from being merged back into the
+    forward values."""
     check_callable(fun, "fun of mlax.checkpoint")
     if concrete is not _DEPRECATED:
         raise NotImplementedError("The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, "
@@ -88,8 +93,12 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool | Sequence[bool] = 
         sub, leaves, _ = _trace_callee(target, dynamic, trace)
         module = trace.block.owner.parent
         with get_context(), current_location():
+            mark_saveable(module, sub.name, policy)
             name = unique_name(module, f"{sub.name}_checkpoint")
-            declared = declare_transform(module, "checkpoint", name, callee=sub.name)
+            declared = declare_transform(module, "checkpoint", name, callee=sub.name,
+                                         policy=policy_name(policy),
+                                         prevent_cse=bool(prevent_cse) if isinstance(prevent_cse, bool)
+                                         else any(prevent_cse))
         results = _call(trace, name, ir.FunctionType(declared.type), [*leaves, *sub.captured], sub.out_avals,
                         f"result of checkpoint {function_name(fun)}")
         return tree_util.tree_unflatten(sub.out_tree, results)
@@ -128,12 +137,16 @@ def remat(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Callable
 
 def checkpoint_name(x: Any, name: Any) -> Any:
     """Identity on values, as jax's: names ``x`` (an array or a pytree of arrays) for the
-    policies that select values by name. mlax's reverse mode reads neither names nor policies
-    yet, so a name changes nothing."""
+    policies that select values by name (`save_only_these_names`...): inside a trace the name
+    is recorded on the op that computed each array."""
+    trace = current_trace()
     for leaf in tree_util.tree_leaves(x):
         if not is_array_like(leaf):
             raise TypeError("Error interpreting argument to name as a JAX value. The problematic value is of "
                             f"type {type(leaf)} and was passed to name at position 0.")
+        if isinstance(leaf, Tracer) and leaf.trace is trace:
+            with get_context():
+                name_value(leaf.value, str(name))
     return x
 
 
@@ -169,10 +182,11 @@ def _residuals(function: ir.Operation, n_primals: int) -> list[ir.Value]:
     """The values a derivative function's backward part reads from its forward part.
 
     mlax-autodiff writes a vjp as the primal ops, then the transposed ones; the backward part
-    starts at the first op that reads a cotangent (an argument after the primals). What it
-    reads from before that point -- primal arguments, forward results or literals -- is what
-    the program must keep: the residuals. Order: arguments, literals, then results in
-    program order, as jax lists them."""
+    starts at the first op that reads a cotangent (an argument after the primals) or
+    recomputes a checkpointed value (marked ``mlax.recomputed``). What it reads from before
+    that point -- primal arguments, forward results or literals -- is what the program must
+    keep: the residuals. Order: arguments, literals, then results in program order, as jax
+    lists them."""
     block = function.regions[0].blocks[0]
     later: set[ir.Value] = set(list(block.arguments)[n_primals:])
     read: set[ir.Value] = set()
@@ -181,7 +195,7 @@ def _residuals(function: ir.Operation, n_primals: int) -> list[ir.Value]:
         op = op.operation
         if op.name == "func.return":
             break
-        backward = backward or any(v in later for v in op.operands)
+        backward = backward or RECOMPUTED_ATTR in op.attributes or any(v in later for v in op.operands)
         if backward:
             read.update(v for v in op.operands if v not in later)
             later.update(op.results)
@@ -237,7 +251,12 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
                 source = "from a literal"
             else:
                 op = value.owner.operation
-                source = f"output of {_producer(op, table)}{_where(op)}"
+                if CHECKPOINT_NAMES_ATTR in op.attributes:
+                    names = ir.ArrayAttr(op.attributes[CHECKPOINT_NAMES_ATTR])
+                    what = f"named '{ir.StringAttr(names[len(names) - 1]).value}'"
+                else:
+                    what = f"output of {_producer(op, table)}"
+                source = f"{what}{_where(op)}"
             described.append((_type_text(value), source))
     return described
 
@@ -245,8 +264,8 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
 def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Print, one line each, what mlax's reverse mode keeps for the backward pass of ``f`` at
     ``args``: its type and where it comes from (``f32[3] from the argument x``, ``f32[3]
-    output of cos from file.py:4:8 (f)``), as ``jax.ad_checkpoint.print_saved_residuals``.
-    Today this is the same with or without `checkpoint`, whatever the policy (module docstring)."""
+    output of cos from file.py:4:8 (f)``), as ``jax.ad_checkpoint.print_saved_residuals``;
+    inside a `checkpoint` only what its policy saves (the rest is recomputed)."""
     for type_text, source in saved_residuals(f, *args, **kwargs):
         print(f"{type_text} {source}")
 

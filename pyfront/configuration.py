@@ -14,7 +14,9 @@ Two kinds of option, by where their rule lives:
   (mlax's XLA backend itself calls ``jax.jit``). Their environment variables (``JAX_DEBUG_NANS``,
   ...) are read once, at import, as jax reads them.
 
-mlax's own settings: ``backend`` (default jit backend), ``dump_dir``, and the cache bounds.
+mlax's own settings: ``backend`` (default jit backend), ``dump_dir``, the cache bounds, and the
+CPU backend's persistent compilation cache (``compilation_cache_dir``, also under jax's name
+``jax_compilation_cache_dir``; runtime/disk_cache.py).
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ T = TypeVar("T")
 _NO_DEFAULT: Any = object()
 
 _ALIASES = {"jax_enable_x64": "x64", "enable_x64": "x64", "mlax_enable_x64": "x64",
-            "jax_platform_name": "backend"}
+            "jax_platform_name": "backend",
+            # jax's names of the persistent cache's options (mlax's cache is the CPU backend's own)
+            "jax_compilation_cache_dir": "compilation_cache_dir",
+            "jax_compilation_cache_max_size": "compilation_cache_max_size"}
 # jax's options mlax reads through jax.config (see the module docstring). The device options
 # are jax's backend's (mlax's devices are jax's): the number of host devices (before first use,
 # else jax's RuntimeError), the CPU collectives of several processes, the partitioner.
@@ -55,6 +60,21 @@ def _env_int(name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
+def _cache_dir(name: str, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str | os.PathLike):
+        raise ValueError(f"mlax config option {name!r} must be a path or None, got {value!r}")
+    return os.fspath(value)
+
+
+def _cache_max_size(name: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < -1:
+        raise ValueError(f"mlax config option {name!r} must be an int: a size in bytes, 0 (no cache) or "
+                         f"-1 (no limit), got {value!r}")
+    return value
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -264,8 +284,12 @@ class Config:
     """Options: ``x64`` (bool, jax's ``jax_enable_x64``), ``backend`` (default jit backend),
     ``dump_dir``, the cache bounds (LRU sizes, as JAX bounds its caches: ``jit_cache_size`` traced
     signatures kept per jitted function, ``MLAX_JIT_CACHE_SIZE``; ``compile_cache_size`` compiled
-    programs kept by each backend in the whole process, ``MLAX_COMPILE_CACHE_SIZE``), and jax's
-    names of the options above (``config.jax_debug_nans``, ``config.update("jax_disable_jit", True)``)."""
+    programs kept by each backend in the whole process, ``MLAX_COMPILE_CACHE_SIZE``), the CPU
+    backend's persistent compilation cache (``compilation_cache_dir``, a directory or None,
+    ``MLAX_COMPILATION_CACHE_DIR``; ``compilation_cache_max_size``, bytes, 0 for no cache and -1
+    for no limit, ``MLAX_COMPILATION_CACHE_MAX_SIZE``, 1 GiB by default; also under jax's names
+    ``jax_compilation_cache_dir`` and ``jax_compilation_cache_max_size``), and jax's names of the
+    options above (``config.jax_debug_nans``, ``config.update("jax_disable_jit", True)``)."""
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {
@@ -273,6 +297,9 @@ class Config:
             "dump_dir": os.environ.get("MLAX_DUMP_DIR") or None,
             "jit_cache_size": _env_int("MLAX_JIT_CACHE_SIZE", 512),
             "compile_cache_size": _env_int("MLAX_COMPILE_CACHE_SIZE", 256),
+            "compilation_cache_dir": os.environ.get("MLAX_COMPILATION_CACHE_DIR") or None,
+            "compilation_cache_max_size": _cache_max_size(
+                "MLAX_COMPILATION_CACHE_MAX_SIZE", _env_int("MLAX_COMPILATION_CACHE_MAX_SIZE", 1 << 30)),
         }
         if os.environ.get("MLAX_ENABLE_X64", "0").lower() not in ("0", "", "false"):
             jax.config.update("jax_enable_x64", True)
@@ -294,6 +321,10 @@ class Config:
             raise self._unknown(name)
         elif key.endswith("_cache_size") and (not isinstance(value, int) or value < 1):
             raise ValueError(f"mlax config option {name!r} must be a positive int, got {value!r}")
+        elif key == "compilation_cache_dir":
+            self._values[key] = _cache_dir(name, value)
+        elif key == "compilation_cache_max_size":
+            self._values[key] = _cache_max_size(name, value)
         else:
             self._values[key] = value
 

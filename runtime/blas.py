@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mlax.passes.linalg_to_blas import GEMM_SYMBOLS
-
+# The symbols `mlax-linalg-to-blas` calls, by element type (defined here, where the CPU
+# runtime binds them, so that the runtime need not import the pass).
+GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm"}
 _EXPORTS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
 
 

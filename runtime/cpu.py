@@ -7,6 +7,11 @@ and of freshly allocated outputs: no state is shared between calls, and ctypes r
 so threads calling one executable run in parallel. Inputs are never copied unless they are not
 C-contiguous (they have the traced dtypes, see mlax.core.to_numpy). The machine code lives as
 long as the executable, which the process-wide compile cache owns (runtime/backend.py).
+
+With ``compilation_cache_dir`` set, the object file LLVM emits is kept on disk
+(runtime/disk_cache.py) and a later process with the same program links it: no pass pipeline,
+no LLVM (the output shapes come from the mlax program itself). Such code is named after its
+key, and executables of one program in a process share it (`_LINKED`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import ctypes
 import functools
 import os
 import sys
+import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +33,7 @@ from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.buffer_abi import entry_symbol
 from mlax.passes.pipeline import reusable_stages, run_stage
-from mlax.runtime import host_callbacks, orc
+from mlax.runtime import disk_cache, host_callbacks, orc
 from mlax.runtime.blas import gemm_symbols
 from mlax.runtime.dumping import run_dumped
 
@@ -34,10 +41,23 @@ _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
 
 def _runtime_libraries() -> list[str]:
+    """The libraries compiled code may call, cheapest to load first."""
     lib = Path(mlir.__path__[0]) / "lib"
     found = [str(lib / name) for name in _RUNTIME_LIBRARIES if (lib / name).exists()]
     openmp = openmp_library()
-    return found + ([openmp] if openmp else [])
+    return ([openmp] if openmp else []) + found
+
+
+def _link(obj: bytes, name: str) -> orc.JitCode:
+    """Link ``obj`` (entry ``name``), loading runtime libraries first while it needs a symbol the
+    process does not export yet: most programs need none of them, and libmlir_c_runner_utils
+    (memrefCopy, the sparse runtime, the f16/bf16 conversions of its libgcc) loads libMLIR.so,
+    ~60 ms, more than a cache hit's whole cost."""
+    for library in _runtime_libraries():
+        if orc.unresolved(obj) == []:
+            break
+        orc.expose([library], {})
+    return orc.JitCode(obj, name)
 
 
 @functools.cache
@@ -64,6 +84,14 @@ def cpu_pipeline_text(to: str = "llvm") -> str:
             f"openmp={_flag(openmp_library() is not None)}}}")
 
 
+@functools.cache
+def _expanded_pipeline() -> str:
+    """The passes `cpu_pipeline_text` stands for (part of the disk cache's key)."""
+    from mlax.passes.cpu_pipeline import CpuPipeline
+
+    return CpuPipeline(blas=bool(gemm_symbols()), openmp=openmp_library() is not None).elements_text()
+
+
 def lower_for_cpu(module: ir.Module, to: str = "llvm", entry: str = "main") -> None:
     """Run the CPU pipeline on ``module`` in place, writing the IR after every pass to
     ``config.dump_dir`` (``MLAX_DUMP_DIR``) when it is set."""
@@ -79,16 +107,16 @@ class CpuExecutable:
 
     def __init__(self, module: ir.Module, entry: str) -> None:
         with module.context:
-            lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-            function = _entry_function(lowered, entry)
+            function = _entry_function(module, entry)
             function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
             self._outputs = [(spec.shape, spec.dtype)
                              for spec in map(TensorSpec.from_mlir, function_type.results)]
             count = len(function_type.inputs) + len(self._outputs)
-            self._callbacks = host_callbacks.callbacks_of(lowered)  # held while the code lives
-            lower_for_cpu(lowered, entry=entry)
-            orc.expose(_runtime_libraries(), {**gemm_symbols(), **host_callbacks.cpu_symbols()})
-            self._code = orc.JitCode(lowered, entry_symbol(entry))
+            self._callbacks = host_callbacks.callbacks_of(module)  # held while the code lives
+            orc.expose((), {**gemm_symbols(), **host_callbacks.cpu_symbols()})
+            # Host callbacks are named by this process's ids, and a dump wants the passes run.
+            cache = None if self._callbacks or config.dump_dir else disk_cache.active()
+            self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)
         self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)(self._code.address)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -100,8 +128,52 @@ class CpuExecutable:
         return outputs
 
 
-def _entry_function(module: ir.Module, entry: str) -> ir.Operation:
-    for op in module.body.operations:
+def _lowered(module: ir.Module, entry: str) -> ir.Module:
+    """A copy of ``module`` lowered to the LLVM dialect."""
+    lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+    lower_for_cpu(lowered, entry=entry)
+    return lowered
+
+
+def _compile(module: ir.Module, entry: str) -> orc.JitCode:
+    name = orc.unique_name(entry)
+    return _link(orc.object_file(_lowered(module, entry), entry_symbol(entry), name), name)
+
+
+_LINKED: weakref.WeakValueDictionary[str, orc.JitCode] = weakref.WeakValueDictionary()
+_LINK_LOCK = threading.Lock()
+
+
+def _cached(module: ir.Module, entry: str, cache: disk_cache.DiskCache, max_size: int) -> orc.JitCode:
+    """The code of ``module``'s ``entry`` through the disk cache: linked from its entry, or
+    compiled and stored; shared with any live executable of the same program."""
+    key = disk_cache.cache_key(module.operation.get_asm(enable_debug_info=False), entry, _expanded_pipeline())
+    name = disk_cache.symbol_name(key)
+    with _LINK_LOCK:
+        code = _LINKED.get(name)
+    if code is not None:
+        return code
+    obj = cache.get(key)
+    if obj is not None:
+        try:
+            return _link_shared(obj, name)
+        except RuntimeError:  # an object this LLVM cannot link: compile it again
+            disk_cache.stats.rejected += 1
+    obj = orc.object_file(_lowered(module, entry), entry_symbol(entry), name)
+    cache.put(key, obj, max_size)
+    return _link_shared(obj, name)
+
+
+def _link_shared(obj: bytes, name: str) -> orc.JitCode:
+    with _LINK_LOCK:
+        code = _LINKED.get(name)
+        if code is None:  # a thread compiling the same program may have linked it meanwhile
+            code = _LINKED[name] = _link(obj, name)
+    return code
+
+
+def _entry_function(module: ir.Module | ir.Operation, entry: str) -> ir.Operation:
+    for op in module.operation.regions[0].blocks[0].operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
             return op.operation
     raise ValueError(f"no function @{entry} in the module")

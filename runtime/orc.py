@@ -13,13 +13,21 @@ through the JIT's process-symbol lookup; other addresses are defined once as abs
 Programs share one symbol namespace, so every definition but the entry becomes internal and
 the entry gets a name of its own. Compiling is thread-safe: each compile has its own
 LLVMContext and TargetMachine, and ORC locks its session.
+
+Compiling (`object_file`: optimize and emit) and linking (`JitCode`) are two steps, so that an
+object file kept on disk (runtime/disk_cache.py) is linked in a later process without running
+LLVM. `llvm_compiles` counts the objects LLVM emitted in this process (tests read it to tell a
+cache hit from a compile). `unresolved` lists what an object needs that the process does not
+export yet, so that runtime libraries are loaded only for the programs that call them.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import platform
+import struct
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -74,6 +82,13 @@ _dispose_pass_options = _bind(_LLVM, "LLVMDisposePassBuilderOptions", None, _P)
 _run_passes = _bind(_LLVM, "LLVMRunPasses", _P, _P, ctypes.c_char_p, _P, _P)
 _emit_to_buffer = _bind(_LLVM, "LLVMTargetMachineEmitToMemoryBuffer", ctypes.c_int, _P, _P, ctypes.c_int,
                         ctypes.POINTER(_P), ctypes.POINTER(_P))
+_buffer_start = _bind(_LLVM, "LLVMGetBufferStart", _P, _P)
+_buffer_size = _bind(_LLVM, "LLVMGetBufferSize", ctypes.c_size_t, _P)
+_dispose_buffer = _bind(_LLVM, "LLVMDisposeMemoryBuffer", None, _P)
+_buffer_copy = _bind(_LLVM, "LLVMCreateMemoryBufferWithMemoryRangeCopy", _P, ctypes.c_char_p, ctypes.c_size_t,
+                     ctypes.c_char_p)
+_UINT_P = ctypes.POINTER(ctypes.c_uint)
+_llvm_version = _bind(_LLVM, "LLVMGetVersion", None, _UINT_P, _UINT_P, _UINT_P)
 _error_message = _bind(_LLVM, "LLVMGetErrorMessage", _P, _P)
 _dispose_error_message = _bind(_LLVM, "LLVMDisposeErrorMessage", None, _P)
 _create_lljit = _bind(_LLVM, "LLVMOrcCreateLLJIT", _P, ctypes.POINTER(_P), _P)
@@ -106,6 +121,10 @@ class _SymbolPair(ctypes.Structure):
 _absolute_symbols = _bind(_LLVM, "LLVMOrcAbsoluteSymbols", _P, ctypes.POINTER(_SymbolPair), ctypes.c_size_t)
 _capsule_pointer = _bind(ctypes.pythonapi, "PyCapsule_GetPointer", _P, ctypes.py_object, ctypes.c_char_p)
 _PASS_OPTIONS = ("LoopVectorization", "SLPVectorization", "LoopUnrolling", "LoopInterleaving")
+_OPTIMIZATION = b"default<O3>"
+# What `object_file` does beyond the module and the host: part of the disk cache's key.
+CODEGEN = (f"{_OPTIMIZATION.decode()} {' '.join(_PASS_OPTIONS)} codegen={_CODEGEN_AGGRESSIVE} "
+           f"reloc={_RELOC_DEFAULT} code-model={_CODE_MODEL_JIT_DEFAULT}")
 _enable_pass_option = {name: _bind(_LLVM, f"LLVMPassBuilderOptionsSet{name}", None, _P, ctypes.c_int)
                        for name in _PASS_OPTIONS}
 
@@ -158,6 +177,28 @@ class _Jit:
 _JIT: _Jit | None = None
 _JIT_LOCK = threading.Lock()
 _names = itertools.count()
+llvm_compiles = 0  # objects emitted by LLVM in this process
+
+
+def unique_name(entry: str) -> str:
+    """A symbol name no other program of this process has."""
+    return f"{entry}.{next(_names)}"
+
+
+def host() -> tuple[str, str, str]:
+    """The target triple, CPU name and CPU features code is compiled for."""
+    jit = _jit()
+    return jit.triple.decode(), jit.cpu.decode(), jit.features.decode()
+
+
+@functools.cache
+def llvm_version() -> str:
+    """The LLVM the process compiles with: its version and the identity (size, mtime) of the
+    libraries that translate and compile (a rebuilt wheel of the same version differs)."""
+    major, minor, patch = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    _llvm_version(ctypes.byref(major), ctypes.byref(minor), ctypes.byref(patch))
+    files = [f"{s.st_size}:{s.st_mtime_ns}" for s in (Path(_LLVM._name).stat(), Path(_MLIR._name).stat())]
+    return f"{major.value}.{minor.value}.{patch.value} {' '.join(files)}"
 
 
 def _jit() -> _Jit:
@@ -187,12 +228,74 @@ def expose(libraries: Iterable[str], symbols: Mapping[str, int]) -> None:
         jit.symbols.update(new)
 
 
+_PROCESS = ctypes.CDLL(None)
+
+
+def unresolved(obj: bytes) -> list[str] | None:
+    """The symbols ``obj`` needs that neither the JIT defines nor the process exports (the
+    libraries loaded globally so far); None if ``obj`` is not an ELF object this can read."""
+    jit = _jit()
+    needed = undefined_symbols(obj)
+    if needed is None:
+        return None
+    with jit.lock:
+        return [name for name in needed if name not in jit.symbols and not _exported(name)]
+
+
+def _exported(name: str) -> bool:
+    try:
+        _PROCESS[name]  # dlsym in the process's global scope, where the JIT looks too
+        return True
+    except AttributeError:
+        return False
+
+
+def undefined_symbols(obj: bytes) -> list[str] | None:
+    """The names of the undefined symbols of a relocatable ELF64 little-endian object (what LLVM
+    emits on Linux), or None for anything else."""
+    if obj[:6] != b"\x7fELF\x02\x01" or len(obj) < 64:
+        return None
+    try:
+        return _elf_undefined(obj)
+    except (struct.error, IndexError, ValueError, OverflowError):  # malformed: let the linker say why
+        return None
+
+
+def _elf_undefined(obj: bytes) -> list[str]:
+    section_offset, = struct.unpack_from("<Q", obj, 0x28)
+    entry_size, count = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, section_offset + i * entry_size) for i in range(count)]
+    names = []
+    for _, kind, _, _, offset, size, link, _, _, symbol_size in sections:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        strings = sections[link][4]
+        for at in range(offset + symbol_size, offset + size, symbol_size):  # entry 0 is the null symbol
+            name, info, _, index = struct.unpack_from("<IBBH", obj, at)
+            if index == 0 and name and info >> 4 in (1, 2):  # SHN_UNDEF, STB_GLOBAL / STB_WEAK
+                names.append(obj[strings + name:obj.index(b"\0", strings + name)].decode())
+    return names
+
+
 def _defined(first: int | None, following: ctypes._CFuncPtr) -> Iterable[int]:
     value = first
     while value:
         if not _is_declaration(value):
             yield value
         value = following(value)
+
+
+def object_file(module: ir.Module, entry: str, name: str) -> bytes:
+    """``module`` (LLVM dialect) compiled to an object file for the host whose only external
+    definition is ``entry``, renamed ``name``."""
+    global llvm_compiles
+    buffer = _object_file(module, entry, name.encode(), _jit())
+    try:
+        data = ctypes.string_at(_buffer_start(buffer), _buffer_size(buffer))
+    finally:
+        _dispose_buffer(buffer)
+    llvm_compiles += 1
+    return data
 
 
 def _object_file(module: ir.Module, entry: str, name: bytes, jit: _Jit) -> int:
@@ -223,7 +326,7 @@ def _object_file(module: ir.Module, entry: str, name: bytes, jit: _Jit) -> int:
         for enable in _enable_pass_option.values():
             enable(options, 1)
         try:
-            _check(_run_passes(llvm_module, b"default<O3>", machine, options))
+            _check(_run_passes(llvm_module, _OPTIMIZATION, machine, options))
         finally:
             _dispose_pass_options(options)
         buffer, message = _P(), _P()
@@ -244,17 +347,18 @@ def _remove(tracker: int, strings: int) -> None:
 
 
 class JitCode:
-    """The machine code of one module's entry function, linked into the process-wide JIT and
-    unlinked (its memory unmapped) when this object is garbage collected."""
+    """The machine code of an object file made by `object_file` (in this process or another on
+    the same host and LLVM), linked into the process-wide JIT and unlinked (its memory unmapped)
+    when this object is garbage collected. ``name`` is its entry: no other linked program may
+    define it."""
 
-    def __init__(self, module: ir.Module, entry: str) -> None:
+    def __init__(self, obj: bytes, name: str) -> None:
         jit = _jit()
-        name = f"{entry}.{next(_names)}".encode()
-        buffer = _object_file(module, entry, name, jit)
         tracker = _create_tracker(jit.main)
         finalizer = weakref.finalize(self, _remove, tracker, jit.strings)
         finalizer.atexit = False
+        buffer = _buffer_copy(obj, len(obj), name.encode())
         _check(_add_object(jit.handle, tracker, buffer))  # owns the buffer from here on
         address = ctypes.c_uint64()
-        _check(_lookup(jit.handle, ctypes.byref(address), name))
+        _check(_lookup(jit.handle, ctypes.byref(address), name.encode()))
         self.address: int = address.value

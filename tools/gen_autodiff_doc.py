@@ -66,8 +66,17 @@ bwd into an `mlax.custom_vjp_call` declaration. In a linearized program the outp
 a call of a private marker function of (residuals, input tangents), which reverse mode
 transposes by calling bwd; forward mode through a custom_vjp function is an error, as in JAX.
 `mlax.linearize` runs forward mode at each call of the returned function (no partial
-evaluation). `mlax.checkpoint` (`remat`) records an `mlax.checkpoint` declaration that the pass
-differentiates through like a call; it does not yet trade memory for recomputation. Not done
+evaluation). **Rematerialization** (`passes/autodiff/remat.py`): `mlax.checkpoint` (`remat`) records an
+`mlax.checkpoint` declaration (the policy's name, `prevent_cse`) and asks jax's `policy` about
+every op of the checkpointed function, marking those whose results it saves `mlax.saveable`
+(`pyfront/remat_policy.py`; `checkpoint_name` records names for the name policies). Reverse
+mode walks the checkpoint's callee inside a *region*; when a transposed op needs a primal value
+computed in the region that the policy does not save, that value is recomputed in the backward
+part (ops marked `mlax.recomputed`) from the region's inputs and saved values, read through
+`mlax.optimization_barrier`s so CSE cannot merge the recomputation back into the forward pass;
+nested checkpoints follow jax's rules, and `everything_saveable` is as if there were no
+checkpoint. The forward values nothing reads any more are freed after the forward pass (the CPU
+backend frees every buffer after its last use, `mlax-early-dealloc`). Not done
 yet: `allow_int`, `holomorphic`;
 derivatives of called functions are inlined rather than memoized as separate functions.
 

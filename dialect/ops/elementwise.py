@@ -14,7 +14,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-import scipy.special
 
 from mlax.dialect import dtypes
 from mlax.dialect.erf_inv import erf_inv_reference
@@ -105,11 +104,21 @@ def _sign(x: np.ndarray) -> np.ndarray:
 _MATH_ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
+def _erf(x: np.ndarray) -> np.ndarray:
+    """SciPy's erf (scipy.special is imported on first use: it takes longer to import than the
+    rest of the dialect)."""
+    import scipy.special
+
+    return scipy.special.erf(x)
+
+
 def _erfc(x: np.ndarray) -> np.ndarray:
     """SciPy's erfc (computed in f64, then rounded), except in f64, where C's erfc keeps the
     subnormal results SciPy flushes to zero (26.55 < x < 27.23)."""
     if x.dtype == np.float64:
         return np.asarray(_MATH_ERFC(x), np.float64)
+    import scipy.special
+
     return scipy.special.erfc(x)
 
 
@@ -252,7 +261,7 @@ define_unary("tanh", np.tanh, FLOAT, "Hyperbolic tangent.")
 define_unary("logistic", _logistic, FLOAT, "Logistic sigmoid 1 / (1 + e**-x).",
              "Defined as JAX lowers it: `1 / (1 + exp(-x))` with every step rounded to the "
              "operand type (so it reaches exactly 0 for large negative x).", native=True)
-define_unary("erf", scipy.special.erf, FLOAT, "Error function.")
+define_unary("erf", _erf, FLOAT, "Error function.")
 define_unary("erfc", _erfc, FLOAT, "Complementary error function 1 - erf(x).",
              "Float operands only. Computed directly, not as `1 - erf(x)`, so large x keeps full "
              "relative precision instead of cancelling to 0: erfc(10 : f64) = 2.09e-45. "

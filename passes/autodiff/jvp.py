@@ -5,7 +5,9 @@ clones every primal op into the function being built, and calls the op's rule wi
 tangents of its operands (None = symbolic zero: ops whose operands all have zero tangents
 get no tangent code at all). A `func.call` is differentiated through by walking the called
 function's body in place (so derivative programs are flat and a called function that is
-itself a resolved jvp/vjp declaration, as in grad of grad, is handled like any other).
+itself a resolved jvp/vjp declaration, as in grad of grad, is handled like any other); a
+call of a checkpoint is walked the same way, inside a region that reverse mode's
+rematerialization reads (remat.py).
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.dialect.callbacks import CALLBACK_KIND
-from mlax.dialect.transforms import read_transform
+from mlax.dialect.transforms import SAVEABLE_ATTR, read_transform
 from mlax.passes.autodiff.callbacks import emit_callback_jvp
 from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, emit_control_flow_jvp
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp_rules import JVP_RULES
+from mlax.passes.autodiff.remat import Regions
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.registry import PassFailure
 
@@ -38,12 +41,13 @@ def _function_name(function: ir.Operation) -> str:
 
 
 def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequence[MaybeValue],
-             point: ir.InsertionPoint, lookup: FunctionLookup,
-             split: bool = False) -> tuple[list[ir.Value], list[MaybeValue]]:
+             point: ir.InsertionPoint, lookup: FunctionLookup, split: bool = False,
+             regions: Regions | None = None) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Emit ``function``'s body at ``point`` on ``primals`` with its tangent computation;
     returns the primal results and their tangents (None = zero). ``split`` (reverse mode's
     linearization) keeps primal and tangent computations in separate ops where an op would
-    otherwise compute both (control flow), so the tangent part can be transposed."""
+    otherwise compute both (control flow), so the tangent part can be transposed; ``regions``
+    (reverse mode's too) records the checkpoint regions the ops are emitted in (remat.py)."""
     if not function.regions[0].blocks:
         raise PassFailure(f"mlax-autodiff: @{_function_name(function)} has no body to differentiate",
                           function.location)
@@ -60,7 +64,7 @@ def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequ
         if op.name == "func.call":
             callee = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
             outs, out_tangents = _emit_call(callee, operands, operand_tangents, point, lookup, op.location,
-                                            split)
+                                            split, regions, SAVEABLE_ATTR in op.attributes)
         else:
             outs, out_tangents = _emit_op(op, operands, operand_tangents, point)
         for result, value, tangent in zip(op.results, outs, out_tangents, strict=True):
@@ -78,19 +82,28 @@ CUSTOM_LINEAR: dict[str, tuple[str, int]] = {}
 
 def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
                point: ir.InsertionPoint, lookup: FunctionLookup, location: ir.Location,
-               split: bool) -> tuple[list[ir.Value], list[MaybeValue]]:
+               split: bool, regions: Regions | None, saved: bool) -> tuple[list[ir.Value], list[MaybeValue]]:
     """Differentiate through a call: walk the called body, or, for a function with a custom
-    derivative (an `mlax.custom_jvp_call` / `custom_vjp_call` declaration), its rules."""
+    derivative (an `mlax.custom_jvp_call` / `custom_vjp_call` declaration), its rules.
+    ``saved``: an enclosing checkpoint's policy saves the call's results."""
     transform = read_transform(callee)
     if transform is None:
-        return emit_jvp(callee, operands, tangents, point, lookup, split)
-    if transform.kind == CALLBACK_KIND:
-        return emit_callback_jvp(callee, transform, operands, tangents, point, location)
-    if transform.kind in SPLIT_JVP_RULES:  # control flow and shard_map: new constructs
-        return emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup, location, split)
+        return emit_jvp(callee, operands, tangents, point, lookup, split, regions)
+    if transform.kind in (CALLBACK_KIND, *SPLIT_JVP_RULES):  # new constructs: saved whole or not at all
+        if transform.kind == CALLBACK_KIND:
+            outs, out_tangents = emit_callback_jvp(callee, transform, operands, tangents, point, location)
+        else:  # control flow and shard_map
+            outs, out_tangents = emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup,
+                                                       location, split)
+        if regions is not None and saved:
+            regions.mark_saved(outs)
+        return outs, out_tangents
     function = lookup(transform.fields["callee"])
+    if transform.kind == "checkpoint" and regions is not None:
+        return regions.emit(transform.fields, saved,
+                            lambda: emit_jvp(function, operands, tangents, point, lookup, split, regions))
     if all(t is None for t in tangents) or transform.kind == "checkpoint":
-        return emit_jvp(function, operands, tangents, point, lookup, split)
+        return emit_jvp(function, operands, tangents, point, lookup, split, regions)
     emitter = Emitter(point, callee.location)
     dense = [emitter.materialize(t, v) for t, v in zip(tangents, operands, strict=True)]
     zero = [t is None for t in tangents]

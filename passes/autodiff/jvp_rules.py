@@ -352,7 +352,7 @@ JVP_RULES: dict[str, JvpRule] = {
     "cummax": _cumulative("max"),
     "cummin": _cumulative("min"),
     **{name: _linear(0) for name in ("broadcast_in_dim", "reshape", "transpose", "rev", "slice",
-                                     "dynamic_slice", "sharding_constraint")},
+                                     "dynamic_slice", "sharding_constraint", "optimization_barrier")},
     **{name: _linear(0, 1) for name in ("dynamic_update_slice", "concatenate", "pad")},
     **WINDOWED_JVP_RULES,
     **INDEXING_JVP_RULES,

@@ -173,6 +173,12 @@ def _sharding_constraint(e: Emitter, op: ir.Operation, ct: ir.Value,
     return [e("sharding_constraint", ct, sharding=read_attributes(op)["sharding"])]
 
 
+def _optimization_barrier(e: Emitter, op: ir.Operation, ct: ir.Value,
+                          operands: list[MaybeValue]) -> list[MaybeValue]:
+    """The identity behind a barrier: the cotangent goes back through one."""
+    return [e("optimization_barrier", ct)]
+
+
 def _reduce_sum_back(e: Emitter, op: ir.Operation, ct: ir.Value,
                      operands: list[MaybeValue]) -> list[MaybeValue]:
     shape = spec(op.operands[0]).shape
@@ -280,6 +286,7 @@ TRANSPOSE_RULES: dict[str, TransposeRule] = {name: _single_result(rule) for name
     "transpose": _transpose_back,
     "rev": _rev,
     "sharding_constraint": _sharding_constraint,
+    "optimization_barrier": _optimization_barrier,
     "reduce_sum": _reduce_sum_back,
     "cumsum": _cumsum,
     "slice": _slice,

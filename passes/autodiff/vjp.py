@@ -7,7 +7,8 @@ Primal ops are copied into the function being built in their order; the linear o
 visited in reverse and each one's TRANSPOSE rule turns the cotangents of its results into
 cotangents of its linear operands (summed where a value has several uses). The scratch
 function is erased. One rule table per concern: JVP rules for every op, transpose rules only
-for the few linear ops the JVP rules emit.
+for the few linear ops the JVP rules emit. Values computed inside a `checkpoint` are
+recomputed in the backward part where its policy does not save them (remat.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, transpose_control_flow
 from mlax.passes.autodiff.emit import Emitter, MaybeValue
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
+from mlax.passes.autodiff.remat import Regions, Rematerializer, strip_marks
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.autodiff.varying import NONE, Varying, construct_varying, op_varying
@@ -39,6 +41,7 @@ class _Linearized:
     tangents: list[ir.Value]
     outs: list[ir.Value]
     out_tangents: list[MaybeValue]
+    regions: Regions
 
 
 def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operation,
@@ -55,8 +58,10 @@ def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operat
     tangents: list[MaybeValue] = [None] * len(inputs)
     for a, t in zip(argnums, tangent_args, strict=True):
         tangents[a] = t
-    outs, out_tangents = emit_jvp(function, primals, tangents, ir.InsertionPoint(block), lookup, split=True)
-    return _Linearized(scratch.operation, primals, tangent_args, outs, out_tangents)
+    regions = Regions(block)
+    outs, out_tangents = emit_jvp(function, primals, tangents, ir.InsertionPoint(block), lookup, split=True,
+                                  regions=regions)
+    return _Linearized(scratch.operation, primals, tangent_args, outs, out_tangents, regions)
 
 
 def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Sequence[MaybeValue],
@@ -80,8 +85,10 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         clone = op.clone(ip=point)
         for i, v in enumerate(op.operands):
             clone.operands[i] = values[v]
+        strip_marks(clone)
         values.update(zip(op.results, clone.results, strict=True))
     outs = [values[v] for v in linearized.outs]
+    primal = Rematerializer(linearized.regions, values, point)
     ct: dict[ir.Value, MaybeValue] = {}
     for tangent, cotangent in zip(linearized.out_tangents, cotangents, strict=True):
         if tangent is not None and tangent in linear and cotangent is not None:
@@ -91,7 +98,7 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         if all(c is None for c in result_cts):
             continue
         emitter = Emitter(point, op.location)
-        known = [None if v in linear else values[v] for v in op.operands]
+        known = [None if v in linear else primal.value(v, op) for v in op.operands]
         if op.name == "func.call":
             target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
             transform = read_transform(target)

@@ -1,5 +1,5 @@
 """Control flow and calls: while, case, if, func.call, composite, and the ops that are the
-identity on one device (optimization_barrier, sharding annotations).
+identity on one device (sharding annotations).
 
 Regions become Python closures that walk them (in the scope of the op, whose values they
 may use): mlax.lax traces them into the body functions of its constructs, capturing the
@@ -175,7 +175,8 @@ CONVERTERS.update({
     "stablehlo.if": Entry(if_, "mlax.lax.cond"),
     "func.call": Entry(call, "the callee, inlined"),
     "stablehlo.composite": Entry(composite, "its decomposition, inlined"),
-    "stablehlo.optimization_barrier": Entry(_identity, "identity"),
+    "stablehlo.optimization_barrier": Entry(lambda imp, op, args: list(lax.optimization_barrier(list(args))),
+                                            "mlax.lax.optimization_barrier (one per operand)"),
     "stablehlo.custom_call": Entry(custom_call, "identity for @Sharding (one device); else an error"),
     "sdy.sharding_constraint": Entry(_identity, "identity (one device)"),
 })

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, scf, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.op_rules import Rule
 from mlax.passes.registry import PassFailure
 

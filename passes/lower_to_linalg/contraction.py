@@ -17,8 +17,9 @@ import math
 from collections.abc import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
     Rule,
     generic,

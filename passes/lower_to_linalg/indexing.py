@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from mlax.dialect import read_attributes
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
     Body,
     Rule,

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
     Body,
     Rule,

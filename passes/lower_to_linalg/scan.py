@@ -19,8 +19,9 @@ NaN-propagating, -0.0 < +0.0 bodies of reduce_max / reduce_min.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
     Body,
     Rule,

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, i64_array, reassociation
 
 

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, scf, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, is_bool, is_float, is_unsigned, scalar, width
 
 _HALF = ("f16", "bf16")

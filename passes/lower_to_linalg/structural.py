@@ -1,12 +1,16 @@
-"""Rules for ops that make or move values: constant, iota, broadcast_in_dim, stop_gradient,
-sharding_constraint (the last two: the identity)."""
+"""Rules for ops that make or move values: constant, iota, broadcast_in_dim, stop_gradient and
+sharding_constraint (the identity), optimization_barrier (an opaque identity call)."""
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith, func
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, is_float, width
+from mlax.passes.symbols import define_function
+
+BARRIER_PREFIX = "__mlax_optimization_barrier"
 
 
 def _constant(op: ir.Operation) -> ir.Value:
@@ -40,11 +44,27 @@ def _broadcast_in_dim(op: ir.Operation) -> ir.Value:
     return generic([operand], result, lambda x: x, maps=[ir.AffineMap.get(result.rank, 0, exprs)])
 
 
+def _optimization_barrier(op: ir.Operation) -> ir.Value:
+    """A call of a private identity function (one per type): `cse` and elementwise fusion do
+    not look into calls, so what is computed from the result stays apart from what is computed
+    the same way from the operand. The CPU pipeline inlines these calls once `cse` has run."""
+    (operand,) = op.operands
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    base = BARRIER_PREFIX + "_" + "".join(c if c.isalnum() else "_" for c in str(operand.type))
+    table = ir.SymbolTable(module)
+    name = base if base in table else define_function(module, base, [operand.type], op.location,
+                                                      lambda point, args: args)
+    return func.CallOp([operand.type], name, [operand]).result
+
+
 RULES: dict[str, Rule] = {
     "constant": _constant,
     "iota": _iota,
     "broadcast_in_dim": _broadcast_in_dim,
     "stop_gradient": lambda op: op.operands[0],
+    "optimization_barrier": _optimization_barrier,
     # Without a mesh a layout means nothing (mlax-partition removes it where there is one).
     "sharding_constraint": lambda op: op.operands[0],
 }

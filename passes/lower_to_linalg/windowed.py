@@ -23,9 +23,10 @@ import math
 from collections.abc import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from mlax.dialect import build
+from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
     Body,
     Rule,

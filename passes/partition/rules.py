@@ -70,7 +70,7 @@ _ELEMENTWISE = (
     "neg abs sign floor ceil round exp exp2 expm1 log log1p sqrt rsqrt cbrt sin cos tan tanh logistic "
     "erf erfc erf_inv is_finite not population_count add sub mul div rem pow max min atan2 and or xor "
     "shift_left shift_right_logical shift_right_arithmetic nextafter compare select clamp convert "
-    "stop_gradient").split()
+    "stop_gradient optimization_barrier").split()
 register(_ELEMENTWISE, elementwise)
 register("bitcast_convert", _same_shape_unless_bitcast)
 

@@ -174,7 +174,7 @@ def test_checkpoint_name_is_the_identity() -> None:
 # ---------------------------------------------------------------- print_saved_residuals
 
 _LINE = re.compile(r"^(?P<type>\S+) (?:from the argument (?P<arg>.+)|(?P<literal>from a literal)"
-                   r"|output of (?P<op>\S+)"
+                   r"|(?:output of (?P<op>\S+)|named '(?P<name>[^']+)')"
                    r"(?: from (?P<file>.+):(?P<line>\d+):(?P<col>\d+) \((?P<fn>.+)\))?)$")
 
 
@@ -229,18 +229,42 @@ def test_residuals_name_pytree_and_keyword_arguments(capsys: pytest.CaptureFixtu
     assert set(jax_arguments) <= set(arguments) | {"k"}
 
 
-def test_checkpoint_saves_what_plain_reverse_mode_saves(capsys: pytest.CaptureFixture[str]) -> None:
-    """The present behaviour, reported truthfully: checkpoint and its policies do not change what
-    mlax keeps (jax's checkpoint keeps only the arguments)."""
+def _kept(report: list[dict[str, str | None]]) -> list[tuple[str | None, ...]]:
+    return [(r["type"], r["arg"], r["literal"], r["op"], r["name"]) for r in report]
+
+
+@pytest.mark.parametrize("policy", ["none", "nothing_saveable", "dots_saveable",
+                                    "dots_with_no_batch_dims_saveable", "save_only_these_names",
+                                    "save_any_names_but_these"])
+def test_checkpoint_keeps_what_jax_keeps(policy: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A checkpoint keeps its arguments and the values its policy saves, as jax's."""
+    p, x = _params()
+    mine = _report(ad_checkpoint.print_saved_residuals,
+                   mlax.checkpoint(M_LOSS, policy=POLICIES[policy]), p, x, capsys=capsys)
+    theirs = _report(jax.ad_checkpoint.print_saved_residuals, jax.checkpoint(J_LOSS, policy=POLICIES[policy]),
+                     p, x, capsys=capsys)
+    assert _kept(mine) == _kept(theirs)
+
+
+def test_everything_saveable_keeps_what_plain_reverse_mode_keeps(capsys: pytest.CaptureFixture[str]) -> None:
     p, x = _params()
     plain = _report(ad_checkpoint.print_saved_residuals, M_LOSS, p, x, capsys=capsys)
     assert any(r["op"] is not None for r in plain)  # forward results are kept
-    for policy in (None, CP.nothing_saveable, CP.dots_saveable):
-        assert _report(ad_checkpoint.print_saved_residuals, mlax.checkpoint(M_LOSS, policy=policy), p, x,
-                       capsys=capsys) == plain
-    jax_checkpointed = _report(jax.ad_checkpoint.print_saved_residuals, jax.checkpoint(J_LOSS), p, x,
-                               capsys=capsys)
-    assert all(r["arg"] is not None for r in jax_checkpointed)
+    everything = mlax.checkpoint(M_LOSS, policy=CP.everything_saveable)
+    assert _report(ad_checkpoint.print_saved_residuals, everything, p, x, capsys=capsys) == plain
+
+
+def test_names_of_a_name_policy_are_kept_and_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    """mlax keeps the named value itself: jax's save_from_both_policies(dots, names) also keeps
+    the dot under the name (its name_p is a separate equation whose input tanh recomputes)."""
+    p, x = _params()
+    policy = CP.save_from_both_policies(CP.dots_saveable, CP.save_only_these_names("h"))
+    mine = _report(ad_checkpoint.print_saved_residuals, mlax.checkpoint(M_LOSS, policy=policy), p, x,
+                   capsys=capsys)
+    assert [r["name"] for r in mine if r["name"]] == ["h"]
+    # the batched product; tanh's input is not needed
+    assert [r["op"] for r in mine if r["op"]] == ["dot_general"]
+    assert sum(r["arg"] is not None for r in mine) == 3
 
 
 def test_residuals_through_control_flow(capsys: pytest.CaptureFixture[str]) -> None:

@@ -280,6 +280,7 @@ def _dynamic_update_slice(linear: tuple[bool, bool]) -> Generator:
 GENERATORS: dict[str, Generator] = {
     **{f"{op}-{_tag(m)}": _elementwise(op, m) for op in ("add", "sub") for m in MASKS2},
     "neg": _elementwise("neg", (True,)),
+    "optimization_barrier": _elementwise("optimization_barrier", (True,)),
     "mul-lhs": _elementwise("mul", (True, False)),
     "mul-rhs": _elementwise("mul", (False, True)),
     "div-numerator": _elementwise("div", (True, False)),
@@ -370,7 +371,7 @@ def test_every_linear_op_has_a_rule() -> None:
         "add", "sub", "neg", "mul", "div", "dot_general", "convert", "broadcast_in_dim", "reshape",
         "transpose", "reduce_sum", "slice", "pad", "concatenate", "rev", "select", "dynamic_slice",
         "dynamic_update_slice", "cumsum", "conv_general_dilated", "reduce_window_sum", "gather", "scatter",
-        "scatter_add", "apply_permutation",
+        "scatter_add", "apply_permutation", "optimization_barrier",
         # collectives over named axes and the sharding constraint (their own tests: tests/frontend/
         # test_collectives_vmap.py, tests/dialect/test_sharding.py)
         "psum", "all_gather", "psum_scatter", "all_to_all", "ppermute", "sharding_constraint"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,3 +126,28 @@ def test_every_pass_is_documented(argument: str) -> None:
     body = docs.split(section, 1)[1].split("\n## ", 1)[0]
     for name, *_ in registry.describe_options(registry.get_pass(argument)):
         assert f"`{name}`" in body, f"docs/passes.md does not describe option {name} of {argument}"
+
+
+def test_pass_modules_name_every_pass() -> None:
+    """`PASS_MODULES` (a lookup imports that module only) names the module of every registered
+    pass of mlax.passes, and nothing else."""
+    ours = {argument: cls.__module__ for argument, cls in registry.registered_passes().items()
+            if cls.__module__.startswith("mlax.passes.")}
+    assert {argument: f"mlax.passes.{module}" for argument, module in registry.PASS_MODULES.items()} == ours
+
+
+def test_lookup_imports_only_the_named_pass() -> None:
+    """A pipeline of one mlax pass and upstream passes imports that pass's module, not the rest
+    (a fresh interpreter: this one has imported them all)."""
+
+    code = ("import sys\n"
+            "from mlax.passes.pipeline import parse_pipeline\n"
+            "elements = parse_pipeline('builtin.module(mlax-cleanup, canonicalize, func.func(cse))')\n"
+            "assert [e.is_mlax for e in elements] == [True, False, False], elements\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith('mlax.passes.') and m.count('.') == 2)\n"
+            "print(' '.join(loaded))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = result.stdout.split()
+    assert "mlax.passes.cleanup" in out
+    assert not {"mlax.passes.lower_to_linalg", "mlax.passes.autodiff", "mlax.passes.partition",
+                "mlax.passes.lower_to_stablehlo"} & set(out), out

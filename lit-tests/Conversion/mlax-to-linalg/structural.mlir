@@ -1,7 +1,7 @@
 // RUN: %mlax-opt --mlax-lower-to-linalg %s | FileCheck %s
 // RUN: %mlax-opt --mlax-lower-to-linalg %s | %mlir-opt > /dev/null
 
-// constant, iota, broadcast_in_dim, stop_gradient.
+// constant, iota, broadcast_in_dim, stop_gradient, optimization_barrier.
 
 // CHECK:       #[[$MAP:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
 
@@ -43,4 +43,20 @@ func.func @test_broadcast_in_dim(%x: tensor<1x4xf32>) -> tensor<2x3x4xf32> {
 func.func @test_stop_gradient(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "mlax.stop_gradient"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// A barrier is a call of a private identity function, one per type: cse does not merge a
+// generic reading the call's result with the same generic reading its operand.
+// CHECK-LABEL: func.func @test_optimization_barrier
+// CHECK:         %[[A:.*]] = call @[[F:__mlax_optimization_barrier_tensor_4xf32_]](%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = call @[[F]](%arg0)
+// CHECK-NEXT:    %[[C:.*]] = call @__mlax_optimization_barrier_tensor_2x3xi32_(%arg1) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    return %[[A]], %[[B]], %[[C]]
+// CHECK:       func.func private @[[F]](%arg0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    return %arg0
+func.func @test_optimization_barrier(%x: tensor<4xf32>, %i: tensor<2x3xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2x3xi32>) {
+  %0 = "mlax.optimization_barrier"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "mlax.optimization_barrier"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = "mlax.optimization_barrier"(%i) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<2x3xi32>
 }

@@ -2,7 +2,7 @@
 
 // constant keeps its dense attribute (booleans that are not a splat travel as bytes: XLA reads
 // hex i1 data as packed bits, our MLIR prints a byte each); iota counts along `dimension`;
-// stop_gradient is gone.
+// stop_gradient is gone; optimization_barrier is StableHLO's.
 
 // CHECK-LABEL: func.func @test_constant_iota
 // CHECK:         "stablehlo.constant"() {value = dense<[1.000000e+00, -0.000000e+00]> : tensor<2xf32>} : () -> tensor<2xf32>
@@ -22,4 +22,13 @@ func.func @test_constant_iota() -> (tensor<2xf32>, tensor<2xi1>, tensor<2x300xi8
 func.func @test_stop_gradient(%x: tensor<3xui32>) -> tensor<3xui32> {
   %0 = "mlax.stop_gradient"(%x) : (tensor<3xui32>) -> tensor<3xui32>
   return %0 : tensor<3xui32>
+}
+
+// CHECK-LABEL: func.func @test_optimization_barrier
+// CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>)
+// CHECK-NEXT:    %[[B:.*]] = "stablehlo.optimization_barrier"(%[[X]]) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    return %[[B]]
+func.func @test_optimization_barrier(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "mlax.optimization_barrier"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
 }

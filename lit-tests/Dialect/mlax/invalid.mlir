@@ -312,3 +312,11 @@ func.func @test_dynamic_dimension(%x: tensor<3x4xf32>, %u: tensor<?x2xf32>, %i: 
   %0 = "mlax.dynamic_update_slice"(%x, %u, %i, %i) : (tensor<3x4xf32>, tensor<?x2xf32>, tensor<i32>, tensor<i32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+func.func private @h(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+// expected-error@+1 {{prevent_cse}}
+func.func private @h_remat(tensor<2xf32>) -> tensor<2xf32> attributes {mlax.checkpoint = {callee = @h, prevent_cse = 1 : i64}}

@@ -49,6 +49,7 @@ func.func @test_constants() -> (tensor<2x3xf32>, tensor<f32>, tensor<4xi32>, ten
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.not"(%{{[a-z0-9_]+}}) : (tensor<5xi1>) -> tensor<5xi1>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.population_count"(%{{[a-z0-9_]+}}) : (tensor<5xi32>) -> tensor<5xi32>
 // CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.stop_gradient"(%{{[a-z0-9_]+}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9_]+}} = "mlax.optimization_barrier"(%{{[a-z0-9_]+}}) : (tensor<5xi32>) -> tensor<5xi32>
 // CHECK-NEXT:    return
 func.func @test_unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %b: tensor<5xi1>, %h: tensor<2x3xbf16>) {
   %0 = "mlax.neg"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -77,6 +78,7 @@ func.func @test_unary(%x: tensor<2x3xf32>, %i: tensor<5xi32>, %b: tensor<5xi1>, 
   %22 = "mlax.not"(%b) : (tensor<5xi1>) -> tensor<5xi1>
   %23 = "mlax.population_count"(%i) : (tensor<5xi32>) -> tensor<5xi32>
   %24 = "mlax.stop_gradient"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %25 = "mlax.optimization_barrier"(%i) : (tensor<5xi32>) -> tensor<5xi32>
   return
 }
 

@@ -55,6 +55,9 @@ func.func private @g_custom_vjp(tensor<2xf32>) -> tensor<2xf32> attributes {mlax
 // CHECK: func.func private @g_remat(tensor<2xf32>) -> tensor<2xf32> attributes {mlax.checkpoint = {callee = @g}}
 func.func private @g_remat(tensor<2xf32>) -> tensor<2xf32> attributes {mlax.checkpoint = {callee = @g}}
 
+// CHECK: func.func private @g_remat_policy(tensor<2xf32>) -> tensor<2xf32> attributes {mlax.checkpoint = {callee = @g, policy = "dots_saveable", prevent_cse = false}}
+func.func private @g_remat_policy(tensor<2xf32>) -> tensor<2xf32> attributes {mlax.checkpoint = {callee = @g, policy = "dots_saveable", prevent_cse = false}}
+
 // CHECK-LABEL: func.func @main(
 // CHECK:         call @f_vjp(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<3xf32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<3xf32>)
 // CHECK:         call @g_custom_vjp(%{{.*}}) : (tensor<2xf32>) -> tensor<2xf32>

@@ -34,19 +34,25 @@ def fill(value: Operand, *, outs: Sequence[Operand]) -> ir.Value | ir.OpResultLi
     return get_op_result_or_op_results(op)
 
 
-def _matmul_like(op_type: type, ins: Sequence[Operand], outs: Sequence[Operand]) -> ir.OpView:
+def _matmul_like(op_type: type, ins: Sequence[Operand], outs: Sequence[Operand],
+                 indexing_maps: Sequence[ir.AffineMap] | None) -> ir.OpView:
     init, results = _init(outs)
-    op = op_type(result_tensors=results, inputs=[get_op_result_or_value(i) for i in ins], outputs=[init])
+    maps = None if indexing_maps is None else \
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in indexing_maps])
+    op = op_type(result_tensors=results, inputs=[get_op_result_or_value(i) for i in ins], outputs=[init],
+                 indexing_maps=maps)
     fill_builtin_region(op.operation)
     return op
 
 
-def matmul(*ins: Operand, outs: Sequence[Operand]) -> ir.Value | ir.OpResultList | ir.OpView:
-    return get_op_result_or_op_results(_matmul_like(MatmulOp, ins, outs))
+def matmul(*ins: Operand, outs: Sequence[Operand],
+           indexing_maps: Sequence[ir.AffineMap] | None = None) -> ir.Value | ir.OpResultList | ir.OpView:
+    return get_op_result_or_op_results(_matmul_like(MatmulOp, ins, outs, indexing_maps))
 
 
-def batch_matmul(*ins: Operand, outs: Sequence[Operand]) -> ir.Value | ir.OpResultList | ir.OpView:
-    return get_op_result_or_op_results(_matmul_like(BatchMatmulOp, ins, outs))
+def batch_matmul(*ins: Operand, outs: Sequence[Operand], indexing_maps: Sequence[ir.AffineMap] | None = None
+                 ) -> ir.Value | ir.OpResultList | ir.OpView:
+    return get_op_result_or_op_results(_matmul_like(BatchMatmulOp, ins, outs, indexing_maps))
 
 
 def transpose(input: Operand, *, outs: Sequence[Operand], permutation: Sequence[int]) -> ir.OpView:

@@ -5,10 +5,13 @@ Each operand is converted elementwise to the accumulation type (the reference's:
 type, f32 for f16/bf16 results, an i32/i64 count for bool results), brought into the canonical
 layout (batch..., M..., K...) x (batch..., K..., N...) with linalg.transpose where it is not
 already, and regrouped to [B,] M x K and [B,] K x N with tensor.collapse_shape / expand_shape
-(an empty group is a unit dimension). The product (a zero linalg.fill as init) has the
-result's layout (batch, lhs free, rhs free), so it only needs regrouping back, then the
-conversion to the result type (truncf, or != 0 for bool). Contracting over no elements
-(or a result with none) is a linalg.generic yielding zero.
+(an empty group is a unit dimension). A transposed matrix, (batch..., K..., M...) or (batch...,
+N..., K...), is read as it is through the product's indexing maps (BLAS's transpose flags,
+mlax-linalg-to-blas), and an operand that is itself a transpose (``x @ w.T``) is read from its
+source with the dimension numbers permuted, so neither is copied. The product (a zero
+linalg.fill as init) has the result's layout (batch, lhs free, rhs free), so it only needs
+regrouping back, then the conversion to the result type (truncf, or != 0 for bool). Contracting
+over no elements (or a result with none) is a linalg.generic yielding zero.
 """
 
 from __future__ import annotations
@@ -84,19 +87,74 @@ def _split(value: ir.Value, groups: Sequence[Sequence[int]], shape: Sequence[int
                                [], list(shape))
 
 
-def _canonical(value: ir.Value, dims: Sequence[Sequence[int]]) -> ir.Value:
-    """``value`` transposed so that the groups ``dims`` come in order, then merged (one
-    dimension per group)."""
-    permutation = [d for g in dims for d in g]
-    t = ir.RankedTensorType(value.type)
-    if permutation != sorted(permutation):
+def _canonical(value: ir.Value, dims: Sequence[Sequence[int]],
+               swapped: Sequence[Sequence[int]]) -> tuple[ir.Value, bool]:
+    """``value`` with the groups ``dims`` in order, each merged into one dimension, and False;
+    or, where ``value``'s dimensions already come in the order ``swapped`` (the two matrix
+    groups exchanged: a transposed matrix, which the product reads through its indexing map
+    and BLAS through its transpose flag), ``value`` merged in that order and True. Otherwise
+    the groups are first brought in order by a ``linalg.transpose``."""
+    def in_order(groups: Sequence[Sequence[int]]) -> bool:
+        permutation = [d for g in groups for d in g]
+        return permutation == sorted(permutation)
+
+    def merged(groups: Sequence[Sequence[int]]) -> ir.Value:
+        ranges, start = [], 0
+        for g in groups:
+            ranges.append(list(range(start, start + len(g))))
+            start += len(g)
+        return _merge(value, ranges)
+
+    if not in_order(dims) and in_order(swapped):
+        return merged(swapped), True
+    if not in_order(dims):
+        permutation = [d for g in dims for d in g]
+        t = ir.RankedTensorType(value.type)
         init = tensor.empty([t.shape[d] for d in permutation], t.element_type)
         value = linalg.transpose(value, outs=[init], permutation=permutation).results[0]
-    groups, start = [], 0
-    for g in dims:
-        groups.append(list(range(start, start + len(g))))
-        start += len(g)
-    return _merge(value, groups)
+    return merged(dims), False
+
+
+def _permuted_source(value: ir.Value) -> tuple[ir.Value, list[int]] | None:
+    """``(source, permutation)`` where ``value`` only permutes the dimensions of ``source``
+    (dimension i of ``value`` is dimension ``permutation[i]`` of ``source``): a
+    ``linalg.transpose``, or the copy ``mlax.transpose`` lowers to (a parallel generic yielding
+    its input, read through a permutation). A product reads the source instead."""
+    if not isinstance(value, ir.OpResult):
+        return None
+    op = value.owner
+    if op.name == "linalg.transpose":
+        return op.operands[0], list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    if op.name != "linalg.generic" or len(op.operands) != 2:
+        return None
+    body = op.regions[0].blocks[0]
+    ops = list(body.operations)
+    if len(ops) != 1 or ops[0].operands[0] != body.arguments[0]:
+        return None
+    in_map, out_map = (ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"]))
+    if not (in_map.is_permutation and out_map == ir.AffineMap.get_identity(out_map.n_dims)):
+        return None
+    reads = [ir.AffineDimExpr(e).position for e in in_map.results]
+    return op.operands[0], [reads.index(i) for i in range(len(reads))]
+
+
+def _fold_permutation(value: ir.Value, groups: Sequence[Sequence[int]]) -> tuple[ir.Value, list[list[int]]]:
+    """``value`` and its dimension groups, or the source of a permutation ``value`` is and
+    the same groups in the source's dimensions (XLA folds transposes into dots alike)."""
+    found = _permuted_source(value)
+    if found is None:
+        return value, [list(g) for g in groups]
+    source, permutation = found
+    return source, [[permutation[d] for d in g] for g in groups]
+
+
+def _product_maps(batched: bool, swap_a: bool, swap_b: bool) -> list[ir.AffineMap]:
+    """The indexing maps of a (batch) matmul over loops ([b,] m, n, k) whose operands may be
+    transposed matrices."""
+    d = [ir.AffineDimExpr.get(i) for i in range(4 if batched else 3)]
+    batch, (m, n, k) = (d[:1], d[1:]) if batched else ([], d)
+    operands = [(k, m) if swap_a else (m, k), (n, k) if swap_b else (k, n), (m, n)]
+    return [ir.AffineMap.get(len(d), 0, [*batch, *pair]) for pair in operands]
 
 
 def _accumulator(result: ir.Type, contracted: int) -> ir.Type:
@@ -121,12 +179,17 @@ def _dot_general(op: ir.Operation) -> ir.Value:
     if contracted == 0 or 0 in shape:  # a generic, not a fill: elementwise fusion can drop an i1 buffer
         return generic([], result_type, lambda: scalar(result, 0))
     work = _accumulator(result, contracted)
-    a = _canonical(_convert(lhs, work), [lb, lfree, lc] if lb else [lfree, lc])
-    b = _canonical(_convert(rhs, work), [rb, rc, rfree] if rb else [rc, rfree])
-    rows, cols = ir.RankedTensorType(a.type).shape[-2], ir.RankedTensorType(b.type).shape[-1]
+    lhs, (lb_, lfree_, lc_) = _fold_permutation(lhs, [lb, lfree, lc])
+    rhs, (rb_, rfree_, rc_) = _fold_permutation(rhs, [rb, rfree, rc])
+    batch_a, batch_b = ([lb_], [rb_]) if lb else ([], [])
+    a, swap_a = _canonical(_convert(lhs, work), [*batch_a, lfree_, lc_], [*batch_a, lc_, lfree_])
+    b, swap_b = _canonical(_convert(rhs, work), [*batch_b, rc_, rfree_], [*batch_b, rfree_, rc_])
+    rows = math.prod(shapes[0][d] for d in lfree)
+    cols = math.prod(shapes[1][d] for d in rfree)
     batch = [math.prod(shapes[0][d] for d in lb)] if lb else []
     init = linalg.fill(scalar(work, 0), outs=[tensor.empty([*batch, rows, cols], work)])
-    product = (linalg.batch_matmul if lb else linalg.matmul)(a, b, outs=[init])
+    product = (linalg.batch_matmul if lb else linalg.matmul)(
+        a, b, outs=[init], indexing_maps=_product_maps(bool(lb), swap_a, swap_b))
     n_batch, n_lhs = len(lb), len(lb) + len(lfree)
     groups = [list(range(n_batch)), list(range(n_batch, n_lhs)), list(range(n_lhs, len(shape)))]
     out = _split(product, groups if lb else groups[1:], shape)

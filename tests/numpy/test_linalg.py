@@ -59,6 +59,27 @@ def test_matmul_dtypes(dtype: object, rng: np.random.Generator) -> None:
     check(lambda m: lambda a, b: m.asarray(a) @ b, *arrays(rng, dtype, (2, 4), (4,)))
 
 
+# Products of transposed operands: the lowering reads a transposed matrix in place (BLAS's
+# transpose flags) and an operand that is a transpose from its source.
+TRANSPOSED = {
+    "lhs.T": (lambda m: lambda x, w: x.T @ w, (5, 3), (5, 4)),
+    "rhs.T": (lambda m: lambda x, w: x @ w.T, (3, 5), (4, 5)),
+    "both.T": (lambda m: lambda x, w: x.T @ w.T, (5, 3), (4, 5)),
+    "swapaxes-batched": (lambda m: lambda x, w: m.swapaxes(x, 1, 2) @ m.swapaxes(w, 1, 2),
+                         (2, 5, 3), (2, 4, 5)),
+    "batch-moved": (lambda m: lambda x, w: m.transpose(x, (1, 0, 2)) @ w, (3, 2, 5), (2, 5, 4)),
+    "transposed-used-twice": (lambda m: lambda x, w: (x @ m.asarray(w).T, m.asarray(w).T * 2),
+                              (3, 5), (5, 5)),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSPOSED))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=lambda d: np.dtype(d).name)
+def test_transposed_operands(case: str, dtype: object, rng: np.random.Generator) -> None:
+    make, *shapes = TRANSPOSED[case]
+    check(make, *arrays(rng, dtype, *shapes))
+
+
 @pytest.mark.parametrize("pair", [(np.int8, np.float32), (np.uint8, np.int8), (np.int32, ml_dtypes.bfloat16),
                                   (np.float16, np.float32)], ids=str)
 def test_mixed_dtypes_promote(pair: tuple[object, object], rng: np.random.Generator) -> None:

@@ -1,6 +1,12 @@
 // RUN: %mlax-opt --mlax-lower-to-linalg %s | FileCheck %s
 // RUN: %mlax-opt --mlax-lower-to-linalg %s | %mlir-opt > /dev/null
 
+// The indexing maps of transposed operands (@test_transposed_operands).
+// CHECK-DAG:   #[[$KM:[a-z0-9]+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG:   #[[$KN:[a-z0-9]+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG:   #[[$NK:[a-z0-9]+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[$MN:[a-z0-9]+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+
 // dot_general: operands in canonical layout (batch, M, K) x (batch, K, N) feed the named
 // linalg.matmul / linalg.batch_matmul over a zero linalg.fill; the product has the
 // result's layout, so it is only regrouped back.
@@ -16,6 +22,22 @@
 func.func @test_matmul(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
   %0 = "mlax.dot_general"(%a, %b) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>, lhs_batch_dimensions = array<i64>, rhs_batch_dimensions = array<i64>, result_dtype = f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
+}
+
+// Transposed matrices are read as they are: x^T @ g (the weight gradient of x @ w) reads x
+// as (K, M), and g @ w^T, whose w^T is an mlax.transpose, reads w itself as (N, K); neither
+// operand is copied (mlax-linalg-to-blas passes BLAS's transpose flags).
+// CHECK-LABEL: func.func @test_transposed_operands
+// CHECK-SAME:    (%[[X:[-a-zA-Z0-9_]+]]: tensor<5x2xf32>, %[[G:[-a-zA-Z0-9_]+]]: tensor<5x3xf32>, %[[W:[-a-zA-Z0-9_]+]]: tensor<4x3xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.matmul indexing_maps = [#[[$KM]], #[[$KN]], #[[$MN]]] ins(%[[X]], %[[G]] : tensor<5x2xf32>, tensor<5x3xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.matmul indexing_maps = [#{{.*}}, #[[$NK]], #[[$MN]]] ins(%[[G]], %[[W]] : tensor<5x3xf32>, tensor<4x3xf32>)
+func.func @test_transposed_operands(%x: tensor<5x2xf32>, %g: tensor<5x3xf32>, %w: tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<5x4xf32>) {
+  %dw = "mlax.dot_general"(%x, %g) {lhs_contracting_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 0>, lhs_batch_dimensions = array<i64>, rhs_batch_dimensions = array<i64>, result_dtype = f32} : (tensor<5x2xf32>, tensor<5x3xf32>) -> tensor<2x3xf32>
+  %wt = "mlax.transpose"(%w) {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %dx = "mlax.dot_general"(%g, %wt) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>, lhs_batch_dimensions = array<i64>, rhs_batch_dimensions = array<i64>, result_dtype = f32} : (tensor<5x3xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  return %dw, %dx : tensor<2x3xf32>, tensor<5x4xf32>
 }
 
 // Batch and contracting dimensions anywhere: each operand is transposed to (batch, free,

@@ -9,7 +9,9 @@ mlax-cpu-pipeline{to=buffers})'``):
   on tensors calling their bodies, and calls are inlined; host callbacks become calls of the
   runtime's entry point (`mlax-lower-callbacks`); mlax ops become
   linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
-  exp/log/tanh/erf... become polynomials in arith (vectorizable).
+  exp/log/tanh/erf... become polynomials in arith (vectorizable); ops that end a temporary's
+  life move up to just after their operands (`mlax-schedule-for-memory`: a training step's
+  parameter updates run as soon as each gradient exists).
 - ``buffers``: the optimization barriers' identity calls are inlined (they kept `cse` from
   merging a rematerialized value with the forward one); one-shot bufferization across the
   function boundary; results become
@@ -38,7 +40,8 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
     ("linalg", "mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
                "mlax-lower-callbacks, "
                "mlax-lower-to-linalg, "
-               "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse"),
+               "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse, "
+               "mlax-schedule-for-memory"),
     ("buffers", "inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-distinct-results, "
                 "eliminate-empty-tensors, "
                 "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "

@@ -94,6 +94,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-parallel-loops": "parallel_loops",
     "mlax-partition": "partition",
     "mlax-prefer-vector-width": "prefer_vector_width",
+    "mlax-schedule-for-memory": "schedule_for_memory",
     "mlax-simulate-devices": "simulate_devices",
     "mlax-stablehlo-pipeline": "lower_to_stablehlo",
     "mlax-widen-bool-buffers": "widen_bool_buffers",

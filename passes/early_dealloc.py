@@ -89,6 +89,8 @@ class EarlyDealloc(ModulePass):
     summary = "free temporary buffers right after their last use (not at the end of the block)"
 
     def run(self, module: ir.Operation) -> None:
-        blocks = [block for op in nested_ops(module) for region in op.regions for block in region.blocks]
+        # A linalg op's body is scalar code: nothing in it to move.
+        blocks = [block for op in nested_ops(module) if not op.name.startswith("linalg.")
+                  for region in op.regions for block in region.blocks]
         for block in blocks:
             _hoist_deallocs(block)

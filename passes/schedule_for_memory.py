@@ -104,6 +104,8 @@ class ScheduleForMemory(ModulePass):
     summary = "run each pure op that frees a temporary as early as its operands allow"
 
     def run(self, module: ir.Operation) -> None:
-        blocks = [block for op in nested_ops(module) for region in op.regions for block in region.blocks]
+        # A linalg op's body is scalar code: nothing in it to move.
+        blocks = [block for op in nested_ops(module) if not op.name.startswith("linalg.")
+                  for region in op.regions for block in region.blocks]
         for block in blocks:
             _schedule(block)

@@ -174,3 +174,28 @@ def test_matmul_of_a_stacked_slice_calls_blas(rng: np.random.Generator) -> None:
     assert "call @mlax_sgemm" in text
     got = mlax.jit(lambda xs, w: mlax.lax.map(lambda x: x @ w, xs))(xs, w)
     np.testing.assert_allclose(np.asarray(got), xs.astype(np.float64) @ w, rtol=1e-5, atol=1e-6)
+
+
+_THREAD_TIMEOUT = """
+import os, numpy as np, mlax
+from mlax.runtime import blas
+mlax.jit(lambda a, b: a @ b)(np.ones((64, 64), np.float32), np.ones((64, 64), np.float32))
+print(blas.openblas().openblas_thread_timeout(), os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+"""
+
+
+@pytest.mark.parametrize(("env", "expected"), [(None, "4 None"), ("9", "9 9")])
+def test_openblas_threads_sleep_unless_the_user_says(env: str | None, expected: str) -> None:
+    """After the first CPU program OpenBLAS's idle threads no longer spin (2**4 cycles), and
+    the environment is left as it was; a user's OPENBLAS_THREAD_TIMEOUT is kept."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if env is not None:
+        environment["OPENBLAS_THREAD_TIMEOUT"] = env
+    done = subprocess.run([sys.executable, "-c", _THREAD_TIMEOUT], env=environment, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == expected

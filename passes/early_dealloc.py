@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlax.passes.registry import ModulePass, register_pass
-from mlax.passes.walk import nested_ops
+from mlax.passes.walk import blocks_outside_linalg, nested_ops
 
 
 def _tracked(value: ir.Value) -> bool:
@@ -89,8 +89,5 @@ class EarlyDealloc(ModulePass):
     summary = "free temporary buffers right after their last use (not at the end of the block)"
 
     def run(self, module: ir.Operation) -> None:
-        # A linalg op's body is scalar code: nothing in it to move.
-        blocks = [block for op in nested_ops(module) if not op.name.startswith("linalg.")
-                  for region in op.regions for block in region.blocks]
-        for block in blocks:
+        for block in blocks_outside_linalg(module):
             _hoist_deallocs(block)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlax.passes.registry import ModulePass, register_pass
-from mlax.passes.walk import nested_ops
+from mlax.passes.walk import blocks_outside_linalg, nested_ops
 
 _PURE = ("linalg.", "tensor.", "arith.", "math.")
 _FREE = ("arith.constant", "tensor.empty")  # no buffer of their own to free
@@ -104,8 +104,5 @@ class ScheduleForMemory(ModulePass):
     summary = "run each pure op that frees a temporary as early as its operands allow"
 
     def run(self, module: ir.Operation) -> None:
-        # A linalg op's body is scalar code: nothing in it to move.
-        blocks = [block for op in nested_ops(module) if not op.name.startswith("linalg.")
-                  for region in op.regions for block in region.blocks]
-        for block in blocks:
+        for block in blocks_outside_linalg(module):
             _schedule(block)

@@ -25,5 +25,11 @@ def nested_ops(root: ir.Operation) -> list[ir.Operation]:
     return found[1:]
 
 
+def blocks_outside_linalg(root: ir.Operation) -> list[ir.Block]:
+    """Every block under ``root`` except linalg ops' bodies (scalar code, nothing to reorder)."""
+    return [block for op in nested_ops(root) if not op.name.startswith("linalg.")
+            for region in op.regions for block in region.blocks]
+
+
 def is_mlax(op: ir.Operation) -> bool:
     return op.name.startswith("mlax.")

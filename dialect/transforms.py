@@ -33,6 +33,10 @@ SAVEABLE_ATTR = "mlax.saveable"
 CHECKPOINT_NAMES_ATTR = "mlax.checkpoint_names"
 # On the ops of a derivative program that recompute such values in the backward pass.
 RECOMPUTED_ATTR = "mlax.recomputed"
+# On the private function a nested jit traced into its caller's module (pyfront/nested_jit.py):
+# the jitted Python function's name. The transformations derive such a function once per
+# configuration (a shared callee), not in place at each call.
+JIT_NAME_ATTR = "mlax.jit_name"
 
 # Field kinds (attrs.py kinds) a declaration dictionary may hold: the attribute class and
 # how diagnostics spell the expected form.

@@ -10,7 +10,7 @@ from typing import Any
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.dialect.transforms import declare_transform, get_kind, read_transform
+from mlax.dialect.transforms import JIT_NAME_ATTR, declare_transform, get_kind, read_transform
 from mlax.passes.walk import nested_ops
 
 
@@ -49,6 +49,59 @@ def define_function(module: ir.Operation, base: str, arg_types: Sequence[ir.Type
         function.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(arg_types), [r.type for r in results]))
     return name
+
+
+# A function derived from another once per configuration (passes/autodiff/jvp.py,
+# passes/batching/__init__.py): its key, and per result of the derivation whether it is present
+# (a nonzero tangent) or batched.
+DERIVED_KEY_ATTR = "mlax.derived"
+DERIVED_FLAGS_ATTR = "mlax.derived_flags"
+
+Derivation = Callable[[ir.InsertionPoint, list[ir.Value]], tuple[Sequence[ir.Value], Sequence[bool]]]
+
+
+def shared_callee(function: ir.Operation) -> bool:
+    """Whether calls of ``function`` are derived through functions written once for it (a
+    nested jit's body, or a function derived from one) rather than walked in place."""
+    return JIT_NAME_ATTR in function.attributes or DERIVED_KEY_ATTR in function.attributes
+
+
+def find_derived(module: ir.Operation, key: str) -> tuple[ir.Operation, list[bool]] | None:
+    """The function written for ``key`` (`derived_function`), with its flags, if there is one."""
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.func" and DERIVED_KEY_ATTR in op.attributes \
+                and ir.StringAttr(op.attributes[DERIVED_KEY_ATTR]).value == key:
+            return op, list(ir.DenseBoolArrayAttr(op.attributes[DERIVED_FLAGS_ATTR]))
+    return None
+
+
+def mark_derived(module: ir.Operation, name: str, key: str, flags: Sequence[bool]) -> ir.Operation:
+    """Record on function ``name`` that it is the one written for ``key``."""
+    function = ir.SymbolTable(module)[name]
+    function.attributes[DERIVED_KEY_ATTR] = ir.StringAttr.get(key, function.context)
+    function.attributes[DERIVED_FLAGS_ATTR] = ir.DenseBoolArrayAttr.get(list(flags), function.context)
+    return function
+
+
+def derived_function(module: ir.Operation, key: str, base: str, arg_types: Sequence[ir.Type],
+                     location: ir.Location, build: Derivation) -> tuple[str, list[bool]]:
+    """The private function ``build`` writes for ``key`` (its results, and a flag per result of
+    the derivation), written the first time a key is asked for and shared afterwards: a
+    function called at many sites is derived once. Returns its name and the flags."""
+    found = find_derived(module, key)
+    if found is not None:
+        return ir.StringAttr(found[0].attributes["sym_name"]).value, found[1]
+    flags: list[bool] = []
+
+    def body(point: ir.InsertionPoint, arguments: list[ir.Value]) -> Sequence[ir.Value]:
+        results, result_flags = build(point, arguments)
+        flags.extend(result_flags)
+        return results
+
+    name = define_function(module, base, arg_types, location, body)
+    mark_derived(module, name, key, flags)
+    return name, flags
 
 
 def reachable_functions(module: ir.Operation,

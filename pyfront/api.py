@@ -24,7 +24,7 @@ from mlir import ir
 from mlax.array import Array
 from mlax.caching import LRUCache
 from mlax.configuration import checks_enabled, config, disable_jit_state, invalid_kind, jit_call_options_used
-from mlax.core import Aval, current_trace, to_numpy
+from mlax.core import Aval, concrete_mode, current_trace, to_numpy
 from mlax.dialect import get_context
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
 from mlax.jit_sharding import (
@@ -35,6 +35,7 @@ from mlax.jit_sharding import (
     mesh_backend,
     output_placements,
 )
+from mlax.nested_jit import call_jitted
 from mlax.runtime.backend import Executable, clear_compile_cache, compile_cached, device_backend, get_backend
 from mlax.sharding import context_mesh
 from mlax.staging import inlined
@@ -280,6 +281,9 @@ class JittedFunction:
         # shardings are fixed per jit and the leaves' committed shardings are in the fast key
         self._fast_ok = not (self._static_argnums or self._static_argnames)
         self._stages_always = False  # set by jit for mlax's own jits: disable_jit leaves them
+        # Inside a trace, a call of its traced body (pyfront/nested_jit.py) unless jit(inline=True),
+        # mlax's own jits or shardings ask for the Python function inlined.
+        self._calls_inside_traces = in_shardings is UNSPECIFIED and out_shardings is UNSPECIFIED
         with _JITTED_LOCK:
             _JITTED.add(self)
         functools.update_wrapper(self, fun, updated=())  # not fun.__dict__: a jitted fun has its own options
@@ -375,8 +379,10 @@ class JittedFunction:
         return tuple(flat)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if current_trace() is not None:
-            # Inside another trace, jit inlines: the outer program is compiled as a whole.
+        trace = current_trace()
+        if trace is not None:  # inside another trace: a call of a private function, or inlined
+            if self._calls_inside_traces and concrete_mode() is None and not disable_jit_state.value:
+                return call_jitted(self, trace, args, kwargs)
             return inlined(self._fun, self, args, kwargs)
         if jit_call_options_used.on:  # one read while no one has used disable_jit / debug_nans / infs
             if disable_jit_state.value and not self._stages_always:
@@ -464,8 +470,9 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = UNSPECIFIE
     "gpu", for XLA) or on one XLA ``device``.
 
     Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``, and on methods. The
-    keywords are jax.jit's: ``keep_unused`` and ``inline`` change nothing observable (mlax keeps
-    every argument, and a jit called inside a trace is always inlined). ``in_shardings`` /
+    keywords are jax.jit's: ``keep_unused`` changes nothing observable (mlax keeps every
+    argument); called inside a trace, the function becomes a call of its traced body, one body
+    per distinct trace (pyfront/nested_jit.py), or is inlined with ``inline=True``. ``in_shardings`` /
     ``out_shardings`` partition the program over a mesh of devices (pyfront/jit_sharding.py);
     such a program runs on the XLA backend of those devices unless ``backend="interpreter"``
     (which simulates them). ``compiler_options`` are not supported yet and say so.
@@ -482,6 +489,7 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = UNSPECIFIE
     # mlax's transformations stage through a jit of their own: they need a trace, so
     # disable_jit, which disables the jits of user code, must leave those.
     jitted._stages_always = sys._getframe(1).f_globals.get("__name__", "").startswith("mlax.")
+    jitted._calls_inside_traces &= not (inline or jitted._stages_always)
     return jitted
 
 

@@ -35,7 +35,7 @@ from mlax.core import Aval, current_trace
 from mlax.dialect import get_op, read_attributes
 from mlax.dialect.attrs import dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.dialect.transforms import KINDS, read_transform
+from mlax.dialect.transforms import JIT_NAME_ATTR, KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.shape_eval import abstract_argument
 from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
@@ -255,6 +255,9 @@ class _FunctionReader:
         invars = [self.atoms[v] for v in op.operands]
         if read_transform(function) is not None:
             name, params = self.reader.declaration(function)
+        elif JIT_NAME_ATTR in function.attributes:  # a nested jit (pyfront/nested_jit.py)
+            name, params = "jit", {"name": ir.StringAttr(function.attributes[JIT_NAME_ATTR]).value,
+                                   "jaxpr": self.reader.closed_jaxpr(callee)}
         else:  # a call of a function with a body (jax's closed_call)
             name, params = "closed_call", {"call_jaxpr": self.reader.closed_jaxpr(callee)}
         self._emit(op, name, params, invars, False)

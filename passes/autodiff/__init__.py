@@ -12,7 +12,10 @@ attribute is dropped, so what is left is plain mlax code that every later pass a
 treats like any other program. Declarations are resolved on demand (a derivative of a
 function that calls another declaration resolves that one first), so derivatives of
 derivatives (grad of grad) work to any order. Called functions are differentiated in place
-(their bodies are walked at each call), not memoized as separate derivative functions.
+(their bodies are walked at each call), except a nested jit's function (pyfront/nested_jit.py),
+which is derived once per configuration and called: forward mode writes its JVP function
+(jvp.py), reverse mode splits its linearization into a primal function returning residuals and
+a linear function, whose transpose is written once per set of nonzero cotangents (vjp.py).
 """
 
 from __future__ import annotations

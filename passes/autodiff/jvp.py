@@ -7,7 +7,8 @@ get no tangent code at all). A `func.call` is differentiated through by walking 
 function's body in place (so derivative programs are flat and a called function that is
 itself a resolved jvp/vjp declaration, as in grad of grad, is handled like any other); a
 call of a checkpoint is walked the same way, inside a region that reverse mode's
-rematerialization reads (remat.py).
+rematerialization reads (remat.py). A call of a nested jit's function (a shared callee) is
+instead a call of its JVP function, written once per callee and set of nonzero tangents.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mlax.passes.autodiff.jvp_rules import JVP_RULES
 from mlax.passes.autodiff.remat import Regions
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.registry import PassFailure
+from mlax.passes.symbols import derived_function, shared_callee
 
 # Resolves a callee symbol to its func.func, giving a jvp/vjp declaration its body first
 # (an mlax.custom_jvp_call declaration comes back as it is: _emit_call uses its rule).
@@ -87,6 +89,15 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
     derivative (an `mlax.custom_jvp_call` / `custom_vjp_call` declaration), its rules.
     ``saved``: an enclosing checkpoint's policy saves the call's results."""
     transform = read_transform(callee)
+    if transform is None and shared_callee(callee):
+        if not split:
+            return _call_derived_jvp(callee, operands, tangents, point, lookup, location)
+        if regions is not None and regions.shares_calls():
+            from mlax.passes.autodiff.vjp import linearize_call  # reverse mode's half of the split
+
+            shared = linearize_call(callee, operands, tangents, point, lookup, location)
+            if shared is not None:
+                return shared
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup, split, regions)
     if transform.kind in (CALLBACK_KIND, *SPLIT_JVP_RULES):  # new constructs: saved whole or not at all
@@ -117,6 +128,42 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
     results, _ = emit_jvp(rule, arguments, [None] * len(arguments), point, lookup)
     half = len(results) // 2
     return results[:half], [t if is_float(t) else None for t in results[half:]]
+
+
+def _call_derived_jvp(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
+                      point: ir.InsertionPoint, lookup: FunctionLookup,
+                      location: ir.Location) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """Forward mode of a call: a call of the callee's JVP function (primals ++ the nonzero
+    tangents -> results ++ their nonzero tangents), written once per callee and set of
+    nonzero input tangents; without tangents, the call itself."""
+    name = _function_name(callee)
+    nonzero = [t is not None and is_float(v) for t, v in zip(tangents, operands, strict=True)]
+    result_types = list(ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).results)
+    n_out = len(result_types)
+    if not any(nonzero):
+        with location:
+            call = func.CallOp(result_types, name, operands, ip=point)
+        return list(call.results), [None] * n_out
+    n_in = len(operands)
+
+    def build(body: ir.InsertionPoint, arguments: list[ir.Value]) -> tuple[list[ir.Value], list[bool]]:
+        inner: list[MaybeValue] = [None] * n_in
+        for i, t in zip([i for i, f in enumerate(nonzero) if f], arguments[n_in:], strict=True):
+            inner[i] = t
+        outs, out_tangents = emit_jvp(callee, arguments[:n_in], inner, body, lookup)
+        return [*outs, *(t for t in out_tangents if t is not None)], [t is not None for t in out_tangents]
+
+    key = f"jvp {name} {''.join('1' if f else '0' for f in nonzero)}"
+    dense = [t for t, f in zip(tangents, nonzero, strict=True) if f and t is not None]
+    types = [v.type for v in operands] + [t.type for t in dense]
+    symbol, flags = derived_function(callee.parent, key, f"{name}_jvp", types, callee.location, build)
+    function_type = ir.FunctionType(ir.TypeAttr(lookup(symbol).attributes["function_type"]).value)
+    with location:
+        call = func.CallOp(list(function_type.results), symbol,
+                           [*operands, *dense], ip=point)
+    results = list(call.results)
+    present = iter(results[n_out:])
+    return results[:n_out], [next(present) if f else None for f in flags]
 
 
 def _emit_custom_vjp(declaration: ir.Operation, fields: dict, operands: list[ir.Value],

@@ -59,10 +59,17 @@ class Region:
 class Regions:
     """The checkpoint regions of one linearized function: which ops each one emitted."""
 
-    def __init__(self, block: ir.Block) -> None:
+    def __init__(self, block: ir.Block, share_calls: bool = True) -> None:
         self.block = block
         self.region_of: dict[ir.Operation, Region] = {}
         self._open: list[Region] = []
+        self._share_calls = share_calls
+
+    def shares_calls(self) -> bool:
+        """Whether a call met here may be linearized as a shared primal/linear pair of
+        functions (vjp.py `linearize_call`): not inside a checkpoint, whose policy decides
+        value by value, nor where the caller types values by the mesh axes they vary over."""
+        return self._share_calls and not self._open
 
     def emit(self, fields: dict, call_saved: bool, emit: Callable[[], T]) -> T:
         """Run ``emit`` (which appends the linearized callee to the block) inside a new region

@@ -13,7 +13,7 @@ recomputed in the backward part where its policy does not save them (remat.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
@@ -22,14 +22,14 @@ from mlir.dialects import func
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
 from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, transpose_control_flow
-from mlax.passes.autodiff.emit import Emitter, MaybeValue
+from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.remat import Regions, Rematerializer, strip_marks
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.autodiff.varying import NONE, Varying, construct_varying, op_varying
 from mlax.passes.registry import PassFailure
-from mlax.passes.symbols import unique_name
+from mlax.passes.symbols import define_function, derived_function, find_derived, mark_derived, unique_name
 
 
 @dataclass
@@ -45,7 +45,7 @@ class _Linearized:
 
 
 def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operation,
-               lookup: FunctionLookup) -> _Linearized:
+               lookup: FunctionLookup, share_calls: bool = True) -> _Linearized:
     """A scratch function (primals..., tangents of the argnums inputs...) holding the JVP of
     ``function``."""
     inputs = list(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs)
@@ -58,7 +58,7 @@ def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operat
     tangents: list[MaybeValue] = [None] * len(inputs)
     for a, t in zip(argnums, tangent_args, strict=True):
         tangents[a] = t
-    regions = Regions(block)
+    regions = Regions(block, share_calls)
     outs, out_tangents = emit_jvp(function, primals, tangents, ir.InsertionPoint(block), lookup, split=True,
                                   regions=regions)
     return _Linearized(scratch.operation, primals, tangent_args, outs, out_tangents, regions)
@@ -71,7 +71,7 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
     """Emit at ``point`` the outputs of ``function`` on ``primals`` and the cotangents of its
     ``argnums`` inputs given the output ``cotangents`` (None = zero). ``varying`` (inside a
     checked shard_map body) gives the mesh axes each primal varies over (varying.py)."""
-    linearized = _linearize(function, argnums, module, lookup)
+    linearized = _linearize(function, argnums, module, lookup, share_calls=varying is None)
     block = linearized.function.regions[0].blocks[0]
     typing = None if varying is None else _Typing(linearized, varying, argnums)
     linear: set[ir.Value] = set(linearized.tangents)
@@ -93,12 +93,24 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
     for tangent, cotangent in zip(linearized.out_tangents, cotangents, strict=True):
         if tangent is not None and tangent in linear and cotangent is not None:
             ct[tangent] = Emitter(point, function.location).add(ct.get(tangent), cotangent)
+    _transpose_ops(linear_ops, linear, ct, primal.value, point, lookup, typing)
+    input_cts = [ct.get(t) for t in linearized.tangents]
+    linearized.function.erase()
+    return outs, input_cts
+
+
+def _transpose_ops(linear_ops: Sequence[ir.Operation], linear: set[ir.Value], ct: dict[ir.Value, MaybeValue],
+                   primal_value: Callable[[ir.Value, ir.Operation], ir.Value], point: ir.InsertionPoint,
+                   lookup: FunctionLookup, typing: _Typing | None = None) -> None:
+    """Visit ``linear_ops`` in reverse, each one's transpose turning the cotangents ``ct`` of its
+    results into cotangents of its linear operands (added into ``ct``); ``primal_value(v, op)``
+    is the primal value ``v`` that ``op``'s transpose reads."""
     for op in reversed(linear_ops):
         result_cts = [ct.pop(r, None) for r in op.results]
         if all(c is None for c in result_cts):
             continue
         emitter = Emitter(point, op.location)
-        known = [None if v in linear else primal.value(v, op) for v in op.operands]
+        known = [None if v in linear else primal_value(v, op) for v in op.operands]
         if op.name == "func.call":
             target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
             transform = read_transform(target)
@@ -106,6 +118,8 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
                 types = None if typing is None else typing.of_operands(op)
                 contributions = transpose_control_flow(emitter, op, target, transform, result_cts, known,
                                                        lookup, types)
+            elif read_linear_residuals(target) is not None:
+                contributions = _transpose_linear_call(emitter, op, target, result_cts, known, lookup)
             else:
                 contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
             if typing is not None:
@@ -124,9 +138,6 @@ def emit_vjp(function: ir.Operation, primals: Sequence[ir.Value], cotangents: Se
         if typing is not None:
             contributions = typing.sum_to_operands(emitter, op, contributions)
         _accumulate(ct, op, contributions, linear, emitter)
-    input_cts = [ct.get(t) for t in linearized.tangents]
-    linearized.function.erase()
-    return outs, input_cts
 
 
 class _Typing:
@@ -195,3 +206,164 @@ def _transpose_custom_vjp(e: Emitter, op: ir.Operation, cts: list[MaybeValue], k
     arguments = [*residuals, *dense]
     input_cts, _ = emit_jvp(bwd, arguments, [None] * len(arguments), e.point, lookup)
     return [None] * len(residuals) + list(input_cts)
+
+
+# Reverse mode of a call, as jax's partial evaluation of a call: the callee's linearization split
+# once per callee and set of nonzero input tangents into a primal function (primals -> results ++
+# residuals) and a linear one (residuals ++ tangents -> the nonzero result tangents), whose
+# transpose is written once per set of nonzero cotangents. A function called at 16 sites is
+# linearized and transposed once. The linear function records its number of residuals.
+RESIDUALS_ATTR = "mlax.residuals"
+# Ops a linear function recomputes rather than take as residuals: they read nothing.
+_RECOMPUTED_IN_LINEAR = ("mlax.constant", "mlax.iota")
+
+
+def read_linear_residuals(function: ir.Operation) -> int | None:
+    """The number of residual arguments of a linear function `linearize_call` wrote, else None."""
+    if RESIDUALS_ATTR not in function.attributes:
+        return None
+    return ir.IntegerAttr(function.attributes[RESIDUALS_ATTR]).value
+
+
+def linearize_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[MaybeValue],
+                   point: ir.InsertionPoint, lookup: FunctionLookup,
+                   location: ir.Location) -> tuple[list[ir.Value], list[MaybeValue]] | None:
+    """A call linearized (split mode, outside checkpoints): a call of the callee's primal
+    function and one of its linear function; None where the callee holds checkpoints (whose
+    policies decide per value what is saved: walked in place instead)."""
+    name = ir.StringAttr(callee.attributes["sym_name"]).value
+    nonzero = [t is not None and is_float(v) for t, v in zip(tangents, operands, strict=True)]
+    result_types = list(ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).results)
+    if not any(nonzero):
+        with location:
+            call = func.CallOp(result_types, name, operands, ip=point)
+        return list(call.results), [None] * len(result_types)
+    mask = "".join("1" if f else "0" for f in nonzero)
+    module = callee.parent
+    pair = _linear_pair(module, callee, name, mask, nonzero, lookup)
+    if pair is None:
+        return None
+    (primal, _), (linear, flags) = pair
+    dense = [t for t, f in zip(tangents, nonzero, strict=True) if f]
+    first = _call(primal, operands, point, location)
+    outs, residuals = first[:len(result_types)], first[len(result_types):]
+    second = _call(linear, [*residuals, *dense], point, location)
+    present = iter(second)
+    return outs, [next(present) if f else None for f in flags]
+
+
+def _linear_pair(module: ir.Operation, callee: ir.Operation, name: str, mask: str, nonzero: list[bool],
+                 lookup: FunctionLookup) -> tuple[tuple[ir.Operation, list[bool]],
+                                                  tuple[ir.Operation, list[bool]]] | None:
+    """The primal and linear functions of ``callee`` for the ``nonzero`` input tangents."""
+    keys = (f"primal {name} {mask}", f"linear {name} {mask}")
+    found = [find_derived(module, key) for key in keys]
+    if found[0] is not None and found[1] is not None:
+        return found[0], found[1]
+    argnums = [i for i, f in enumerate(nonzero) if f]
+    linearized = _linearize(callee, argnums, module, lookup)
+    try:
+        if linearized.regions.region_of:
+            return None
+        return _split(module, linearized, name, keys, callee.location)
+    finally:
+        linearized.function.erase()
+
+
+def _split(module: ir.Operation, linearized: _Linearized, name: str, keys: tuple[str, str],
+           location: ir.Location) -> tuple[tuple[ir.Operation, list[bool]], tuple[ir.Operation, list[bool]]]:
+    """Write a linearization's primal ops as one function and its linear ops as another."""
+    block = linearized.function.regions[0].blocks[0]
+    linear: set[ir.Value] = set(linearized.tangents)
+    primal_ops, linear_ops = [], []
+    for op in [o.operation for o in block.operations]:
+        if any(v in linear for v in op.operands):
+            linear.update(op.results)
+            linear_ops.append(op)
+        else:
+            primal_ops.append(op)
+    recomputed = [op for op in primal_ops if op.name in _RECOMPUTED_IN_LINEAR]
+    local = {r for op in recomputed for r in op.results}
+    residuals = list(dict.fromkeys(v for op in linear_ops for v in op.operands
+                                   if v not in linear and v not in local))
+    out_tangents = [t if t is not None and t in linear else None for t in linearized.out_tangents]
+
+    def primal_body(point: ir.InsertionPoint, arguments: list[ir.Value]) -> list[ir.Value]:
+        values = dict(zip(linearized.primals, arguments, strict=True))
+        _clone_all(primal_ops, values, point)
+        return [values[v] for v in [*linearized.outs, *residuals]]
+
+    def linear_body(point: ir.InsertionPoint, arguments: list[ir.Value]) -> list[ir.Value]:
+        values = dict(zip([*residuals, *linearized.tangents], arguments, strict=True))
+        _clone_all([*recomputed, *linear_ops], values, point)
+        return [values[t] for t in out_tangents if t is not None]
+
+    primal_name = define_function(module, f"{name}_primal", [a.type for a in linearized.primals], location,
+                                  primal_body)
+    linear_name = define_function(module, f"{name}_linear",
+                                  [v.type for v in [*residuals, *linearized.tangents]], location, linear_body)
+    primal_flags = [True] * (len(linearized.outs) + len(residuals))
+    linear_flags = [t is not None for t in out_tangents]
+    linear_function = mark_derived(module, linear_name, keys[1], linear_flags)
+    linear_function.attributes[RESIDUALS_ATTR] = ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(64, linear_function.context), len(residuals))
+    return ((mark_derived(module, primal_name, keys[0], primal_flags), primal_flags),
+            (linear_function, linear_flags))
+
+
+def _call(function: ir.Operation, operands: Sequence[ir.Value], point: ir.InsertionPoint,
+          location: ir.Location) -> list[ir.Value]:
+    result_types = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results
+    with location:
+        call = func.CallOp(list(result_types), ir.StringAttr(function.attributes["sym_name"]).value,
+                           list(operands), ip=point)
+    return list(call.results)
+
+
+def _clone_all(ops: Sequence[ir.Operation], values: dict[ir.Value, ir.Value],
+               point: ir.InsertionPoint) -> None:
+    for op in ops:
+        clone = op.clone(ip=point)
+        for i, v in enumerate(op.operands):
+            clone.operands[i] = values[v]
+        values.update(zip(op.results, clone.results, strict=True))
+
+
+def _transpose_linear_call(e: Emitter, op: ir.Operation, linear: ir.Operation, cts: list[MaybeValue],
+                           known: list[MaybeValue], lookup: FunctionLookup) -> list[MaybeValue]:
+    """A call of a linear function transposed: a call of its transpose (residuals ++ the
+    nonzero result cotangents -> the nonzero cotangents of its tangent arguments)."""
+    n_res = read_linear_residuals(linear)
+    residuals = known[:n_res]
+    if any(r is None for r in residuals):
+        raise PassFailure("mlax-autodiff: the residuals of a linearized call depend on tangents", op.location)
+    name = ir.StringAttr(linear.attributes["sym_name"]).value
+    present = [c is not None for c in cts]
+    body = linear.regions[0].blocks[0]
+    arguments = list(body.arguments)
+
+    def build(point: ir.InsertionPoint, args: list[ir.Value]) -> tuple[list[ir.Value], list[bool]]:
+        values = dict(zip(arguments[:n_res], args[:n_res], strict=True))
+        tangent_args = set(arguments[n_res:])
+        linear_values, linear_ops = set(tangent_args), []
+        for inner in [o.operation for o in body.operations][:-1]:
+            if any(v in linear_values for v in inner.operands):
+                linear_values.update(inner.results)
+                linear_ops.append(inner)
+            else:
+                _clone_all([inner], values, point)
+        ct: dict[ir.Value, MaybeValue] = {}
+        given = iter(args[n_res:])
+        for result, flag in zip(body.operations[-1].operands, present, strict=True):
+            if flag:
+                ct[result] = Emitter(point, linear.location).add(ct.get(result), next(given))
+        _transpose_ops(linear_ops, linear_values, ct, lambda v, _: values[v], point, lookup)
+        input_cts = [ct.get(t) for t in arguments[n_res:]]
+        return [c for c in input_cts if c is not None], [c is not None for c in input_cts]
+
+    key = f"transpose {name} {''.join('1' if f else '0' for f in present)}"
+    types = [a.type for a in arguments[:n_res]] + [c.type for c in cts if c is not None]
+    symbol, flags = derived_function(linear.parent, key, f"{name}_transpose", types, linear.location, build)
+    given_cts = iter(_call(lookup(symbol), [*residuals, *(c for c in cts if c is not None)], e.point,
+                           op.location))
+    return [None] * n_res + [next(given_cts) if f else None for f in flags]

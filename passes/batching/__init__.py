@@ -4,8 +4,9 @@ The handler moves each batched argument's batch axis to dimension 0 (a transpose
 callee's ops in order and, for each op with a batched operand, emits the op's batch rule
 (rules.py: one per op, every batched value keeps its batch dimension at 0, as JAX's
 batching rules with bdim 0); ops with only unbatched operands are copied as they are. Calls
-are batched by walking the called body in place (custom derivatives and checkpoints through
-their callee); calls of control-flow constructs and host callbacks by their rules
+of a nested jit's function call its batched function, written once per callee and
+configuration (pyfront/nested_jit.py); other calls are walked in place (custom derivatives and
+checkpoints through their callee); calls of control-flow constructs and host callbacks by their rules
 (control_flow.py, callbacks.py). Results
 are moved to their out_axes; an unbatched result asked for with an axis is broadcast.
 Resolution goes through the shared Resolver (passes/expand_transforms.py), so vmap of grad
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import func
 
 from mlax.dialect.callbacks import read_callback
 from mlax.dialect.transforms import read_transform
@@ -29,6 +31,7 @@ from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
 from mlax.passes.batching.rules_collectives import names_axis, resolve_collective
 from mlax.passes.expand_transforms import HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
+from mlax.passes.symbols import derived_function, shared_callee
 
 FunctionLookup = Callable[[str], ir.Operation]
 
@@ -58,9 +61,11 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
             outs, out_flags = batch_callback(op, target, args, arg_flags, size, point)
         elif target is not None and construct is None:
             transform = read_transform(target)
-            if transform is not None:  # custom derivative or checkpoint: its callee's values
-                target = lookup(transform.fields["callee"])
-            outs, out_flags = emit_batched(target, args, arg_flags, size, point, lookup, axis_name)
+            if transform is None and shared_callee(target):
+                outs, out_flags = _call_batched(op, target, args, arg_flags, size, point, lookup, axis_name)
+            else:  # walked in place; a custom derivative or checkpoint through its callee
+                body = target if transform is None else lookup(transform.fields["callee"])
+                outs, out_flags = emit_batched(body, args, arg_flags, size, point, lookup, axis_name)
         elif names_axis(op, axis_name):
             outs, out_flags = resolve_collective(Emitter(point, op.location), op, args, arg_flags, size,
                                                  axis_name)
@@ -78,6 +83,31 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
         for result, value, flag in zip(op.results, outs, out_flags, strict=True):
             values[result], flags[result] = value, flag
     raise PassFailure("mlax-batch: function without func.return", function.location)
+
+
+def _call_batched(op: ir.Operation, callee: ir.Operation, args: list[ir.Value], flags: list[bool], size: int,
+                  point: ir.InsertionPoint, lookup: FunctionLookup,
+                  axis_name: str | None) -> tuple[list[ir.Value], list[bool]]:
+    """A call batched: a call of the callee's batched function, written once per callee, set
+    of batched operands, size and axis name; with nothing batched (and no axis whose
+    collectives it could use), the call itself."""
+    name = ir.StringAttr(callee.attributes["sym_name"]).value
+    if not any(flags) and axis_name is None:
+        clone = op.clone(ip=point)
+        for i, value in enumerate(args):
+            clone.operands[i] = value
+        return list(clone.results), [False] * len(clone.results)
+
+    def build(body: ir.InsertionPoint, arguments: list[ir.Value]) -> tuple[list[ir.Value], list[bool]]:
+        return emit_batched(callee, arguments, flags, size, body, lookup, axis_name)
+
+    key = f"vmap {name} {''.join('1' if f else '0' for f in flags)} {size} {axis_name}"
+    symbol, out_flags = derived_function(callee.parent, key, f"{name}_vmap", [a.type for a in args],
+                                         callee.location, build)
+    function_type = ir.FunctionType(ir.TypeAttr(lookup(symbol).attributes["function_type"]).value)
+    with op.location:
+        call = func.CallOp(list(function_type.results), symbol, args, ip=point)
+    return list(call.results), out_flags
 
 
 def _apply_rule(op: ir.Operation, args: list[ir.Value], flags: list[bool], size: int,

@@ -5,7 +5,8 @@
 For each program (bench/train.py's models), a fresh ``mlax.jit`` of a fresh function object is
 called once after ``mlax.clear_caches()``, with the pipeline's stages (`run_stage`) and LLVM's
 part (`orc.object_file`: translation to LLVM IR, O3, code generation) timed by wrappers; the
-rest of the call is tracing, linking and the run.
+rest of the call is tracing, linking and the run. The ops of the program before and after
+mlax-expand-transforms show what deriving a shared callee (a nested jit) once saves.
 jax's first call (``jax.clear_caches()``, a fresh ``jax.jit``) is timed in the same process.
 Medians over the repeats. Not part of the tests: nothing here asserts on time.
 """
@@ -25,6 +26,7 @@ import numpy as np
 import train
 
 import mlax
+from mlax.passes.walk import nested_ops
 from mlax.runtime import cpu, orc
 
 Timings = dict[str, float]
@@ -35,10 +37,14 @@ def _timed(timings: Timings) -> None:
     run_stage, object_file = cpu.run_stage, orc.object_file
 
     def stage(stage: Any, module: Any, **kwargs: Any) -> None:
+        name = str(stage.element)
+        if name == "mlax-expand-transforms":
+            IR_SIZE["ops before the transformations"] = _count_ops(module)
         start = time.perf_counter()
         run_stage(stage, module, **kwargs)
-        name = str(stage.element)
         timings[name if len(name) < 60 else name[:57] + "..."] += time.perf_counter() - start
+        if name == "mlax-expand-transforms":
+            IR_SIZE["ops after them"] = _count_ops(module)
 
     def emit(*args: Any) -> bytes:
         start = time.perf_counter()
@@ -47,6 +53,14 @@ def _timed(timings: Timings) -> None:
         return obj
 
     cpu.run_stage, orc.object_file = stage, emit
+
+
+# Ops of the program around mlax-expand-transforms, of the last first call.
+IR_SIZE: dict[str, int] = {}
+
+
+def _count_ops(module: Any) -> int:
+    return sum(1 for _ in nested_ops(module))
 
 
 PROGRAMS: dict[str, tuple[Callable[[Any], Callable[..., Any]], Callable[[], tuple[Any, ...]]]] = {
@@ -60,6 +74,10 @@ PROGRAMS: dict[str, tuple[Callable[[Any], Callable[..., Any]], Callable[[], tupl
                  np.random.default_rng(1).standard_normal((256, 784)).astype(np.float32),
                  np.random.default_rng(2).integers(0, 10, 256).astype(np.int32))),
     "transformer block train step": (train._transformer_step, train._transformer_inputs),
+    "16-layer MLP train step, layers inlined": (lambda lib: train._sgd(lib, train._mlp_loss(lib, 16)),
+                                                train._mlp16_inputs),
+    "16-layer MLP train step, the layer a nested jit": (
+        lambda lib: train._sgd(lib, train._mlp_loss(lib, 16, shared=True)), train._mlp16_inputs),
 }
 
 
@@ -74,12 +92,15 @@ def _first_call(lib: Any, make: Callable[[Any], Callable[..., Any]], args: tuple
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", default="", help="run the programs whose name contains this")
     options = parser.parse_args()
     timings: Timings = collections.defaultdict(float)
     _timed(timings)
     harness.block(mlax.jit(lambda x: x + 1)(np.ones(2, np.float32)))  # backends up
     harness.block(jax.jit(lambda x: x + 1)(np.ones(2, np.float32)))
     for name, (make, inputs) in PROGRAMS.items():
+        if options.only and options.only not in name:
+            continue
         args = inputs()
         runs: list[Timings] = []
         totals, jax_totals = [], []
@@ -97,6 +118,7 @@ def main() -> None:
         for key, seconds in sorted(parts.items(), key=lambda item: -item[1]):
             print(f"| {key} | {seconds * 1e3:.1f} | {seconds / total:.0%} |")
         print(f"| tracing, linking, the run | {rest * 1e3:.1f} | {rest / total:.0%} |")
+        print("\n" + ", ".join(f"{key}: {count}" for key, count in IR_SIZE.items()))
 
 
 if __name__ == "__main__":

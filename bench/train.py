@@ -176,15 +176,18 @@ def _mlp_params(rng: np.random.Generator, sizes: tuple[int, ...]) -> Params:
     return params
 
 
-def _mlp_loss(lib: Any, layers: int, remat: bool = False) -> Callable[..., Any]:
+def _mlp_loss(lib: Any, layers: int, remat: bool = False, shared: bool = False) -> Callable[..., Any]:
     """tanh layers then a linear readout, cross-entropy; with ``remat``, each hidden layer under
-    ``lib.checkpoint`` (only its input is saved for the backward pass)."""
+    ``lib.checkpoint`` (only its input is saved for the backward pass); with ``shared``, the
+    layer is a nested ``lib.jit`` (one function called at every layer, derived once)."""
     np_ = lib.numpy
 
     def layer(h: Any, w: Any, b: Any) -> Any:
         return np_.tanh(h @ w + b)
     if remat:
         layer = lib.checkpoint(layer)
+    if shared:
+        layer = lib.jit(layer)
 
     def loss(p: Params, x: Any, labels: Any) -> Any:
         for i in range(layers):

@@ -65,6 +65,12 @@ _LAX_PASSTHROUGH = _names("""
     conv_transpose_shape_tuple reduce_window_shape_tuple broadcast_shapes conv_dimension_numbers
 """)
 
+# The distributions of jax.scipy.stats, each a module of its own.
+_STATS_DISTRIBUTIONS = _names("""
+    bernoulli beta betabinom binom cauchy chi2 dirichlet expon gamma gennorm geom gumbel_l gumbel_r
+    laplace logistic multinomial nbinom norm pareto poisson t truncnorm uniform vonmises wrapcauchy
+""")
+
 REDIRECTS: dict[str, Redirect] = {
     "jax": Redirect("mlax", _TOP_PASSTHROUGH),
     "jax.numpy": Redirect("mlax.numpy", _NUMPY_PASSTHROUGH),
@@ -78,7 +84,8 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.scipy.special": Redirect("mlax.scipy.special"),
     "jax.scipy.linalg": Redirect(None),
     "jax.scipy.stats": Redirect("mlax.scipy.stats"),
-    "jax.scipy.stats.norm": Redirect("mlax.scipy.stats.norm"),
+    **{f"jax.scipy.stats.{name}": Redirect(f"mlax.scipy.stats.{name}")
+       for name in sorted(_STATS_DISTRIBUTIONS)},
     "jax.scipy.signal": Redirect(None),
     "jax.scipy.optimize": Redirect(None),
     "jax.scipy.ndimage": Redirect(None),
@@ -90,7 +97,7 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.ad_checkpoint": Redirect("mlax.ad_checkpoint"),
     "jax.test_util": Redirect("mlax.test_util"),
     "jax.flatten_util": Redirect("mlax.flatten_util"),
-    "jax.image": Redirect(None, _names("ResizeMethod")),
+    "jax.image": Redirect("mlax.image"),
     "jax.ops": Redirect(None),
     "jax.custom_batching": Redirect(None),
     "jax.ffi": Redirect(None),

@@ -205,3 +205,5 @@ def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, 
 
 
 from mlax.nn import initializers as initializers  # noqa: E402  (jax.nn exposes it as an attribute too)
+from mlax.nn.attention import dot_product_attention  # noqa: E402, F401
+from mlax.nn.log_functions import log1mexp, logmeanexp  # noqa: E402, F401

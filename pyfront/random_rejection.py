@@ -26,6 +26,7 @@ from mlax import lax
 from mlax import numpy as mnp
 from mlax.batching import vmap
 from mlax.custom_derivatives import custom_jvp
+from mlax.lax.special_functions import random_gamma_grad
 from mlax.random_arguments import (
     check_arraylike,
     check_shape,
@@ -36,8 +37,7 @@ from mlax.random_arguments import (
     sample_shape,
     single_key,
 )
-from mlax.scipy.special.igamma import random_gamma_grad
-from mlax.scipy.special.lanczos import gammaln
+from mlax.scipy.special.gamma_family import gammaln
 
 __all__ = ["binomial", "gamma", "loggamma", "multinomial", "poisson"]
 

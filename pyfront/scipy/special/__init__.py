@@ -1,6 +1,9 @@
-"""mlax.scipy.special (as jax.scipy.special): logsumexp, the special functions that mlax
-has primitives for, and those composed from them as XLA expands jax's (gammaln, digamma in
-lanczos.py; ndtr, log_ndtr, ndtri in ndtr.py)."""
+"""mlax.scipy.special (as jax.scipy.special): logsumexp and the error-function primitives
+here; the families in their modules (gamma_family.py: gamma, beta, incomplete gamma/beta,
+...; zeta_family.py: zeta, polygamma, bernoulli; bessel.py; error.py: erfcx, dawsn; entropy.py: xlogy,
+entr, Box-Cox, softmax, ...; ndtr.py: the normal CDF and its inverse), on mlax.lax's special
+functions. Not yet: the exponential, sine/cosine and Fresnel integrals (exp1, expi, expn, sici,
+fresnel), spence, hyp1f1, hyp2f1, owens_t, bessel_jn; wofz and sph_harm_y need complex numbers."""
 
 from __future__ import annotations
 
@@ -12,11 +15,22 @@ from mlax import lax
 from mlax import numpy as mnp
 from mlax.numpy.reductions import reduction_axes
 from mlax.numpy.util import const_like, promote_args_inexact
-from mlax.scipy.special.lanczos import digamma, gammaln
-from mlax.scipy.special.ndtr import log_ndtr, ndtr, ndtri
+from mlax.scipy.special import bessel as _bessel
+from mlax.scipy.special import entropy as _entropy
+from mlax.scipy.special import error as _error
+from mlax.scipy.special import gamma_family as _gamma_family
+from mlax.scipy.special import ndtr as _ndtr
+from mlax.scipy.special import zeta_family as _zeta_family
+from mlax.scipy.special.bessel import *  # noqa: F403
+from mlax.scipy.special.entropy import *  # noqa: F403
+from mlax.scipy.special.error import *  # noqa: F403
+from mlax.scipy.special.gamma_family import *  # noqa: F403
+from mlax.scipy.special.ndtr import *  # noqa: F403
+from mlax.scipy.special.zeta_family import *  # noqa: F403
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_ndtr", "logit", "logsumexp", "ndtr",
-           "ndtri", "xlog1py", "xlogy"]
+__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "logsumexp"]
+for _module in (_bessel, _entropy, _error, _gamma_family, _ndtr, _zeta_family):
+    __all__ += _module.__all__
 
 
 def _inexact_unary(name: str, prim: str, doc: str) -> Any:
@@ -39,21 +53,6 @@ def logit(x: Any) -> Any:
     """The inverse of ``expit``: ``log(x / (1 - x))``."""
     (x,) = promote_args_inexact("logit", x)
     return lax.log(lax.div(x, lax.sub(const_like(x, 1), x)))
-
-
-def _x_log(name: str, log_prim: str) -> Any:
-    def fn(x: Any, y: Any) -> Any:
-        x, y = promote_args_inexact(name, x, y)
-        use = mnp.logical_or(mnp.not_equal(x, 0.0), mnp.isnan(y))
-        return mnp.where(use, lax.mul(x, getattr(lax, log_prim)(y)), mnp.zeros_like(x))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``x * {log_prim}(y)``, defined as 0 where ``x == 0`` (unless y is NaN)."
-    return fn
-
-
-xlogy = _x_log("xlogy", "log")
-xlog1py = _x_log("xlog1py", "log1p")
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False,

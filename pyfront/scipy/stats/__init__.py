@@ -1,4 +1,31 @@
-"""mlax.scipy.stats (as jax.scipy.stats): the distributions that JAX libraries use at import
-(optax imports ``norm``)."""
+"""mlax.scipy.stats (as jax.scipy.stats): one submodule per distribution, each with the
+functions jax has for it. Not yet: gaussian_kde and multivariate_normal (they need linalg),
+rankdata, sem and mode."""
 
-from mlax.scipy.stats import norm  # noqa: F401
+from mlax.scipy.stats import (  # noqa: F401
+    bernoulli,
+    beta,
+    betabinom,
+    binom,
+    cauchy,
+    chi2,
+    dirichlet,
+    expon,
+    gamma,
+    gennorm,
+    geom,
+    gumbel_l,
+    gumbel_r,
+    laplace,
+    logistic,
+    multinomial,
+    nbinom,
+    norm,
+    pareto,
+    poisson,
+    t,
+    truncnorm,
+    uniform,
+    vonmises,
+    wrapcauchy,
+)

@@ -1,148 +1,168 @@
-"""mlax.numpy products: dot, matmul, tensordot, inner, outer, vdot, kron, trace, einsum; and, as
-the `mlax.numpy.linalg` namespace, `norm`.
+"""`mlax.numpy.linalg`: jnp.linalg's namespace. Its names that need no LAPACK-style decomposition:
+products with the array API's signatures (positional-only operands, keyword-only options),
+diagonal and trace over the last two axes, and the vector and matrix norms.
 
-Every contraction is one lax.dot_general on operands promoted to JAX's result type, with
-``preferred_element_type`` passed through as jax.numpy does.
+jnp.linalg's decompositions and solvers (cholesky, qr, svd, eigh, inv, solve, det, ...) are not
+here yet: they need linalg primitives mlax does not have.
 """
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from typing import Any
 
-from mlax import lax
-from mlax.numpy.einsum import einsum, einsum_path
-from mlax.numpy.manipulation import diagonal, ravel, reshape
-from mlax.numpy.norms import norm  # noqa: F401  (mlax.numpy.linalg.norm, as jnp.linalg.norm)
-from mlax.numpy.util import (
-    broadcast_shapes_or_raise,
-    normalize_axes,
-    promote_args,
-    promote_dtypes,
-    static_ints,
-)
+import jax.numpy.linalg as _jax_linalg
+import numpy as np
+
+from mlax.numpy import elementwise as ew
+from mlax.numpy import products
+from mlax.numpy import reductions as red
+from mlax.numpy.einsum import einsum
+from mlax.numpy.manipulation import diagonal as _diagonal
+from mlax.numpy.norms import norm
+from mlax.numpy.products import matrix_transpose, vecdot  # noqa: F401  (the same functions in jnp.linalg)
+from mlax.numpy.util import asarray, check_arraylike, normalize_axis
+from mlax.out_sharding import accept_out_sharding
 from mlax.source_info import where
 
-__all__ = ["dot", "einsum", "einsum_path", "inner", "kron", "matmul", "outer", "tensordot", "trace", "vdot"]
+__all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot",
+           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm"]
 
 
-def _contract(fname: str, a: Any, b: Any, a_axes: Sequence[int], b_axes: Sequence[int],
-              preferred_element_type: Any, batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Any:
-    """lax.dot_general with a shape check that names the numpy function."""
-    for i, j in zip(a_axes, b_axes, strict=True):
-        if a.shape[i] != b.shape[j]:
-            raise ValueError(f"{fname}: contracted dimensions differ: axis {i} of shape {a.shape} and "
-                             f"axis {j} of shape {b.shape}{where()}")
-    return lax.dot_general(a, b, ((tuple(a_axes), tuple(b_axes)), tuple(map(tuple, batch))),
-                           preferred_element_type=preferred_element_type)
+def _operands(fname: str, *xs: Any) -> list[Any]:
+    check_arraylike(fname, *xs)
+    return [asarray(x) for x in xs]
 
 
-def _scalar_product(a: Any, b: Any, preferred_element_type: Any) -> Any:
-    out = lax.mul(*promote_args("dot", a, b))
-    if preferred_element_type is None:
-        return out
-    return lax.convert_element_type(out, preferred_element_type)
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """``jnp.linalg.matmul``: ``jnp.matmul`` with positional-only operands."""
+    x1, x2 = _operands("linalg.matmul", x1, x2)
+    return products.matmul(x1, x2, preferred_element_type=preferred_element_type)
 
 
-def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``jnp.dot``: the last axis of ``a`` against the second-to-last (or only) axis of ``b``."""
-    a, b = promote_dtypes(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        return _scalar_product(a, b, preferred_element_type)
-    return _contract("dot", a, b, (a.ndim - 1,), (max(b.ndim - 2, 0),), preferred_element_type)
-
-
-def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``jnp.matmul``: matrix product over the last two axes, broadcasting the batch axes."""
-    a, b = promote_dtypes(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: operands must be at least 1-dimensional, got shapes {a.shape} and "
-                         f"{b.shape}{where()}")
-    vec_a, vec_b = a.ndim == 1, b.ndim == 1
-    if vec_a:
-        a = reshape(a, (1, a.shape[0]))
-    if vec_b:
-        b = reshape(b, (b.shape[0], 1))
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"matmul: the last axis of the first operand ({a.shape}) must match the "
-                         f"second-to-last axis of the second ({b.shape}){where()}")
-    out = _batched_matmul(a, b, preferred_element_type)
-    if vec_a or vec_b:
-        out = reshape(out, out.shape[:-2] + out.shape[-2:][vec_a:2 - vec_b])
-    return out
-
-
-def _batched_matmul(a: Any, b: Any, preferred_element_type: Any) -> Any:
-    from mlax.numpy.manipulation import broadcast_to, moveaxis
-
-    if b.ndim == 2:  # a's batch axes are free axes of one dot_general
-        return _contract("matmul", a, b, (a.ndim - 1,), (0,), preferred_element_type)
-    if a.ndim == 2:
-        out = _contract("matmul", a, b, (1,), (b.ndim - 2,), preferred_element_type)
-        return moveaxis(out, 0, -2)
-    batch = broadcast_shapes_or_raise("matmul", a.shape[:-2], b.shape[:-2])
-    a, b = broadcast_to(a, batch + a.shape[-2:]), broadcast_to(b, batch + b.shape[-2:])
-    dims = tuple(range(len(batch)))
-    return _contract("matmul", a, b, (a.ndim - 1,), (b.ndim - 2,), preferred_element_type, (dims, dims))
-
-
-def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
-    """``jnp.tensordot``: ``axes`` is a count (last of a with first of b) or a pair of axis lists."""
-    a, b = promote_dtypes(a, b)
-    if isinstance(axes, (list, tuple)):
-        if len(axes) != 2:
-            raise ValueError(f"tensordot: axes must be an int or a pair of axis sequences, got {axes}"
-                             f"{where()}")
-        a_axes = normalize_axes("tensordot", axes[0], a.ndim)
-        b_axes = normalize_axes("tensordot", axes[1], b.ndim)
-        if len(a_axes) != len(b_axes):
-            raise ValueError(f"tensordot: axes {axes} pair sequences of different lengths{where()}")
-    else:
-        (count,) = static_ints("tensordot", "axes", axes)
-        if not 0 <= count <= min(a.ndim, b.ndim):
-            raise ValueError(f"tensordot: axes={count} must be in [0, {min(a.ndim, b.ndim)}] for shapes "
-                             f"{a.shape} and {b.shape}{where()}")
-        a_axes, b_axes = tuple(range(a.ndim - count, a.ndim)), tuple(range(count))
-    return _contract("tensordot", a, b, a_axes, b_axes, preferred_element_type)
+    """``jnp.linalg.tensordot``: ``jnp.tensordot`` with keyword-only ``axes``."""
+    x1, x2 = _operands("linalg.tensordot", x1, x2)
+    return products.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
 
 
-def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``jnp.inner``: the last axes of ``a`` and ``b`` contracted."""
-    a, b = promote_dtypes(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        return _scalar_product(a, b, preferred_element_type)
-    return _contract("inner", a, b, (a.ndim - 1,), (b.ndim - 1,), preferred_element_type)
+def outer(x1: Any, x2: Any, /) -> Any:
+    """``jnp.linalg.outer``: the outer product of two vectors (no flattening, unlike jnp.outer)."""
+    x1, x2 = _operands("linalg.outer", x1, x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"linalg.outer: input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={x1.ndim} x2.ndim={x2.ndim}{where()}")
+    return ew.multiply(x1[:, None], x2[None, :])
 
 
-def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``jnp.vdot``: the dot product of the flattened operands (no complex types in mlax)."""
-    return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``jnp.linalg.cross``: cross products of 3-vectors along ``axis``."""
+    x1, x2 = _operands("linalg.cross", x1, x2)
+    sizes = [x.shape[normalize_axis("linalg.cross", axis, x.ndim)] for x in (x1, x2)]
+    if sizes != [3, 3]:
+        raise ValueError(f"linalg.cross: both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they have sizes {sizes[0]} and {sizes[1]} along axis {axis}{where()}")
+    return products.cross(x1, x2, axis=axis)
 
 
-def outer(a: Any, b: Any, out: None = None) -> Any:
-    """``jnp.outer``: ``ravel(a)[:, None] * ravel(b)[None, :]``."""
-    a, b = ravel(a), ravel(b)
-    a, b = promote_dtypes(a, b)
-    shape = (a.shape[0], b.shape[0])
-    return lax.mul(lax.broadcast_in_dim(a, shape, (0,)), lax.broadcast_in_dim(b, shape, (1,)))
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    """``jnp.linalg.diagonal``: the diagonals of the matrices in the last two axes."""
+    (x,) = _operands("linalg.diagonal", x)
+    return _diagonal(x, offset, -2, -1)
 
 
-def kron(a: Any, b: Any) -> Any:
-    """``jnp.kron``: the product of every pair, with interleaved (a, b) axes merged."""
-    a, b = promote_dtypes(a, b)
-    rank = max(a.ndim, b.ndim)
-    a = reshape(a, (1,) * (rank - a.ndim) + a.shape)
-    b = reshape(b, (1,) * (rank - b.ndim) + b.shape)
-    wide = tuple(d for pair in zip(a.shape, b.shape, strict=True) for d in pair)
-    prod = lax.mul(lax.broadcast_in_dim(a, wide, tuple(range(0, 2 * rank, 2))),
-                   lax.broadcast_in_dim(b, wide, tuple(range(1, 2 * rank, 2))))
-    return reshape(prod, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """``jnp.linalg.trace``: the traces of the matrices in the last two axes."""
+    (x,) = _operands("linalg.trace", x)
+    return products.trace(x, offset, -2, -1, dtype)
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-          out: None = None) -> Any:
-    """``jnp.trace``: the sum of a diagonal, with ``jnp.sum``'s result dtype."""
-    from mlax.numpy.reductions import sum as sum_
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002 (jnp name)
+    """``jnp.linalg.matrix_norm``: ``norm`` over the last two axes."""
+    (x,) = _operands("linalg.matrix_norm", x)
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
-    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+    """``jnp.linalg.vector_norm``: a p-norm over ``axis`` (all axes by default). Unlike ``norm``
+    the input is not made inexact first: the infinity norms of integers are integers."""
+    (x,) = _operands("linalg.vector_norm", x)
+    if ord is None or ord == 2:
+        return ew.sqrt(red.sum(ew.multiply(x, x), axis=axis, keepdims=keepdims))
+    if isinstance(ord, str):
+        hint = {"inf": " Use 'jax.numpy.inf' instead.", "-inf": " Use '-jax.numpy.inf' instead."}
+        raise ValueError(f"Invalid order '{ord}' for vector norm.{hint.get(ord, '')}")
+    if ord == np.inf:
+        return red.max(ew.absolute(x), axis=axis, keepdims=keepdims, initial=0)
+    if ord == -np.inf:
+        return red.min(ew.absolute(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        from mlax.numpy.dtypes import finfo
+
+        return red.sum(ew.not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=finfo(x.dtype).dtype)
+    magnitude = ew.absolute(x)
+    if ord == 1:
+        return red.sum(magnitude, axis=axis, keepdims=keepdims)
+    p = np.asarray(ord).astype(magnitude.dtype)  # lax._const: ord in |x|'s dtype, not weak
+    total = red.sum(ew.power(magnitude, asarray(p)), axis=axis, keepdims=keepdims)
+    return ew.power(total, asarray((1.0 / p).astype(magnitude.dtype)))
+
+
+def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
+    """``jnp.linalg.multi_dot``: a chain of matrix products (the ends may be vectors), as one
+    einsum whose pairwise order opt_einsum picks to keep intermediates small, as in jax."""
+    arrays = _operands("linalg.multi_dot", *arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrays)}{where()}")
+    shapes = [a.shape for a in arrays]
+    if not (arrays[0].ndim in (1, 2) and arrays[-1].ndim in (1, 2)
+            and all(a.ndim == 2 for a in arrays[1:-1])):
+        raise ValueError("multi_dot: input arrays must all be two-dimensional, except for the first and last "
+                         f"array which may be 1 or 2 dimensional. Got array shapes {shapes}{where()}")
+    if any(a.shape[-1] != b.shape[0] for a, b in itertools.pairwise(arrays)):
+        raise ValueError("multi_dot: last dimension of each array must match first dimension of following "
+                         f"array. Got array shapes {shapes}{where()}")
+    axes = [[i, i + 1] for i in range(len(arrays))]
+    axes[0] = axes[0][2 - arrays[0].ndim:]
+    axes[-1] = axes[-1][:arrays[-1].ndim]
+    return einsum(*itertools.chain(*zip(arrays, axes, strict=True)), optimize="auto")
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``jnp.linalg.matrix_power``: ``a`` (square in its last two axes) to an integer power by
+    repeated squaring, in jax's product order. Negative powers need ``inv``, which mlax lacks."""
+    from mlax.numpy.creation import eye
+    from mlax.numpy.manipulation import broadcast_to
+
+    (a,) = _operands("linalg.matrix_power", a)
+    if a.ndim < 2:
+        raise TypeError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-2] != a.shape[-1]:
+        raise TypeError("Last 2 dimensions of the array must be square")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"exponent must be an integer, got {n}") from None
+    if n < 0:
+        raise NotImplementedError("mlax.numpy.linalg.matrix_power: negative powers need "
+                                  "mlax.numpy.linalg.inv, which mlax does not have yet")
+    if n == 0:
+        return broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
+    if n <= 3:
+        out = a
+        for _ in range(n - 1):
+            out = products.matmul(out, a)
+        return out
+    square, result = None, None
+    while n > 0:
+        square = a if square is None else products.matmul(square, square)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = square if result is None else products.matmul(result, square)
+    return result
+
+
+accept_out_sharding(globals(), _jax_linalg, "mlax.numpy.linalg")

@@ -54,7 +54,7 @@ _NUMPY_PASSTHROUGH = _names("""
     ComplexWarning cdouble character complex128 complex64 complex_ complexfloating csingle flexible
     float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
     float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 object_
-    uint1 uint2 uint4 s_ index_exp iterable printoptions get_printoptions set_printoptions
+    uint1 uint2 uint4 iterable printoptions get_printoptions set_printoptions
 """)
 
 # Enums, named tuples and shape arithmetic of jax.lax: values, not operations on arrays.
@@ -82,7 +82,7 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.nn.initializers": Redirect("mlax.nn.initializers"),
     "jax.scipy": Redirect("mlax.scipy"),
     "jax.scipy.special": Redirect("mlax.scipy.special"),
-    "jax.scipy.linalg": Redirect(None),
+    "jax.scipy.linalg": Redirect("mlax.scipy.linalg"),
     "jax.scipy.stats": Redirect("mlax.scipy.stats"),
     **{f"jax.scipy.stats.{name}": Redirect(f"mlax.scipy.stats.{name}")
        for name in sorted(_STATS_DISTRIBUTIONS)},

@@ -28,7 +28,8 @@ from mlax.random_arguments import concrete_shape
 
 __all__ = [
     "PRNGKey", "bernoulli", "bits", "categorical", "choice", "clone", "fold_in", "gumbel", "key", "key_data",
-    "key_impl", "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "wrap_key_data",
+    "key_dtype", "key_impl", "normal", "permutation", "randint", "split", "truncated_normal", "uniform",
+    "wrap_key_data",
 ]
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
@@ -165,6 +166,11 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -
     """Key arrays around uint32 data of shape (..., 2), as ``jax.random.wrap_key_data``."""
     key_dtype = prng.resolve_dtype(impl, dtype, "wrap_key_data")
     return prng.wrap_key_data(key_bits_array, key_dtype, "key_bits_array of mlax.random.wrap_key_data")
+
+
+def key_dtype(impl_spec: Any = None) -> Any:
+    """The key dtype of a PRNG implementation (jax's own ``key<fry>``; threefry2x32 only)."""
+    return prng.resolve_dtype(impl_spec, None, "key_dtype")
 
 
 def key_impl(keys: Any) -> str:

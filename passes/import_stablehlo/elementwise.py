@@ -4,7 +4,7 @@ Most are one-to-one. compare reads its direction and comparison type: FLOAT, SIG
 UNSIGNED are the natural comparisons of the element type (what mlax.compare does);
 TOTALORDER on floats (which jax's sort comparators use) compares the float bits mapped to
 ordered integers, as XLA does. A few ops without a primitive are built from primitives:
-count_leading_zeros, chlo.is_inf, reduce_precision to the f16/bf16 formats.
+count_leading_zeros (mlax.lax.clz), chlo.is_inf, reduce_precision to the f16/bf16 formats.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _UNARY = {
     "stablehlo.rsqrt": "rsqrt", "stablehlo.cbrt": "cbrt", "stablehlo.sine": "sin", "stablehlo.cosine": "cos",
     "stablehlo.tan": "tan", "stablehlo.tanh": "tanh", "stablehlo.logistic": "logistic",
     "stablehlo.is_finite": "is_finite", "stablehlo.not": "bitwise_not",
-    "stablehlo.popcnt": "population_count",
+    "stablehlo.popcnt": "population_count", "stablehlo.count_leading_zeros": "clz",
     "chlo.erf": "erf", "chlo.erfc": "erfc", "chlo.erf_inv": "erf_inv", "chlo.tan": "tan",
     "chlo.asin": "asin", "chlo.acos": "acos", "chlo.atan": "atan", "chlo.sinh": "sinh", "chlo.cosh": "cosh",
     "chlo.asinh": "asinh", "chlo.acosh": "acosh", "chlo.atanh": "atanh", "chlo.square": "square",
@@ -50,7 +50,7 @@ _BINARY = {
     "stablehlo.shift_right_arithmetic": "shift_right_arithmetic", "chlo.next_after": "nextafter",
 }
 # mlax.lax functions that are compositions rather than one primitive, for the table's text.
-_COMPOSITES = {"asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "square"}
+_COMPOSITES = {"asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "square", "clz"}
 
 
 def _target(fn: str) -> str:
@@ -147,23 +147,6 @@ CONVERTERS["stablehlo.reduce_precision"] = Entry(reduce_precision, "mlax.convert
 
 
 # --- composites ---------------------------------------------------------------------------------------
-
-
-def count_leading_zeros(imp: Importer, op: ir.Operation, args: list[Any]) -> list[Any]:
-    """bits - popcount(x with every bit below its highest set bit set)."""
-    x = args[0]
-    dtype = result_spec(op).dtype
-    if not dtypes.is_int(dtype):
-        raise unsupported(op, f"operands of type {np.dtype(dtype).name}")
-    bits = 8 * np.dtype(dtype).itemsize
-    smeared, shift = x, 1
-    while shift < bits:
-        smeared = lax.bitwise_or(smeared, lax.shift_right_logical(smeared, np.array(shift, dtype)))
-        shift *= 2
-    return [lax.sub(np.array(bits, dtype), lax.population_count(smeared))]
-
-
-CONVERTERS["stablehlo.count_leading_zeros"] = Entry(count_leading_zeros, "mlax.population_count (composite)")
 
 
 def _is_inf(sign: int) -> Entry:

@@ -12,8 +12,10 @@ from mlax.lax.creation import *  # noqa: F403
 from mlax.lax.elementwise import *  # noqa: F403
 from mlax.lax.generic_reduce import *  # noqa: F403
 from mlax.lax.indexing import *  # noqa: F403
+from mlax.lax.integer_ops import *  # noqa: F403
 from mlax.lax.joining import *  # noqa: F403
 from mlax.lax.linalg import *  # noqa: F403
+from mlax.lax.not_yet_random import *  # noqa: F403
 from mlax.lax.platform import *  # noqa: F403
 from mlax.lax.precision import *  # noqa: F403
 from mlax.lax.ragged import *  # noqa: F403

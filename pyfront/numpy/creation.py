@@ -19,6 +19,7 @@ from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.core import Tracer, abstractify, to_numpy
 from mlax.numpy import elementwise as ew
+from mlax.numpy.dtypes import finfo
 from mlax.numpy.math_extra import astype
 from mlax.numpy.util import (
     array,
@@ -171,10 +172,13 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     with_axis = bounds[:axis] + (1,) + bounds[axis:]
     div = num - 1 if endpoint else num
     if num > 1:
-        delta = ew.true_divide(ew.subtract(stop, start), asarray(div, dtype=work))
+        # jnp divides by ``div``; XLA turns a division by a constant into a product with the
+        # reciprocal, so jax's values are those of the product (which we compute).
+        real = np.dtype(finfo(work).dtype)
+        delta = ew.multiply(ew.subtract(stop, start), asarray(1 / div, dtype=work))
         ramp_shape = tuple(div if d == axis else 1 for d in range(len(with_axis)))
-        ramp = lax.reshape(lax.iota(work, div), ramp_shape)
-        ramp = ew.true_divide(ramp, asarray(div, dtype=work))
+        ramp = ew.multiply(lax.reshape(lax.iota(real, div), ramp_shape), asarray(1 / div, dtype=real))
+        ramp = lax.convert_element_type(ramp, work)
         out = ew.add(ew.multiply(lax.reshape(start, with_axis), ew.subtract(1, ramp)),
                      ew.multiply(lax.reshape(stop, with_axis), ramp))
         if endpoint:

@@ -2,8 +2,8 @@
 products with the array API's signatures (positional-only operands, keyword-only options),
 diagonal and trace over the last two axes, and the vector and matrix norms.
 
-jnp.linalg's decompositions and solvers (cholesky, qr, svd, eigh, inv, solve, det, ...) are not
-here yet: they need linalg primitives mlax does not have.
+jnp.linalg's decompositions and solvers (cholesky, qr, svd, eigh, inv, solve, det, ...) are listed
+but not yet implemented (NotImplementedError when called): they need linalg primitives mlax lacks.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import jax.numpy.linalg as _jax_linalg
 import numpy as np
 
+from mlax.not_yet import LAPACK, define_not_yet
 from mlax.numpy import elementwise as ew
 from mlax.numpy import products
 from mlax.numpy import reductions as red
@@ -27,8 +28,12 @@ from mlax.numpy.util import asarray, check_arraylike, normalize_axis
 from mlax.out_sharding import accept_out_sharding
 from mlax.source_info import where
 
+NOT_YET = ("cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_rank",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve")
+define_not_yet(globals(), "mlax.numpy.linalg", NOT_YET, LAPACK)
+
 __all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot",
-           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm"]
+           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm", *NOT_YET]
 
 
 def _operands(fname: str, *xs: Any) -> list[Any]:

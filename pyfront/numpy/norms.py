@@ -14,8 +14,9 @@ from mlax.numpy.util import asarray, check_arraylike, normalize_axes, promote_ar
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
-    """Vector norms (ord None/2, inf, -inf, 0, 1, other p) and matrix norms ('fro', 1, -1,
-    inf, -inf), as jnp.linalg.norm; the spectral ones (2, -2, 'nuc') need an SVD."""
+    """Vector norms (ord None/2, inf, -inf, 0, 1, other p) and matrix norms ('fro'/'f', 1, -1,
+    inf, -inf), as jnp.linalg.norm; the spectral ones (2, -2, 'nuc') need an SVD. As jnp, the
+    max-based norms of empty inputs are 0 and the min-based ones an error."""
     check_arraylike("norm", x)
     (x,) = promote_args_inexact("norm", asarray(x))
     if axis is None:
@@ -27,7 +28,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
-    raise ValueError(f"Invalid axis values ({axis}) for jnp.linalg.norm.")
+    raise ValueError(f"Improper number of axes for norm: axis={axes}. Pass one axis to compute a "
+                     "vector-norm, or two axes to compute a matrix-norm.")
 
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
@@ -35,7 +37,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     if ord is None or ord == 2:
         return ew.sqrt(red.sum(ew.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
     if ord == np.inf:
-        return red.max(magnitude, axis=axes, keepdims=keepdims)
+        return red.max(magnitude, axis=axes, keepdims=keepdims, initial=0)
     if ord == -np.inf:
         return red.min(magnitude, axis=axes, keepdims=keepdims)
     if ord == 0:
@@ -51,14 +53,15 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
     row, col = axes
     magnitude = ew.absolute(x)
-    if ord is None or ord == "fro":
+    if ord is None or ord in ("f", "fro"):
         return ew.sqrt(red.sum(ew.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
     if ord in (1, -1, np.inf, -np.inf):
         summed, picked = (row, col) if ord in (1, -1) else (col, row)
         totals = red.sum(magnitude, axis=summed, keepdims=True)
-        out = (red.max if ord > 0 else red.min)(totals, axis=picked, keepdims=True)
+        out = (red.max(totals, axis=picked, keepdims=True, initial=0) if ord > 0
+               else red.min(totals, axis=picked, keepdims=True))
         return out if keepdims else squeeze(out, axes)
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"mlax.numpy.linalg.norm: ord={ord!r} for matrices needs an SVD, "
-                                  "which mlax does not have yet")
+        raise NotImplementedError(f"mlax.numpy.linalg.norm: ord={ord!r} for matrices needs an SVD "
+                                  "(LAPACK), which mlax does not have yet")
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")

@@ -24,7 +24,7 @@ from mlax.numpy.reductions import any as any_
 from mlax.numpy.reductions import max as max_
 from mlax.numpy.reductions import min as min_
 from mlax.numpy.reductions import sum as sum_
-from mlax.numpy.sorting import nonzero, sort, unique
+from mlax.numpy.sorting import concrete_without_size, nonzero, sort, unique
 from mlax.numpy.util import asarray, check_arraylike, concrete, promote_dtypes
 
 __all__ = [
@@ -110,7 +110,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     check_arraylike("setdiff1d", ar1, ar2)
     arr1, arr2 = ravel(asarray(ar1)), ravel(asarray(ar2))
     if size is None:
-        concrete(arr1)
+        concrete_without_size("setdiff1d", arr1)
     else:
         size = int(size)
     fill = full_like(arr1, 0 if fill_value is None else fill_value, shape=())
@@ -130,6 +130,9 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
 def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     """The sorted unique values in either input."""
     check_arraylike("union1d", ar1, ar2)
+    if size is None:
+        concrete_without_size("union1d", ar1)
+        concrete_without_size("union1d", ar2)
     return unique(concatenate((ar1, ar2), axis=None), size=size, fill_value=fill_value)
 
 
@@ -267,15 +270,9 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _unique_api(name: str, x: Any, size: int | None, fill_value: Any, **returns: bool) -> Any:
-    """jnp.unique of the flattened ``x`` with every NaN distinct (the array API's rule); the
-    inverse indices in ``x``'s shape."""
+    """jnp.unique of the flattened ``x`` with every NaN distinct (the array API's rule)."""
     check_arraylike(name, x)
-    x = asarray(x)
-    out = unique(x, equal_nan=False, size=size, fill_value=fill_value, **returns)
-    if not returns.get("return_inverse"):
-        return out
-    at = 2 if returns.get("return_index") else 1
-    return (*out[:at], reshape(out[at], x.shape), *out[at + 1:])
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value, **returns)
 
 
 def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> UniqueAllResult:

@@ -103,14 +103,21 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
     return sum_(before, axis=-1, dtype=np.int32)
 
 
-def _size(fname: str, mask: Any, size: int | None) -> int:
-    if size is not None:
-        return int(size)
+def concrete_without_size(fname: str, x: Any) -> np.ndarray:
+    """The value of ``x``, which sizes ``fname``'s result when no ``size=`` is given; traced, JAX's
+    ConcretizationTypeError naming ``fname`` and the ``size`` argument (the error itself is
+    re-raised, so that a concrete retrace still recognises it)."""
     try:
-        return int(concrete(sum_(mask)))
+        return concrete(x)
     except ConcretizationTypeError as err:
-        raise TypeError(f"mlax.numpy.{fname}: the size argument must be given statically to use "
-                        f"{fname} under a transformation") from err
+        err.args = (f"{err.args[0]}\nThe error arose in mlax.numpy.{fname}(). To make {fname}() compatible "
+                    "with JIT and other transforms, specify a concrete value for the size argument, which "
+                    "will determine the output size.", *err.args[1:])
+        raise
+
+
+def _size(fname: str, mask: Any, size: int | None) -> int:
+    return int(size) if size is not None else int(concrete_without_size(fname, sum_(mask)))
 
 
 def _compact(mask: Any, size: int) -> tuple[Any, Any]:
@@ -180,7 +187,10 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     check_arraylike("unique", ar)
     if axis is not None:
         raise NotImplementedError("mlax.numpy.unique: only axis=None (the flattened array) is supported")
-    flat = ravel(asarray(ar))
+    arr = asarray(ar)
+    flat = ravel(arr)
+    if size is None:  # jnp asks for the input itself first
+        concrete_without_size("unique", flat)
     n = flat.shape[0]
     if n == 0 and size and fill_value is None:
         raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, fill_value must be "
@@ -214,7 +224,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         inverse = ew.subtract(cumsum(mask, dtype=index_dtype), 1) if n else asarray(np.zeros(0, index_dtype))
         if n:  # inverse[perm] = inverse in sorted order: read it by the inverse permutation
             inverse = lax.apply_permutation(inverse, lax.sort_permutation(perm32, 0), 0)
-        out.append(inverse)
+        out.append(lax.reshape(inverse, arr.shape))
     if return_counts:
         out.append(_counts(mask, size, n, index_dtype))
     return out[0] if len(out) == 1 else tuple(out)

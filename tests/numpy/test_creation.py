@@ -151,6 +151,17 @@ def test_linspace_random_bounds(rng: np.random.Generator) -> None:
         check_values(m, j, start, stop, atol=1e-6)
 
 
+def test_linspace_float16_random_bounds_exact(rng: np.random.Generator) -> None:
+    # jnp's ``iota / div`` runs as ``iota * (1 / div)`` (XLA's rewrite); in float16 the two differ
+    # by several ulps, so mlax must take the product too. The step is exact in float32 as well.
+    start, stop = (rng.normal(size=(2, 8)) * 20).astype(np.float16)
+    for num, endpoint in ((11, True), (7, False)):
+        m, j = both(lambda lib, n=num, e=endpoint: lambda a, b: lib.linspace(a, b, n, e, axis=-1))
+        check_values(m, j, start, stop)
+        m, j = both(lambda lib, n=num, e=endpoint: lambda a, b: lib.linspace(a, b, n, e, True)[1])
+        check_values(m, j, start.astype(np.float32), stop.astype(np.float32))
+
+
 def test_tril_triu_random(rng: np.random.Generator) -> None:
     m = operand(rng, np.float32, (2, 3, 4))
     for k in (-2, 0, 1, 5):

@@ -259,10 +259,27 @@ def test_norm(rng: np.random.Generator, shape: tuple[int, ...], kw: dict) -> Non
     check_values(lambda a: mnp.linalg.norm(a, **kw), lambda a: jnp.linalg.norm(a, **kw), x)
 
 
+EMPTY_NORM_CASES = [((0, 3), {"ord": 1}), ((3, 0), {"ord": np.inf}), ((2, 0, 0), {"ord": 1, "axis": (1, 2)}),
+                    ((0, 2), {"ord": -1}), ((3, 0), {"ord": -np.inf}), ((0, 3), {"ord": np.inf, "axis": 0}),
+                    ((0, 3), {"ord": -np.inf, "axis": 0}), ((0, 2), {"ord": "f"}), ((2, 3), {"ord": "f"})]
+
+
+@pytest.mark.parametrize("shape, kw", EMPTY_NORM_CASES, ids=[f"{s}-{k}" for s, k in EMPTY_NORM_CASES])
+def test_norm_empty_and_fro_spellings(rng: np.random.Generator, shape: tuple[int, ...], kw: dict) -> None:
+    """jnp's max-based norms take ``initial=0`` (0 for an empty input), the min-based ones raise."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    check_values(lambda a: mnp.linalg.norm(a, **kw), lambda a: jnp.linalg.norm(a, **kw), x)
+
+
 def test_norm_gradient_and_errors(rng: np.random.Generator) -> None:
     x = rng.standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(np.asarray(mlax.grad(lambda a: mnp.linalg.norm(a))(x)),
                                np.asarray(jax.grad(lambda a: jnp.linalg.norm(a))(x)), rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="SVD"):
-        mnp.linalg.norm(x, ord=2)
+    for ord in (2, -2, "nuc"):
+        with pytest.raises(NotImplementedError, match="SVD"):
+            mnp.linalg.norm(x, ord=ord)
+    with pytest.raises(ValueError, match="Improper number of axes"):
+        mnp.linalg.norm(x[None], ord=1, axis=(0, 1, 2))
+    with pytest.raises(ValueError, match="Invalid order 'f' for vector norm"):
+        mnp.linalg.norm(x, ord="f", axis=0)
     check_values(lambda a: mnp.linalg.norm(a), lambda a: jnp.linalg.norm(a), x.astype(np.int32))

@@ -102,6 +102,19 @@ def test_unique_array_api(rng: np.random.Generator) -> None:
     assert result.inverse_indices.shape == a.shape and result._fields == jnp.unique_all(a)._fields
 
 
+def test_unique_inverse_has_input_shape(rng: np.random.Generator) -> None:
+    """jnp.unique (axis=None) reshapes the inverse to the input's shape, empty and rank 0 included."""
+    a = rng.integers(0, 5, size=(2, 3, 2)).astype(np.float32)
+
+    def spell(m: Any) -> Callable[..., Any]:
+        return lambda x: (m.unique(x, return_inverse=True, size=6),
+                          m.unique(x, True, True, True, size=4, fill_value=-1.0))
+
+    check_both(spell, a)
+    for x in (a, a[:, :0], np.float32(2.5)):
+        assert_same(mnp.unique(x, return_inverse=True), jnp.unique(x, return_inverse=True))
+
+
 def test_vmap_and_errors(rng: np.random.Generator) -> None:
     a = rng.integers(0, 8, size=(3, 6)).astype(np.int32)
     b = rng.integers(3, 12, size=(3, 5)).astype(np.int32)
@@ -112,8 +125,11 @@ def test_vmap_and_errors(rng: np.random.Generator) -> None:
     assert_same(mlax.vmap(lambda x, y: batched(mnp, x, y))(a, b), expected)
     with pytest.raises(ValueError, match="method"):
         mnp.isin(a, b, method="hash")
-    for name in ("setdiff1d", "union1d", "setxor1d", "intersect1d"):
-        with pytest.raises(TypeError):  # a ConcretizationTypeError, or unique's TypeError asking for size
+    for name, named in (("setdiff1d", "setdiff1d"), ("union1d", "union1d"), ("setxor1d", "unique"),
+                        ("intersect1d", "unique")):
+        with pytest.raises(jax.errors.ConcretizationTypeError, match=f"arose in mlax.numpy.{named}"):
             mlax.jit(getattr(mnp, name))(a, b)
+    with pytest.raises(jax.errors.ConcretizationTypeError, match="unique.*size argument"):
+        mlax.jit(mnp.unique)(a)
     with pytest.raises(TypeError):
         mnp.isin([1, 2], a)

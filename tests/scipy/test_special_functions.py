@@ -13,7 +13,6 @@ hence ~100 x ulp), and the loop-based functions stop where their own estimate co
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 import mlax
 import mlax.lax as mlax_lax
 import mlax.scipy.special as mss
-from tests.scipy.helpers import assert_close, ulp_error
+from tests.scipy.helpers import as_tuple, assert_close, check_table
 
 N = 120
 
@@ -72,10 +71,6 @@ def _pair_polygamma(rng: np.random.Generator, dt: Any) -> tuple[np.ndarray, np.n
     return n, x
 
 
-def _as_tuple(x: Any) -> tuple[Any, ...]:
-    return x if isinstance(x, tuple) else (x,)
-
-
 # (name, inputs, ulps, floor) for mlax.lax against jax.lax: those without loops, and those
 # iterating to convergence (their compiles dominate: under jit in float32, eagerly in float64,
 # where the program is the same but for the dtype)
@@ -96,30 +91,10 @@ LAX_LOOPS = [
 ]
 
 
-def _check_table(table: list[tuple[Any, ...]], ours: Callable[[str], Any], theirs: Callable[[str], Any],
-                 dt: Any, jit: bool = True, eager_elements: int = 8) -> None:
-    """Every row in one jax.jit and (``jit``) one mlax.jit, the first elements also eagerly;
-    without ``jit``, all elements eagerly."""
-    inputs = {row[0]: _as_tuple(row[1](np.random.default_rng(zlib.crc32(row[0].encode())), dt))
-              for row in table}
-    expected = jax.jit(lambda ins: {k: theirs(k)(*v) for k, v in ins.items()})(inputs)
-    if jit:
-        actual = mlax.jit(lambda ins: {k: ours(k)(*v) for k, v in ins.items()})(inputs)
-    errors = {}
-    for name, _, ulps, floor in table:
-        head = [np.asarray(v)[:eager_elements if jit else None] for v in inputs[name]]
-        for a, e in zip(_as_tuple(ours(name)(*head)), _as_tuple(expected[name]), strict=True):
-            assert_close(a, np.asarray(e)[:eager_elements if jit else None], ulps, floor, f"{name} eager")
-        for a, e in zip(_as_tuple(actual[name]) if jit else (), _as_tuple(expected[name]), strict=False):
-            errors[name] = max(errors.get(name, 0.0), ulp_error(a, e, floor))
-    bad = {name: err for (name, _, ulps, _) in table if (err := errors.get(name, 0.0)) > ulps}
-    assert not bad, f"beyond tolerance (ulp): {bad}"
-
-
 def test_lax_special_functions(dtype: Any) -> None:
     ours, theirs = (lambda n: getattr(mlax_lax, n)), (lambda n: getattr(jax.lax, n))
-    _check_table(LAX, ours, theirs, dtype)
-    _check_table(LAX_LOOPS, ours, theirs, dtype, jit=dtype == np.float32)
+    check_table(LAX, ours, theirs, dtype)
+    check_table(LAX_LOOPS, ours, theirs, dtype, jit=dtype == np.float32)
 
 
 def _unit(rng: np.random.Generator, dt: Any) -> np.ndarray:
@@ -182,8 +157,8 @@ def _special(module: Any) -> Callable[[str], Any]:
 
 
 def test_scipy_special_functions(dtype: Any) -> None:
-    _check_table(SPECIAL, _special(mss), _special(jss), dtype)
-    _check_table(SPECIAL_OF_LAX, _special(mss), _special(jss), dtype, jit=False)
+    check_table(SPECIAL, _special(mss), _special(jss), dtype)
+    check_table(SPECIAL_OF_LAX, _special(mss), _special(jss), dtype, jit=False)
 
 
 def test_special_function_grads(rng: np.random.Generator) -> None:
@@ -267,6 +242,6 @@ def test_logsumexp_b_and_return_sign(rng: np.random.Generator) -> None:
     a = rng.normal(size=(3, 5)).astype(np.float32)
     b = rng.normal(size=(3, 5)).astype(np.float32)
     for kwargs in ({"b": b}, {"b": b, "axis": 1, "return_sign": True}, {"axis": 0, "keepdims": True}):
-        for got, want in zip(_as_tuple(mss.logsumexp(a, **kwargs)), _as_tuple(jss.logsumexp(a, **kwargs)),
+        for got, want in zip(as_tuple(mss.logsumexp(a, **kwargs)), as_tuple(jss.logsumexp(a, **kwargs)),
                              strict=True):
             assert_close(got, want, 8, 1.0, str(kwargs))

@@ -1,6 +1,6 @@
 """mlax.scipy.stats (as jax.scipy.stats): one submodule per distribution, each with the
-functions jax has for it. Not yet: gaussian_kde and multivariate_normal (they need linalg),
-rankdata, sem and mode."""
+functions jax has for it; mode, rankdata and sem in descriptive.py. Not yet: gaussian_kde and
+multivariate_normal (they need linalg)."""
 
 from mlax.scipy.stats import (  # noqa: F401
     bernoulli,
@@ -29,3 +29,4 @@ from mlax.scipy.stats import (  # noqa: F401
     vonmises,
     wrapcauchy,
 )
+from mlax.scipy.stats.descriptive import ModeResult, mode, rankdata, sem  # noqa: F401

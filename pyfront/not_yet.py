@@ -1,0 +1,37 @@
+"""Names of jax's API that mlax lists but cannot compute yet.
+
+A library that imports such a name should import; calling it raises NotImplementedError saying
+what mlax lacks. The functions carry ``mlax_not_yet = True``, which docs/compatibility.md reads
+to list them as "not yet".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from mlax.errors import user_error
+
+LAPACK = "needs LAPACK (issue: complex numbers, linear algebra and FFT)"
+
+
+def not_yet(qualname: str, reason: str) -> Callable[..., Any]:
+    """A function named after ``qualname`` (e.g. ``"mlax.scipy.linalg.svd"``) that raises
+    NotImplementedError with ``reason`` whatever it is called with."""
+    module, _, name = qualname.rpartition(".")
+
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        raise user_error(NotImplementedError, f"{qualname} {reason}", qualname)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module
+    fn.__doc__ = f"Not yet in mlax: {qualname} {reason}."
+    fn.mlax_not_yet = True  # type: ignore[attr-defined]
+    return fn
+
+
+def define_not_yet(namespace: dict[str, Any], module: str, names: Iterable[str], reason: str) -> None:
+    """Put a :func:`not_yet` function for each of ``names`` into ``namespace`` (a module's
+    ``globals()``), named ``module.name``."""
+    for name in names:
+        namespace[name] = not_yet(f"{module}.{name}", reason)

@@ -1,4 +1,5 @@
 // RUN: %mlax-opt --mlax-autodiff %s | FileCheck %s
+// RUN: %mlax-opt --mlax-autodiff %s | FileCheck %s --check-prefix=FWD
 // RUN: %mlax-opt --mlax-autodiff %s | %mlax-run --entry grad_net --random-inputs 3 | FileCheck %s --check-prefix=GRAD
 // RUN: %mlax-opt --mlax-autodiff %s | %mlax-run --entry grad_net_flat --random-inputs 3 | FileCheck %s --check-prefix=GRAD
 // RUN: %mlax-opt --mlax-autodiff %s | %mlax-run --entry jvp_net --random-inputs 5 | FileCheck %s --check-prefix=JVP
@@ -46,8 +47,8 @@ func.func private @net_flat(%x: tensor<2x3xf32>, %w: tensor<3x3xf32>) -> tensor<
 // CHECK-NEXT:    %[[P2:.*]]:{{[0-9]+}} = call @layer_primal_1(%[[P1]]#0, %[[W]])
 // CHECK-NEXT:    %[[P3:.*]]:{{[0-9]+}} = call @layer_primal_1(%[[P2]]#0, %[[W]])
 // CHECK:         %[[T3:.*]]:2 = call @layer_linear_1_transpose(
-// CHECK:         %[[T2:.*]]:2 = call @layer_linear_1_transpose({{.*}}, %[[T3]]#1)
-// CHECK:         %[[T1:.*]] = call @layer_linear_transpose({{.*}}, %[[T2]]#1)
+// CHECK:         %[[T2:.*]]:2 = call @layer_linear_1_transpose({{.*}}, %[[T3]]#0)
+// CHECK:         %[[T1:.*]] = call @layer_linear_transpose({{.*}}, %[[T2]]#0)
 // CHECK:         "mlax.add"
 // CHECK:         return
 // CHECK-NOT:   func.func private @layer_primal_2
@@ -64,13 +65,13 @@ func.func private @net_flat(%x: tensor<2x3xf32>, %w: tensor<3x3xf32>) -> tensor<
 func.func private @net_vjp(tensor<2x3xf32>, tensor<3x3xf32>, tensor<f32>) -> (tensor<f32>, tensor<3x3xf32>) attributes {mlax.vjp = {callee = @net, argnums = array<i64: 1>}}
 func.func private @net_flat_vjp(tensor<2x3xf32>, tensor<3x3xf32>, tensor<f32>) -> (tensor<f32>, tensor<3x3xf32>) attributes {mlax.vjp = {callee = @net_flat, argnums = array<i64: 1>}}
 
-// CHECK-LABEL: func.func private @net_jvp(
-// CHECK:         call @layer_jvp(
-// CHECK-NEXT:    call @layer_jvp(
-// CHECK-NEXT:    call @layer_jvp(
-// CHECK-NOT:   func.func private @layer_jvp_1
-// CHECK-LABEL: func.func private @layer_jvp(
-// CHECK-SAME:    mlax.derived = "jvp layer 11"
+// FWD-LABEL: func.func private @net_jvp(
+// FWD:         call @layer_jvp(
+// FWD-NEXT:    call @layer_jvp(
+// FWD-NEXT:    call @layer_jvp(
+// FWD-NOT:   func.func private @layer_jvp_1
+// FWD-LABEL: func.func private @layer_jvp(
+// FWD-SAME:    mlax.derived = "jvp layer 11"
 func.func private @net_jvp(tensor<2x3xf32>, tensor<3x3xf32>, tensor<2x3xf32>, tensor<3x3xf32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.jvp = {callee = @net}}
 func.func private @net_flat_jvp(tensor<2x3xf32>, tensor<3x3xf32>, tensor<2x3xf32>, tensor<3x3xf32>) -> (tensor<f32>, tensor<f32>) attributes {mlax.jvp = {callee = @net_flat}}
 

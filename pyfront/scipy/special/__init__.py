@@ -37,20 +37,10 @@ for _module in (_bessel, _entropy, _error, _gamma_family, _hypergeometric, _inte
     __all__ += _module.__all__
 
 
-def _inexact_unary(name: str, prim: str, doc: str) -> Any:
-    def fn(x: Any) -> Any:
-        (x,) = promote_args_inexact(name, x)
-        return getattr(lax, prim)(x)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
-
-
-erf = _inexact_unary("erf", "erf", "The error function.")
-erfc = _inexact_unary("erfc", "erfc", "``1 - erf(x)``, accurate for large x.")
-erfinv = _inexact_unary("erfinv", "erf_inv", "The inverse error function.")
-expit = _inexact_unary("expit", "logistic", "The logistic sigmoid ``1 / (1 + exp(-x))``.")
+erf = _gamma_family._lax_unary("erf", "erf", "The error function.")
+erfc = _gamma_family._lax_unary("erfc", "erfc", "``1 - erf(x)``, accurate for large x.")
+erfinv = _gamma_family._lax_unary("erfinv", "erf_inv", "The inverse error function.")
+expit = _gamma_family._lax_unary("expit", "logistic", "The logistic sigmoid ``1 / (1 + exp(-x))``.")
 
 
 def logit(x: Any) -> Any:

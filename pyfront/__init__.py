@@ -16,6 +16,7 @@ _SUBMODULES = ("ad_checkpoint", "custom_derivatives", "debug", "flatten_util", "
                "scipy", "test_util", "tree", "tree_util")
 _SUBMODULES += ("experimental", "sharding")  # the sharding issue: mlax.sharding, mlax.experimental.shard_map
 _SUBMODULES += ("distributed",)  # mlax.distributed: several processes (jax.distributed)
+_SUBMODULES += ("ops", "profiler")  # jax.ops segment reductions; jax.profiler annotations
 _ATTRIBUTES = {
     "make_mesh": "mlax.sharding",
     "set_mesh": "mlax.sharding",
@@ -39,7 +40,7 @@ _ATTRIBUTES = {
     "ensure_compile_time_eval": "mlax.configuration",
     "numpy_dtype_promotion": "mlax.configuration",
     "numpy_rank_promotion": "mlax.configuration",
-    "float0": "jax.dtypes",
+    "float0": "mlax.dtypes",
     "custom_gradient": "mlax.custom_derivatives",
     "closure_convert": "mlax.closure",
     "linear_transpose": "mlax.transposition",

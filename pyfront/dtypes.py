@@ -99,6 +99,15 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return canonicalize(jax_dtypes.promote_types(np.dtype(a), np.dtype(b)))
 
 
+# Dtype queries with nothing to trace are jax's own: they read the same x64 switch as mlax.
+TypePromotionError = jax_dtypes.TypePromotionError
+canonicalize_dtype = jax_dtypes.canonicalize_dtype
+finfo = jax_dtypes.finfo
+iinfo = jax_dtypes.iinfo
+float0 = jax_dtypes.float0
+itemsize_bits = jax_dtypes.itemsize_bits
+scalar_type_of = jax_dtypes.scalar_type_of
+
 # JAX's abstract classes of extended dtypes: ``issubdtype(key.dtype, prng_key)`` holds for the key
 # arrays of mlax.random.key, whose dtype is JAX's own key dtype.
 extended = jax_dtypes.extended

@@ -32,8 +32,8 @@ def _names(text: str) -> frozenset[str]:
 
 # Modules that carry no tracing: the real jax module, whole.
 PASSTHROUGH_MODULES = (
-    "jax.api_util", "jax.dtypes", "jax.errors", "jax.experimental", "jax.extend", "jax.interpreters",
-    "jax.lib", "jax.monitoring", "jax.profiler", "jax.stages", "jax.tree_util",
+    "jax.api_util", "jax.errors", "jax.experimental", "jax.extend", "jax.interpreters",
+    "jax.lib", "jax.monitoring", "jax.stages", "jax.tree_util",
     "jax.typing", "jax.version",
 )
 
@@ -90,15 +90,18 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.scipy.optimize": Redirect(None),
     "jax.scipy.ndimage": Redirect(None),
     "jax.tree": Redirect("mlax.tree"),
+    "jax.dtypes": Redirect("mlax.dtypes"),
+    "jax.profiler": Redirect("mlax.profiler"),
     "jax.core": Redirect(None, _names("AbstractValue ShapedArray Value Atom ParamDict max_dim min_dim"),
-                         (("Tracer", "mlax.core:Tracer"),)),
+                         (("Tracer", "mlax.core:Tracer"),
+                          ("ensure_compile_time_eval", "mlax.configuration:ensure_compile_time_eval"))),
     "jax.debug": Redirect("mlax.debug"),
     "jax.custom_derivatives": Redirect("mlax.custom_derivatives"),
     "jax.ad_checkpoint": Redirect("mlax.ad_checkpoint"),
     "jax.test_util": Redirect("mlax.test_util"),
     "jax.flatten_util": Redirect("mlax.flatten_util"),
     "jax.image": Redirect("mlax.image"),
-    "jax.ops": Redirect(None),
+    "jax.ops": Redirect("mlax.ops"),
     "jax.custom_batching": Redirect(None),
     "jax.ffi": Redirect(None),
     "jax.export": Redirect(None),
@@ -110,6 +113,82 @@ REDIRECTS: dict[str, Redirect] = {
                              _names("AbstractDevice ManualAxisType make_single_device_sharding")),
     "jax.experimental.shard_map": Redirect("mlax.experimental.shard_map"),
 }
+
+
+ISSUE_18 = "issue: complex numbers, linear algebra and FFT"
+NOT_BUILT = "not built yet"
+
+# Why mlax lacks each name it lacks: reason -> the names ("module:name"; "module:*" for all of a
+# module's missing names). Generated into docs/compatibility.md; a test keeps it complete and exact.
+_MISSING_REASONS = {
+    f"needs complex numbers ({ISSUE_18})": """jax.numpy:angle jax.numpy:sort_complex jax.lax:complex
+        jax.lax:conj jax.lax:imag jax.lax:real jax.scipy.special:sph_harm_y jax.scipy.special:wofz""",
+    f"needs FFT ({ISSUE_18})": """jax.numpy.fft:* jax.lax:fft jax.scipy.signal:fftconvolve
+        jax.scipy.signal:csd jax.scipy.signal:welch jax.scipy.signal:stft jax.scipy.signal:istft""",
+    f"needs LAPACK ({ISSUE_18})": "jax.scipy.stats:gaussian_kde",
+    "XLA tokens: mlax orders effects by program order and has no token type":
+        "jax.lax:after_all jax.lax:create_token",
+    "point-to-point and ragged collectives are not among mlax's collective ops yet":
+        "jax.lax:psend jax.lax:precv jax.lax:ragged_all_to_all",
+    "jax-internal program markers (dead-code sink, pipeline stage) with no meaning outside jax's tracer":
+        "jax.lax:dce_sink jax.lax:stage",
+    "jax's tracer internals (its autodiff module, traces, jaxpr evaluation, effect types): mlax traces "
+    "to MLIR, not to jaxprs": "jax:ad jax.core:Trace jax.core:eval_jaxpr jax.core:eval_context "
+                              "jax.debug:DebugEffect jax.debug:OrderedDebugEffect",
+    "block-scaled products of 8- and 4-bit float types, which mlax does not compute with":
+        """jax.lax:scaled_dot jax.nn:scaled_dot_general jax.nn:scaled_matmul
+        jax.nn:get_scaled_dot_general_config""",
+    f"{NOT_BUILT}: jnp.ufunc objects (reduce, accumulate, outer, at of a Python function)":
+        "jax.numpy:frompyfunc jax.numpy:ufunc",
+    "a switch of jax's tracer or runtime that mlax does not read (passed through, it would do nothing)":
+        """jax:allow_f16_reductions jax:array_garbage_collection_guard jax:debug_key_reuse
+        jax:default_prng_impl jax:enable_custom_prng jax:jax2tf_associative_scan_reductions
+        jax:legacy_prng_key jax:softmax_custom_jvp
+        jax:threefry_partitionable jax:remove_size_one_mesh_axis_from_type jax:no_execution jax:no_tracing
+        jax:thread_guard jax:make_user_context""",
+    "mutable array references beyond new_ref: mlax's programs are pure (needs effects in the dialect)":
+        "jax:empty_ref jax:free_ref jax:freeze jax:ds jax.ref:*",
+    "explicit sharding (shardings in types): mlax shards with NamedSharding and constraints":
+        "jax:reshard jax:auto_pcast jax:smap jax.sharding:*",
+    "memory kinds and asynchronous host copies: mlax's arrays have one memory space":
+        "jax:memory jax:copy_to_host_async",
+    "jax's registries of device buffers and effects: mlax's native arrays are NumPy memory and its "
+    "effects run in order": "jax:live_arrays jax:effects_barrier",
+    f"{NOT_BUILT}: split forward and backward passes": "jax:fwd_and_bwd",
+    f"{NOT_BUILT}: user-defined batching rules": "jax.custom_batching:*",
+    f"{NOT_BUILT}: linear functions with a user transpose": "jax.custom_derivatives:linear_call",
+    f"{NOT_BUILT}: sharding inspection and jax.debug.log": "jax.debug:*",
+    f"{NOT_BUILT}: DLPack exchange (mlax's arrays convert through NumPy)": "jax.dlpack:*",
+    "serializes jax's own lowering; mlax's portable form is StableHLO from mlax-opt (docs/stablehlo.md)":
+        "jax.export:*",
+    f"{NOT_BUILT}: foreign function calls (XLA custom calls)": "jax.ffi:*",
+    f"{NOT_BUILT}: jax.scipy.signal's direct convolutions and detrend": "jax.scipy.signal:*",
+    f"{NOT_BUILT}: interpolation at coordinates": "jax.scipy.ndimage:*",
+    f"{NOT_BUILT}: BFGS minimization": "jax.scipy.optimize:*",
+}
+
+
+def _reason_table() -> dict[str, str]:
+    table = {}
+    for reason, names in _MISSING_REASONS.items():
+        for entry in names.split():
+            assert entry not in table, entry
+            table[entry] = reason
+    return table
+
+
+MISSING_REASONS = _reason_table()
+
+
+def reason(module: str, name: str) -> str | None:
+    """Why ``module.name`` is missing or not yet in mlax (None where it is neither, or no reason
+    was written down, which tests/tools/test_gen_compat_doc.py rejects)."""
+    which = status(module, name)
+    if which == "not yet":
+        return getattr(mlax_counterpart(module), name).mlax_not_yet
+    if which == "missing":
+        return MISSING_REASONS.get(f"{module}:{name}") or MISSING_REASONS.get(f"{module}:*")
+    return None
 
 
 def real_module(name: str) -> types.ModuleType:
@@ -193,7 +272,7 @@ def status(module: str, name: str) -> str:
         return "mlax" if REDIRECTS[child].mlax_module and mlax_counterpart(child) else "missing"
     counterpart = mlax_counterpart(module)
     if _provided_by_mlax(module, name, counterpart):
-        return "not yet" if getattr(getattr(counterpart, name), "mlax_not_yet", False) else "mlax"
+        return "not yet" if getattr(getattr(counterpart, name), "mlax_not_yet", None) else "mlax"
     if any(extra == name for extra, _ in spec.extras):
         return "mlax"
     return "jax" if name in spec.passthrough or _is_primitive(module, name) else "missing"
@@ -202,6 +281,7 @@ def status(module: str, name: str) -> str:
 def missing_message(module: str, name: str) -> str:
     target = REDIRECTS[module].mlax_module
     where = f"mlax's counterpart {target}" if target else "mlax (it has no counterpart of this module yet)"
+    why = reason(module, name)
     return (f"module '{module}' has no attribute '{name}' under mlax.install_as_jax(): {where} does not "
-            f"provide it, and the real {module}.{name} would not work on mlax's arrays (see "
-            "docs/compatibility.md)")
+            f"provide it{f' ({why})' if why else ''}, and the real {module}.{name} would not work on mlax's "
+            "arrays (see docs/compatibility.md)")

@@ -1,8 +1,8 @@
 """Names of jax's API that mlax lists but cannot compute yet.
 
 A library that imports such a name should import; calling it raises NotImplementedError saying
-what mlax lacks. The functions carry ``mlax_not_yet = True``, which docs/compatibility.md reads
-to list them as "not yet".
+what mlax lacks. The functions carry ``mlax_not_yet = <the reason>``, which docs/compatibility.md
+reads to list them as "not yet", with the reason.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from mlax.errors import user_error
 
 LAPACK = "needs LAPACK (issue: complex numbers, linear algebra and FFT)"
+COMPLEX = "needs complex numbers (issue: complex numbers, linear algebra and FFT)"
 
 
 def not_yet(qualname: str, reason: str) -> Callable[..., Any]:
@@ -26,7 +27,7 @@ def not_yet(qualname: str, reason: str) -> Callable[..., Any]:
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = module
     fn.__doc__ = f"Not yet in mlax: {qualname} {reason}."
-    fn.mlax_not_yet = True  # type: ignore[attr-defined]
+    fn.mlax_not_yet = reason  # type: ignore[attr-defined]
     return fn
 
 

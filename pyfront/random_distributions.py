@@ -25,6 +25,7 @@ import mlax
 from mlax import lax
 from mlax import numpy as mnp
 from mlax.errors import user_error
+from mlax.not_yet import LAPACK
 from mlax.random_arguments import (
     check_arraylike,
     check_safe_cast,
@@ -362,5 +363,5 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
                      "mlax.random.multivariate_normal")
 
 
-orthogonal.mlax_not_yet = True  # type: ignore[attr-defined]  # needs linalg.qr (docs/compatibility.md)
-multivariate_normal.mlax_not_yet = True  # type: ignore[attr-defined]  # needs linalg.cholesky/eigh/svd
+orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]
+multivariate_normal.mlax_not_yet = f"(linalg.cholesky/eigh/svd) {LAPACK}"  # type: ignore[attr-defined]

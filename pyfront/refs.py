@@ -19,4 +19,4 @@ def new_ref(init_val: Any, *args: Any, **kwargs: Any) -> Any:
                      "init_val of mlax.new_ref")
 
 
-new_ref.mlax_not_yet = True  # type: ignore[attr-defined]  # listed as "not yet" in docs/compatibility.md
+new_ref.mlax_not_yet = "needs mutable array references (effects) in the dialect"  # type: ignore[attr-defined]

@@ -73,7 +73,8 @@ libraries import, and raises NotImplementedError when called.
 
 Generated from jax {version}'s modules. *mlax*: mlax's own implementation; *not yet*: the name
 exists and raises NotImplementedError naming what is missing; *jax*: the real jax object, passed
-through; *missing*: AttributeError under install_as_jax.
+through; *missing*: AttributeError under install_as_jax. Each name that is not yet or missing is
+followed by the reason (from `pyfront/jax_modules.py`, or the name's own NotImplementedError).
 
 """
 
@@ -90,6 +91,16 @@ def _rows() -> list[tuple[str, dict[str, list[str]]]]:
 
 def _names(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names) if names else "-"
+
+
+def _with_reasons(module: str, names: list[str]) -> str:
+    """The names grouped by why mlax lacks them: "`a`, `b` (reason); `c` (other reason)"."""
+    if not names:
+        return "-"
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(jax_modules.reason(module, name) or "no reason given", []).append(name)
+    return "; ".join(f"{_names(group)} ({why})" for why, group in groups.items())
 
 
 def render() -> str:
@@ -113,8 +124,9 @@ def render() -> str:
         if module in jax_modules.PASSTHROUGH_MODULES:
             continue
         lines += [f"### `{module}`", ""]
-        for status in ("not yet", "jax", "missing"):
-            lines.append(f"- {status}: {_names(by_status[status])}")
+        lines.append(f"- not yet: {_with_reasons(module, by_status['not yet'])}")
+        lines.append(f"- jax: {_names(by_status['jax'])}")
+        lines.append(f"- missing: {_with_reasons(module, by_status['missing'])}")
         lines.append(f"- mlax: {len(by_status['mlax'])} names")
         lines.append("")
     return "\n".join(lines)

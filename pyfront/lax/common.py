@@ -32,4 +32,13 @@ def operands_like(*xs: Operand) -> list[Operand]:
     return [operand(x, target) for x in xs]
 
 
-__all__ = ["operand", "operands_like", "with_weak_type"]
+def reject_bool(name: str, *xs: Operand) -> None:
+    """jax's dtype rule of add and mul (and the scatters built on them): numbers, not booleans,
+    which jnp turns into logical or/and before they reach lax."""
+    for position, x in enumerate(xs):
+        if abstractify(x).dtype == np.bool_:
+            raise TypeError(f"{name} does not accept dtype bool at position {position}. Accepted dtypes at "
+                            f"position {position} are subtypes of integer, floating, complexfloating.")
+
+
+__all__ = ["operand", "operands_like", "reject_bool", "with_weak_type"]

@@ -17,7 +17,7 @@ from mlax import dtypes as front_dtypes
 from mlax.array import Array
 from mlax.core import bind, with_weak_type
 from mlax.dialect import dtypes as ir_dtypes
-from mlax.lax.common import operand, operands_like
+from mlax.lax.common import operand, operands_like, reject_bool
 from mlax.lax.shape import broadcast_in_dim
 
 
@@ -37,9 +37,12 @@ def _unary(name: str, doc: str, op: str | None = None) -> Any:
     return fn
 
 
-def _binary(name: str, doc: str, op: str | None = None) -> Any:
+def _binary(name: str, doc: str, op: str | None = None, numeric: bool = False) -> Any:
     def fn(x: Any, y: Any) -> Any:
-        return bind(op or name, *_agree(x, y))
+        xs = _agree(x, y)
+        if numeric:
+            reject_bool(name, *xs)
+        return bind(op or name, *xs)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -80,9 +83,9 @@ is_finite = _unary("is_finite", "Elementwise test for finite values (not inf, no
 bitwise_not = _unary("bitwise_not", "Elementwise bitwise not (logical not on booleans).", "not")
 population_count = _unary("population_count", "Elementwise number of set bits.")
 
-add = _binary("add", "Elementwise x + y (operands of one shape and dtype).")
+add = _binary("add", "Elementwise x + y (operands of one shape and dtype).", numeric=True)
 sub = _binary("sub", "Elementwise x - y.")
-mul = _binary("mul", "Elementwise x * y.")
+mul = _binary("mul", "Elementwise x * y.", numeric=True)
 div = _binary("div", "Elementwise x / y; integers truncate toward zero (x / 0 = -1 or all ones).")
 rem = _binary("rem", "Elementwise remainder with the sign of x (x % 0 = x for integers).")
 max = _binary("max", "Elementwise maximum; NaN propagates.")

@@ -18,7 +18,7 @@ import numpy as np
 
 from mlax.core import bind
 from mlax.lax.common import operand as as_operand
-from mlax.lax.common import operands_like
+from mlax.lax.common import operands_like, reject_bool
 from mlax.source_info import where
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather", "scatter",
@@ -102,10 +102,15 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: Any, slice_sizes
     return select(missed, fill, out)
 
 
+_NUMERIC_SCATTERS = {"scatter_add": "add", "scatter_mul": "mul"}  # their combiner's dtype rule, as jax
+
+
 def _scatter(name: str) -> Any:
     def scatter_op(operand: Any, scatter_indices: Any, updates: Any, dimension_numbers: Any, *,
                    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None) -> Any:
         x, values = operands_like(operand, updates)
+        if name in _NUMERIC_SCATTERS:
+            reject_bool(_NUMERIC_SCATTERS[name], x, values)
         indices = _index_operand(name, scatter_indices)
         return bind(name, x, indices, values,
                     update_window_dims=_dims(dimension_numbers, "update_window_dims"),

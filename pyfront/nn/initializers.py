@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 from mlax import dtypes as front_dtypes
 from mlax import numpy as mnp
 from mlax import random
+from mlax.not_yet import LAPACK
 
 __all__ = [
     "Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
@@ -300,5 +301,5 @@ def delta_orthogonal(scale: RealNumeric = 1.0, column_axis: int = -1,
     return _named("delta_orthogonal", init, delta_orthogonal.__doc__ or "")
 
 
-orthogonal.mlax_not_yet = True  # type: ignore[attr-defined]  # needs linalg.qr (docs/compatibility.md)
-delta_orthogonal.mlax_not_yet = True  # type: ignore[attr-defined]
+orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]
+delta_orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ import numpy as np
 
 from mlax import dtypes as front_dtypes
 from mlax import lax
+from mlax.not_yet import LAPACK
 from mlax.numpy import elementwise as ew
 from mlax.numpy.creation import arange, full, zeros
 from mlax.numpy.manipulation import atleast_1d, concatenate
@@ -292,5 +293,5 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
                               "not have yet")
 
 
-polyfit.mlax_not_yet = True  # type: ignore[attr-defined]  # needs linalg.lstsq
-roots.mlax_not_yet = True  # type: ignore[attr-defined]  # needs linalg.eigvals and complex dtypes
+polyfit.mlax_not_yet = f"(linalg.lstsq) {LAPACK}"  # type: ignore[attr-defined]
+roots.mlax_not_yet = f"(linalg.eigvals, complex roots) {LAPACK}"  # type: ignore[attr-defined]

@@ -36,6 +36,39 @@ def test_status_agrees_with_what_the_names_are() -> None:
     assert jax_modules.resolve("jax.numpy", "sin", {}) is mnp.sin
 
 
+def _lacking() -> list[tuple[str, str]]:
+    return [(module, name) for module in sorted(jax_modules.REDIRECTS)
+            for name in jax_modules.public_names(jax_modules.real_module(module))
+            if jax_modules.status(module, name) in ("missing", "not yet")]
+
+
+def test_every_lacking_name_has_a_reason() -> None:
+    unexplained = [f"{module}.{name}" for module, name in _lacking() if not jax_modules.reason(module, name)]
+    assert not unexplained, f"add these to _MISSING_REASONS in pyfront/jax_modules.py: {unexplained}"
+
+
+def test_no_reason_is_stale() -> None:
+    """Every entry of the reasons table names a jax module and a name that mlax lacks today."""
+    lacking = {f"{module}:{name}" for module, name in _lacking()}
+    modules_lacking = {entry.split(":")[0] for entry in lacking}
+    stale = [entry for entry in jax_modules.MISSING_REASONS
+             if entry not in lacking and not (entry.endswith(":*") and entry[:-2] in modules_lacking)]
+    assert not stale, f"mlax has these now: drop them from _MISSING_REASONS: {stale}"
+
+
+def test_missing_and_not_yet_names_say_why() -> None:
+    import pytest
+
+    import mlax
+
+    assert "needs complex numbers" in jax_modules.missing_message("jax.numpy", "angle")
+    assert jax_modules.reason("jax.numpy.fft", "rfft").startswith("needs FFT")
+    assert "stateful" in jax_modules.reason("jax.lax", "rng_uniform")
+    assert jax_modules.reason("jax.numpy", "sin") is None
+    with pytest.raises(NotImplementedError, match="LAPACK"):
+        mlax.numpy.linalg.inv(mlax.numpy.eye(2))
+
+
 def test_the_page_example_runs() -> None:
     import subprocess
     import sys

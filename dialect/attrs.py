@@ -7,6 +7,7 @@ rule table sees one representation.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -70,6 +71,9 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
     dense = ir.DenseElementsAttr(attr)
     if dense.is_splat:
         splat = dense.get_splat_value()
+        if dtypes.is_complex(dtype):
+            real, imag = (ir.FloatAttr(part).value for part in ir.ArrayAttr(splat))
+            return np.full(shape, complex(real, imag), dtype=dtype)
         scalar = ir.FloatAttr(splat).value if dtypes.is_float(dtype) else ir.IntegerAttr(splat).value
         if dtype == np.bool_:
             scalar = bool(scalar)
@@ -78,6 +82,8 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
         return np.full(shape, scalar, dtype=dtype)
     if dtype == dtypes.bfloat16:
         return _bf16_from_text(str(attr)).reshape(shape)
+    if dtypes.is_complex(dtype):
+        return _complex_from_text(str(attr), dtype).reshape(shape)
     raw = np.array(dense, copy=True)
     if dtypes.is_unsigned_int(dtype) and raw.dtype != dtype:
         raw = raw.view(dtype) if raw.dtype.itemsize == dtype.itemsize else raw.astype(dtype)
@@ -101,6 +107,35 @@ def _bf16_from_text(text: str) -> np.ndarray:
         else:
             bits.append(int(np.array(float(token), np.float32).astype(dtypes.bfloat16).view(np.uint16)))
     return np.array(bits, np.uint16).view(dtypes.bfloat16)
+
+
+def _complex_from_text(text: str, dtype: np.dtype) -> np.ndarray:
+    """Read a non-splat complex dense attribute from its printed form (the bindings expose no
+    buffer for complex elements): each part is printed exactly, in decimal or as raw hex bits."""
+    part = dtypes.real_dtype(dtype)
+    bits = np.dtype(f"u{part.itemsize}")
+    body = text[text.index("<") + 1: text.rindex("> :")]
+    parts = [np.array(int(token, 16), bits).view(part) if token.startswith("0x") else part.type(token)
+             for token in _NUMBER.findall(body)]
+    return np.array(parts, part).view(dtype)
+
+
+def dense_attribute(operation: ir.Operation, name: str) -> ir.DenseElementsAttr:
+    """``operation``'s dense elements attribute ``name``. The bindings cannot return one of complex
+    elements (a TypeError, "Can't cast unknown element type"), so such an attribute is rebuilt from
+    its printed form; every reader of an op's dense attribute goes through here."""
+    try:
+        return ir.DenseElementsAttr(operation.attributes[name])
+    except TypeError:
+        pass
+    named = next(operation.attributes[i] for i in range(len(operation.attributes))
+                 if operation.attributes[i].name == name)
+    text = str(named)[len(f"NamedAttribute({name}="):-1]
+    tensor = ir.RankedTensorType(ir.Type.parse(text[text.rindex(" : ") + 3:]))
+    values = _complex_from_text(text, dtypes.from_mlir(tensor.element_type))
+    if values.size != math.prod(tensor.shape):  # a splat: one element stands for all
+        return ir.DenseElementsAttr.get(values[:1], type=tensor)
+    return ir.DenseElementsAttr.get(values.reshape(tensor.shape), type=tensor)
 
 
 def to_attribute(kind: str, value: Any) -> ir.Attribute:

@@ -7,7 +7,7 @@ from typing import Any
 
 from mlir import ir
 
-from mlax.dialect.attrs import from_attribute, to_attribute
+from mlax.dialect.attrs import dense_attribute, dense_to_numpy, from_attribute, to_attribute
 from mlax.dialect.registry import OpDef, get_op, infer_results
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -64,4 +64,5 @@ def build(
 def read_attributes(operation: ir.Operation) -> dict[str, Any]:
     """The Python values of an mlax op's attributes, as its rules expect them."""
     op = get_op(operation.name)
-    return {k: from_attribute(kind, operation.attributes[k]) for k, kind in op.attributes.items()}
+    return {k: dense_to_numpy(dense_attribute(operation, k)) if kind == "dense"
+            else from_attribute(kind, operation.attributes[k]) for k, kind in op.attributes.items()}

@@ -27,6 +27,8 @@ _TO_MLIR: dict[np.dtype, str] = {
     bfloat16: "bf16",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "complex<f32>",
+    np.dtype(np.complex128): "complex<f64>",
 }
 _FROM_MLIR: dict[str, np.dtype] = {name: dt for dt, name in _TO_MLIR.items()}
 
@@ -60,6 +62,26 @@ def from_mlir(element_type: ir.Type | str) -> np.dtype:
 
 def is_float(dtype: np.dtype) -> bool:
     return np.dtype(dtype).kind == "f" or np.dtype(dtype) == bfloat16
+
+
+def is_complex(dtype: np.dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    """Float or complex: the types differentiation gives tangents to."""
+    return is_float(dtype) or is_complex(dtype)
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of the real and imaginary parts of a complex dtype (a real dtype is its own)."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"f{dtype.itemsize // 2}") if is_complex(dtype) else dtype
+
+
+def complex_dtype(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts have the float dtype ``dtype`` (f32 -> complex64)."""
+    return np.dtype(np.complex128) if np.dtype(dtype) == np.float64 else np.dtype(np.complex64)
 
 
 def is_int(dtype: np.dtype) -> bool:

@@ -97,8 +97,9 @@ irdl.dialect @mlax {
   // Absolute value |x|.
   irdl.operation @abs {
     %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
     irdl.operands(operand: %T)
-    irdl.results(result: %T)
+    irdl.results(result: %U)
   }
 
   // Sign: -1, 0 or 1 in the operand's type.
@@ -404,6 +405,37 @@ irdl.dialect @mlax {
     irdl.results(result: %U)
   }
 
+  // The complex number lhs + i rhs of two f32 (complex64) or two f64 (complex128) operands.
+  irdl.operation @complex {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %T, rhs: %T)
+    irdl.results(result: %U)
+  }
+
+  // The real part of a complex operand, in its parts' float type.
+  irdl.operation @real {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+  }
+
+  // The imaginary part of a complex operand, in its parts' float type.
+  irdl.operation @imag {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+  }
+
+  // The complex conjugate real - i imag.
+  irdl.operation @conj {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
   // A tensor literal; `value` is a dense elements attribute of the result type.
   irdl.operation @constant {
     %T = irdl.base "!builtin.tensor"
@@ -440,6 +472,36 @@ irdl.dialect @mlax {
     irdl.operands(operand: %T)
     irdl.results(result: %U)
     irdl.attributes {"new_dtype" = %attr_new_dtype}
+  }
+
+  // The lower Cholesky factor L (A = L L^T) of each matrix, from its lower triangle.
+  irdl.operation @cholesky {
+    %T = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(result: %T)
+  }
+
+  // X with op(A) X = B (left_side) or X op(A) = B, A triangular (BLAS `?trsm`).
+  irdl.operation @triangular_solve {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_left_side = irdl.base "#builtin.integer"
+    %attr_lower = irdl.base "#builtin.integer"
+    %attr_transpose_a = irdl.base "#builtin.integer"
+    %attr_conjugate_a = irdl.base "#builtin.integer"
+    %attr_unit_diagonal = irdl.base "#builtin.integer"
+    irdl.operands(a: %T, b: %U)
+    irdl.results(result: %U)
+    irdl.attributes {"left_side" = %attr_left_side, "lower" = %attr_lower, "transpose_a" = %attr_transpose_a, "conjugate_a" = %attr_conjugate_a, "unit_diagonal" = %attr_unit_diagonal}
+  }
+
+  // LU with partial pivoting (LAPACK `?getrf`): P A = L U, with the row swaps and the permutation.
+  irdl.operation @lu {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(lu: %T, pivots: %U, permutation: %V)
   }
 
   // Windows of `slice_sizes` at run-time start indices, stacked along the batch dimensions.

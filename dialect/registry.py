@@ -63,6 +63,11 @@ class OpDef:
 
 OPS: dict[str, OpDef] = {}
 
+# The ops that take complex operands or results (docs/complex.md); dialect/ops/complex_parts.py
+# declares them. Every other op refuses complex values in `infer_results`, naming itself, so an op
+# not yet taught complex numbers fails at trace time rather than deep in a lowering.
+COMPLEX_OPS: set[str] = set()
+
 _PORT = re.compile(r"^(\*?)(\w+)\s*:\s*(\w+)$")
 
 
@@ -140,5 +145,17 @@ def get_op(name: str) -> OpDef:
 
 def infer_results(op: OpDef, specs: list[TensorSpec], attrs: dict[str, Any]) -> tuple[TensorSpec, ...]:
     """Run the op's inference rule and normalise its answer to a tuple."""
+    if op.name not in COMPLEX_OPS:
+        _refuse_complex(op, specs)
     out = op.infer(*specs, **attrs)
-    return out if isinstance(out, tuple) else (out,)
+    out = out if isinstance(out, tuple) else (out,)
+    if op.name not in COMPLEX_OPS:
+        _refuse_complex(op, out)
+    return out
+
+
+def _refuse_complex(op: OpDef, specs: list[TensorSpec] | tuple[TensorSpec, ...]) -> None:
+    for spec in specs:
+        if spec.dtype.kind == "c":
+            raise TypeError(f"{op.full_name} does not support complex dtypes yet, got {spec.dtype} "
+                            "(docs/complex.md lists the ops that do)")

@@ -33,7 +33,7 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect import build, dtypes, get_op, read_attributes
-from mlax.dialect.attrs import dense_to_numpy
+from mlax.dialect.attrs import dense_attribute, dense_to_numpy
 from mlax.dialect.callbacks import callee_of, pure_callback_symbols
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.registry import ModulePass, option, register_pass
@@ -176,7 +176,7 @@ _DEFAULT_RULE = Rule()
 def _constant_attr(value: ir.Value) -> ir.DenseElementsAttr | None:
     owner = value.owner
     if isinstance(owner, ir.Operation | ir.OpView) and owner.operation.name == "mlax.constant":
-        return ir.DenseElementsAttr(owner.operation.attributes["value"])
+        return dense_attribute(owner.operation, "value")
     return None
 
 
@@ -185,7 +185,11 @@ def _splat(value: ir.Value) -> np.ndarray | None:
     attr = _constant_attr(value)
     if attr is None or not attr.is_splat:
         return None
-    scalar_type = ir.RankedTensorType.get([], ir.RankedTensorType(attr.type).element_type)
+    element = ir.RankedTensorType(attr.type).element_type
+    if isinstance(element, ir.ComplexType):  # get_splat takes no complex element
+        real, imag = (ir.FloatAttr(part).value for part in ir.ArrayAttr(attr.get_splat_value()))
+        return np.array(complex(real, imag), dtypes.from_mlir(element))
+    scalar_type = ir.RankedTensorType.get([], element)
     return dense_to_numpy(ir.DenseElementsAttr.get_splat(scalar_type, attr.get_splat_value()))
 
 
@@ -265,8 +269,15 @@ class Cleanup(ModulePass):
 
 def _cse_key(op: ir.Operation) -> tuple[Any, ...]:
     # Attributes and types are uniqued by the context: equal means identical.
-    attrs = tuple(sorted((name, op.attributes[name]) for name in op.attributes))
+    attrs = tuple(sorted((name, _attribute_key(op, name)) for name in op.attributes))
     return op.name, tuple(op.operands), attrs, tuple(r.type for r in op.results)
+
+
+def _attribute_key(op: ir.Operation, name: str) -> Any:
+    try:
+        return op.attributes[name]
+    except TypeError:  # a complex constant, which the bindings cannot return (see dense_attribute)
+        return str(dense_attribute(op, name))
 
 
 def _cse_block(block: ir.Block, scope: ChainMap) -> bool:

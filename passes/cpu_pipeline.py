@@ -16,7 +16,9 @@ mlax-cpu-pipeline{to=buffers})'``):
   merging a rematerialized value with the forward one); one-shot bufferization across the
   function boundary; results become
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
-  return); temporaries are freed; f32/f64 matmuls become BLAS calls. Loops copy nothing per
+  return); temporaries are freed; f32/f64 matmuls become BLAS calls; complex arithmetic becomes
+  arith/math on the parts (``convert-complex-to-standard``, after generalizing: a named matmul's
+  body must stay complex.mul/add; complex matmuls run as loops). Loops copy nothing per
   step: a scan's y is computed into its row of the stacked output (``eliminate-empty-tensors``)
   and a step's new carry is handed on (``allow-return-allocs-from-loops``; ``canonicalize``
   then folds loop results that are their init buffers, so they can become out-parameters, and
@@ -48,13 +50,13 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
                 "function-boundary-type-conversion=identity-layout-map}, "
                 "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
                 "buffer-deallocation-pipeline, inline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
-                "canonicalize, mlax-early-dealloc"),
+                "convert-complex-to-standard, canonicalize, mlax-early-dealloc"),
     ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "
               "mlax-widen-bool-buffers, canonicalize"),
     ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, "
              "mlax-exact-libm-calls, convert-math-to-llvm, convert-math-to-libm, "
              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
-             "mlax-expand-bf16, finalize-memref-to-llvm, convert-arith-to-llvm, "
+             "mlax-expand-bf16, finalize-memref-to-llvm, convert-complex-to-llvm, convert-arith-to-llvm, "
              "convert-index-to-llvm, convert-cf-to-llvm, "
              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-openmp-to-llvm, "
              "reconcile-unrealized-casts"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 from mlir import ir
 
 from mlax.dialect import dtypes, infer, read_attributes
+from mlax.dialect.attrs import dense_attribute
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import verify_transforms
 from mlax.passes.diagnostics import Diagnostic, capture
@@ -43,7 +44,7 @@ def _constant_type_problem(op: ir.Operation) -> str | None:
     result_type = op.results[0].type
     try:
         TensorSpec.from_mlir(result_type)  # before reading the value: its element type may be unsupported
-        value_type = op.attributes["value"].type
+        value_type = dense_attribute(op, "value").type
     except TypeError as error:
         return str(error)
     if value_type != result_type:

@@ -121,33 +121,60 @@ def _positions(argnums: Any, args: tuple[Any, ...], api: str) -> tuple[int, ...]
     return tuple(i % len(args) for i in nums)
 
 
+def _input_problem(dtype: np.dtype, what: str, holomorphic: bool, argument: str) -> str | None:
+    """JAX's objection to differentiating with respect to an input of ``dtype``, or None: with
+    holomorphic=True inputs are complex; otherwise floats, and complex numbers too in reverse
+    mode (grad, jacrev)."""
+    if holomorphic:
+        if not mlir_dtypes.is_complex(dtype):
+            return (f"{what} with holomorphic=True requires inputs with complex dtype, but argument "
+                    f"{argument} has dtype {dtype.name}.")
+        return None
+    if mlir_dtypes.is_complex(dtype) and what == "jacfwd":
+        return ("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
+                f"argument {argument} has dtype {dtype.name}. For holomorphic differentiation, pass "
+                "holomorphic=True. For differentiation of non-holomorphic functions involving complex "
+                "inputs, use mlax.jvp directly.")
+    if not mlir_dtypes.is_inexact(dtype):
+        return (f"{what} requires real- or complex-valued inputs (a float or complex dtype), but argument "
+                f"{argument} has dtype {dtype.name}. Integer and boolean inputs have no derivative: leave "
+                "them out of argnums.")
+    return None
+
+
 def _check_float_inputs(fun: Callable[..., Any], args: tuple[Any, ...], nums: Sequence[int],
-                        what: str) -> None:
+                        what: str, holomorphic: bool = False) -> None:
     names = _positional_names(fun, len(args))
     for i in nums:
         for path, leaf in tree_util.tree_flatten_with_path(args[i])[0]:
             if not is_array_like(leaf):  # objects may only be in arguments not differentiated
                 raise _leaf_type_error(f"{names[i]}{tree_util.keystr(path)}", leaf, function_name(fun))
-            dtype = np.dtype(abstractify(leaf).dtype)
-            if not mlir_dtypes.is_float(dtype):
-                argument = f"{names[i]}{tree_util.keystr(path)} of {function_name(fun)}"
-                raise user_error(
-                    TypeError, f"{what} requires real-valued inputs (a float dtype), but argument {argument} "
-                    f"has dtype {dtype.name}. Integer and boolean inputs have no derivative: leave them "
-                    "out of argnums.", argument)
+            argument = f"{names[i]}{tree_util.keystr(path)} of {function_name(fun)}"
+            problem = _input_problem(np.dtype(abstractify(leaf).dtype), what, holomorphic, argument)
+            if problem is not None:
+                raise user_error(TypeError, problem, argument)
 
 
-def _check_float_output(aval: Aval, fun: Callable[..., Any], what: str) -> None:
-    if not mlir_dtypes.is_float(np.dtype(aval.dtype)):
-        raise user_error(TypeError, f"{what} requires real-valued outputs (a float dtype), but got "
-                         f"{np.dtype(aval.dtype).name}. For differentiation of functions with integer "
-                         "outputs, use mlax.vjp directly.", f"the output of {function_name(fun)}")
-
-
-def _unsupported_options(holomorphic: bool, allow_int: bool) -> None:
+def _check_float_output(aval: Aval, fun: Callable[..., Any], what: str, holomorphic: bool = False) -> None:
+    dtype = np.dtype(aval.dtype)
     if holomorphic:
-        raise user_error(NotImplementedError, "holomorphic=True: mlax has no complex dtypes yet",
-                         "holomorphic")
+        problem = (None if mlir_dtypes.is_complex(dtype) else
+                   f"{what} with holomorphic=True requires outputs with complex dtype, but got {dtype.name}.")
+    elif mlir_dtypes.is_complex(dtype):
+        problem = (f"{what} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                   f"but got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                   "differentiation of non-holomorphic functions involving complex outputs, use mlax.vjp "
+                   "directly.")
+    elif not mlir_dtypes.is_float(dtype):
+        problem = (f"{what} requires real-valued outputs (a float dtype), but got {dtype.name}. For "
+                   "differentiation of functions with integer outputs, use mlax.vjp directly.")
+    else:
+        problem = None
+    if problem is not None:
+        raise user_error(TypeError, problem, f"the output of {function_name(fun)}")
+
+
+def _unsupported_options(allow_int: bool) -> None:
     if allow_int:
         raise user_error(NotImplementedError, "allow_int=True is not supported yet: leave integer arguments "
                          "out of argnums", "allow_int")
@@ -162,7 +189,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
 def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomorphic: bool,
                     allow_int: bool, api: str) -> Callable[..., Any]:
     check_callable(fun, f"fun of {api}")
-    _unsupported_options(holomorphic, allow_int)
+    _unsupported_options(allow_int)
 
     def run(trace: Trace, *args: Any) -> Any:
         most = max(index_tuple(argnums, "argnums", api), default=0)
@@ -171,7 +198,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"least {most + 1} positional arguments to be passed by the caller, but got "
                              f"only {len(args)} positional arguments.", f"argnums of {api}")
         nums = _positions(argnums, args, api)
-        _check_float_inputs(fun, args, nums, "grad")
+        _check_float_inputs(fun, args, nums, "grad", holomorphic)
         sub, leaves, in_tree = _trace_callee(fun, args, trace, nums)
         output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):
@@ -183,7 +210,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
             raise user_error(TypeError, "Gradient only defined for scalar-output functions. Output had "
                              f"shape: {shapes[0] if len(shapes) == 1 else shapes}.", output)
         out_aval = sub.out_avals[0]
-        _check_float_output(out_aval, fun, "grad")
+        _check_float_output(out_aval, fun, "grad", holomorphic)
         offsets = _leaf_offsets(in_tree)
         positions = [p for i in nums for p in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
@@ -239,7 +266,7 @@ def _checked_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tu
     checked = []
     for p, t, zero, path in zip(leaves[:n], leaves[n:], float0, paths[n:], strict=True):
         pa, ta = abstractify(p), abstractify(t)
-        expected = pa.dtype if mlir_dtypes.is_float(np.dtype(pa.dtype)) else _FLOAT0
+        expected = pa.dtype if mlir_dtypes.is_inexact(np.dtype(pa.dtype)) else _FLOAT0
         got = _FLOAT0 if zero else ta.dtype
         if got != expected:
             raise user_error(TypeError, "primal and tangent arguments to mlax.jvp do not match; dtypes "
@@ -356,7 +383,8 @@ def _stacked_basis(avals: Sequence[Aval], position: int) -> list[np.ndarray]:
             else np.zeros((size, *a.shape), np.dtype(a.dtype)) for k, a in enumerate(avals)]
 
 
-def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bool) -> Callable[..., Any]:
+def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bool,
+              holomorphic: bool = False) -> Callable[..., Any]:
     """jacfwd (vmap of jvp over the input basis) or jacrev (vmap of the vjp over the output
     basis), as jax: one batched program per input (or output) leaf, no loop over elements;
     pytrees in and out: the result has the output's structure, each leaf holding the input's
@@ -369,7 +397,7 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
     @functools.wraps(fun)
     def jacobian(*args: Any) -> Any:
         nums = _positions(argnums, args, f"mlax.{api}")
-        _check_float_inputs(fun, args, nums, api)
+        _check_float_inputs(fun, args, nums, api, holomorphic)
         chosen = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(chosen)
 
@@ -386,9 +414,9 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
             out, pull = vjp(partial, *in_leaves)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_avals = [abstractify(leaf) for leaf in out_leaves]
-        if not forward:
+        if not forward or holomorphic:
             for aval in out_avals:
-                _check_float_output(aval, fun, api)
+                _check_float_output(aval, fun, api, holomorphic)
         blocks: list[list[Any]] = [[None] * len(in_leaves) for _ in out_leaves]
         if forward:
             for j, in_aval in enumerate(in_avals):
@@ -413,14 +441,18 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
     return jacobian
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by forward mode: vmap of jvp over the input basis."""
-    return _jacobian(fun, argnums, forward=True)
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by forward mode: vmap of jvp over the input basis (complex inputs and
+    outputs with ``holomorphic=True``, as jax)."""
+    return _jacobian(fun, argnums, forward=True, holomorphic=holomorphic)
 
 
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by reverse mode: vmap of the vjp over the output basis."""
-    return _jacobian(fun, argnums, forward=False)
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by reverse mode: vmap of the vjp over the output basis (complex
+    inputs allowed; complex outputs with ``holomorphic=True``, as jax)."""
+    return _jacobian(fun, argnums, forward=False, holomorphic=holomorphic)
 
 
 jacobian = jacrev  # jax's alias

@@ -45,6 +45,10 @@ def default_float() -> np.dtype:
     return canonicalize(np.float64)
 
 
+def default_complex() -> np.dtype:
+    return canonicalize(np.complex128)
+
+
 def default_int() -> np.dtype:
     return canonicalize(np.int64)
 
@@ -57,6 +61,8 @@ def python_scalar_dtype(value: Any) -> np.dtype:
         return default_int()
     if isinstance(value, float):
         return default_float()
+    if isinstance(value, complex):
+        return canonicalize(np.complex128)
     raise TypeError(f"mlax does not support Python values of type {type(value).__name__}")
 
 

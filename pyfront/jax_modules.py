@@ -48,10 +48,10 @@ _TOP_PASSTHROUGH = _names("""
     transfer_guard_device_to_host transfer_guard_host_to_device
 """)
 
-# Dtype and scalar types mlax does not compute with (complex, sub-byte and 8-bit floats):
+# Dtype and scalar types mlax does not compute with (sub-byte and 8-bit floats):
 # usable as dtype specifiers, which mlax then rejects with its own error.
 _NUMPY_PASSTHROUGH = _names("""
-    ComplexWarning cdouble character complex128 complex64 complex_ complexfloating csingle flexible
+    ComplexWarning character flexible
     float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
     float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 object_
     uint1 uint2 uint4 iterable printoptions get_printoptions set_printoptions
@@ -86,9 +86,10 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.scipy.stats": Redirect("mlax.scipy.stats"),
     **{f"jax.scipy.stats.{name}": Redirect(f"mlax.scipy.stats.{name}")
        for name in sorted(_STATS_DISTRIBUTIONS)},
-    "jax.scipy.signal": Redirect(None),
+    "jax.scipy.stats.multivariate_normal": Redirect(None),
+    "jax.scipy.signal": Redirect("mlax.scipy.signal"),
     "jax.scipy.optimize": Redirect(None),
-    "jax.scipy.ndimage": Redirect(None),
+    "jax.scipy.ndimage": Redirect("mlax.scipy.ndimage"),
     "jax.tree": Redirect("mlax.tree"),
     "jax.dtypes": Redirect("mlax.dtypes"),
     "jax.profiler": Redirect("mlax.profiler"),
@@ -121,11 +122,11 @@ NOT_BUILT = "not built yet"
 # Why mlax lacks each name it lacks: reason -> the names ("module:name"; "module:*" for all of a
 # module's missing names). Generated into docs/compatibility.md; a test keeps it complete and exact.
 _MISSING_REASONS = {
-    f"needs complex numbers ({ISSUE_18})": """jax.numpy:angle jax.numpy:sort_complex jax.lax:complex
-        jax.lax:conj jax.lax:imag jax.lax:real jax.scipy.special:sph_harm_y jax.scipy.special:wofz""",
+    f"needs complex numbers beyond arithmetic ({ISSUE_18})":
+        "jax.numpy:sort_complex jax.scipy.special:sph_harm_y jax.scipy.special:wofz",
     f"needs FFT ({ISSUE_18})": """jax.numpy.fft:* jax.lax:fft jax.scipy.signal:fftconvolve
         jax.scipy.signal:csd jax.scipy.signal:welch jax.scipy.signal:stft jax.scipy.signal:istft""",
-    f"needs LAPACK ({ISSUE_18})": "jax.scipy.stats:gaussian_kde",
+    f"needs LAPACK ({ISSUE_18})": "jax.scipy.stats:gaussian_kde jax.scipy.stats.multivariate_normal:*",
     "XLA tokens: mlax orders effects by program order and has no token type":
         "jax.lax:after_all jax.lax:create_token",
     "point-to-point and ragged collectives are not among mlax's collective ops yet":
@@ -138,8 +139,6 @@ _MISSING_REASONS = {
     "block-scaled products of 8- and 4-bit float types, which mlax does not compute with":
         """jax.lax:scaled_dot jax.nn:scaled_dot_general jax.nn:scaled_matmul
         jax.nn:get_scaled_dot_general_config""",
-    f"{NOT_BUILT}: jnp.ufunc objects (reduce, accumulate, outer, at of a Python function)":
-        "jax.numpy:frompyfunc jax.numpy:ufunc",
     "a switch of jax's tracer or runtime that mlax does not read (passed through, it would do nothing)":
         """jax:allow_f16_reductions jax:array_garbage_collection_guard jax:debug_key_reuse
         jax:default_prng_impl jax:enable_custom_prng jax:jax2tf_associative_scan_reductions
@@ -162,8 +161,6 @@ _MISSING_REASONS = {
     "serializes jax's own lowering; mlax's portable form is StableHLO from mlax-opt (docs/stablehlo.md)":
         "jax.export:*",
     f"{NOT_BUILT}: foreign function calls (XLA custom calls)": "jax.ffi:*",
-    f"{NOT_BUILT}: jax.scipy.signal's direct convolutions and detrend": "jax.scipy.signal:*",
-    f"{NOT_BUILT}: interpolation at coordinates": "jax.scipy.ndimage:*",
     f"{NOT_BUILT}: BFGS minimization": "jax.scipy.optimize:*",
 }
 

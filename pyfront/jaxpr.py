@@ -33,7 +33,7 @@ from mlax import prng
 from mlax.api import JittedFunction
 from mlax.core import Aval, current_trace
 from mlax.dialect import get_op, read_attributes
-from mlax.dialect.attrs import dense_to_numpy
+from mlax.dialect.attrs import dense_attribute, dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import JIT_NAME_ATTR, KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
@@ -221,9 +221,10 @@ class _FunctionReader:
 
     def _constant(self, op: ir.Operation) -> None:
         (result,) = op.results
-        value = dense_to_numpy(op.attributes["value"])
+        attr = dense_attribute(op, "value")
+        value = dense_to_numpy(attr)
         aval = _type_aval(result.type)
-        if ir.DenseElementsAttr(op.attributes["value"]).is_splat:
+        if attr.is_splat:
             scalar = value.reshape(-1)[0] if value.size else np.zeros((), value.dtype)
             self.atoms[result] = jex.Literal(np.asarray(scalar), aval)
         else:

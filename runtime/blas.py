@@ -36,7 +36,7 @@ def openblas() -> ctypes.CDLL | None:
     for path in sorted(libs.glob("libscipy_openblas64_*.so*")):
         library = ctypes.CDLL(str(path))
         if all(hasattr(library, name) for name in _EXPORTS.values()):
-            _short_thread_timeout(library)
+            short_thread_timeout(library)
             return library
     return None
 
@@ -54,7 +54,7 @@ def gemm_symbols() -> dict[str, int]:
 THREAD_TIMEOUT = "4"
 
 
-def _short_thread_timeout(library: ctypes.CDLL) -> None:
+def short_thread_timeout(library: ctypes.CDLL) -> None:
     """Have OpenBLAS's idle threads sleep at once (module docstring); the user's setting wins."""
     if "OPENBLAS_THREAD_TIMEOUT" in os.environ or not all(
             hasattr(library, name) for name in ("openblas_read_env", "blas_thread_shutdown_")):

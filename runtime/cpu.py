@@ -36,6 +36,7 @@ from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import disk_cache, host_callbacks, orc
 from mlax.runtime.blas import gemm_symbols
 from mlax.runtime.dumping import run_dumped
+from mlax.runtime.lapack import calls_lapack, lapack_symbols
 
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
@@ -113,7 +114,8 @@ class CpuExecutable:
                              for spec in map(TensorSpec.from_mlir, function_type.results)]
             count = len(function_type.inputs) + len(self._outputs)
             self._callbacks = host_callbacks.callbacks_of(module)  # held while the code lives
-            orc.expose((), {**gemm_symbols(), **host_callbacks.cpu_symbols()})
+            orc.expose((), {**gemm_symbols(), **(lapack_symbols() if calls_lapack(module) else {}),
+                              **host_callbacks.cpu_symbols()})
             # Host callbacks are named by this process's ids, and a dump wants the passes run.
             cache = None if self._callbacks or config.dump_dir else disk_cache.active()
             self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)

@@ -33,6 +33,15 @@ class XlaError(RuntimeError):
     """XLA refused or failed to compile or run a program (its own message, located in our text)."""
 
 
+@functools.cache
+def initialize_lapack() -> None:
+    """Bind jaxlib's LAPACK custom-call targets (``lapack_spotrf_ffi``...) to SciPy's LAPACK, as jax
+    does before lowering a decomposition; programs that call them need it once per process."""
+    from jax._src.lib import lapack
+
+    lapack.prepare_lapack_call("potrf_ffi", np.dtype(np.float32))
+
+
 def platforms() -> list[str]:
     """The XLA platforms jaxlib can reach in this process, GPU/TPU before CPU."""
     found = {device.platform for device in jax.devices()} | {"cpu"}

@@ -26,6 +26,7 @@ from mlax.array import Array
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.lower_to_stablehlo.callbacks import add_result
+from mlax.passes.lower_to_stablehlo.decompositions import TARGET_PREFIX as LAPACK_TARGET_PREFIX
 from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import host_callbacks, pjrt, xla_sharded
 from mlax.runtime.dumping import dump_path, run_dumped
@@ -165,6 +166,8 @@ class XlaExecutable:
             with lowered.context, ir.Location.unknown():
                 add_result(_functions(lowered)[ENTRY])
         self.text = module_text(lowered, debug_info=True)
+        if f'"{LAPACK_TARGET_PREFIX}' in self.text:
+            pjrt.initialize_lapack()
         function_type = _entry_type(lowered, ENTRY)
         specs = [TensorSpec.from_mlir(t) for t in (*function_type.inputs, *function_type.results)]
         avals = [(spec.shape, spec.dtype) for spec in specs]

@@ -6,8 +6,10 @@ The import order is the order of ops in dialect/mlax.irdl.mlir and docs/dialect.
 from mlax.dialect.ops import (  # noqa: F401
     collectives,
     comparison,
+    complex_parts,
     constants,
     conversions,
+    decompositions,
     elementwise,
     indexing,
     linalg,

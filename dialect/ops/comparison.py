@@ -23,6 +23,10 @@ def _infer_compare(lhs: TensorSpec, rhs: TensorSpec, *, comparison_direction: st
     if comparison_direction not in COMPARISONS:
         raise op_value_error("compare", f"comparison_direction must be one of {list(COMPARISONS)}, "
                                         f"got {comparison_direction!r}")
+    if dtypes.is_complex(lhs.dtype) and comparison_direction not in ("EQ", "NE"):
+        raise op_type_error("compare", f"comparison_direction {comparison_direction} does not accept "
+                                       f"complex operands ({lhs.dtype}): complex numbers are unordered, "
+                                       "only EQ and NE compare them")
     return TensorSpec(lhs.shape, np.bool_)
 
 
@@ -33,7 +37,8 @@ define_op(
     reference=lambda x, y, *, comparison_direction: COMPARISONS[comparison_direction](x, y),
     summary="Elementwise comparison with an `i1` result; `comparison_direction` is one of "
             "EQ NE LT LE GT GE.",
-    description="Any element type. Floats compare as IEEE values (the StableHLO FLOAT "
+    description="Any element type (complex: EQ and NE only). Floats compare as IEEE values "
+                "(the StableHLO FLOAT "
                 "comparison type): -0.0 == +0.0, and NaN is unordered, so EQ LT LE GT GE are "
                 "false and NE is true. Unsigned types compare unsigned; booleans order "
                 "false < true.",

@@ -41,6 +41,8 @@ def _convert(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
     new_dtype = np.dtype(new_dtype)
     if dtypes.is_bool(new_dtype):
         return x != 0
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.ascontiguousarray(x.real)  # JAX's convert_element_type keeps the real part
     if dtypes.is_float(x.dtype) and dtypes.is_int(new_dtype):
         return _float_to_int(x, new_dtype)
     with np.errstate(all="ignore"):
@@ -58,7 +60,9 @@ define_op(
                 "(+-inf too); NaN -> 0; negative -> 0 for unsigned targets. Int -> int wraps "
                 "(two's complement). Int/float -> float rounds to nearest even; conversions to "
                 "f16/bf16 go through f32 (as XLA's CPU: f64 -> f16 and int -> bf16 may round "
-                "twice). Any -> i1 is `x != 0` (NaN -> true); i1 -> number gives 0 or 1.",
+                "twice). Any -> i1 is `x != 0` (NaN -> true); i1 -> number gives 0 or 1. "
+                "Complex -> real converts the real part (as JAX); real -> complex has imaginary "
+                "part 0.",
 )
 
 

@@ -28,8 +28,9 @@ from mlax.dialect.tensor_spec import TensorSpec
 
 DtypeCheck = tuple[Callable[[np.dtype], bool], str]
 FLOAT: DtypeCheck = (dtypes.is_float, "floating-point")
+INEXACT: DtypeCheck = (dtypes.is_inexact, "floating-point or complex")
 NUMERIC: DtypeCheck = (lambda d: not dtypes.is_bool(d), "numeric")
-SIGNED: DtypeCheck = (lambda d: dtypes.is_float(d) or dtypes.is_signed_int(d), "signed numeric")
+SIGNED: DtypeCheck = (lambda d: dtypes.is_inexact(d) or dtypes.is_signed_int(d), "signed numeric")
 INTEGER: DtypeCheck = (dtypes.is_int, "integer")
 INT_OR_BOOL: DtypeCheck = (lambda d: dtypes.is_int(d) or dtypes.is_bool(d), "integer or boolean")
 ANY: DtypeCheck = (lambda d: True, "any")
@@ -48,8 +49,10 @@ def run_elementwise(fn: Callable[..., np.ndarray], *xs: np.ndarray, **attrs: obj
 
 def _define(name: str, operands: tuple[str, ...], fn: Callable[..., np.ndarray], check: DtypeCheck,
             summary: str, description: str, *, choices: dict[str, tuple[str, ...]] | None = None,
-            result_dtype: np.dtype | None = None, native: bool = False) -> None:
-    """An op whose operands share type T; the result is T too unless ``result_dtype`` is given.
+            result_dtype: np.dtype | Callable[[np.dtype], np.dtype] | None = None,
+            native: bool = False) -> None:
+    """An op whose operands share type T; the result is T too unless ``result_dtype`` is given
+    (a dtype, or a function of the operand dtype).
 
     ``choices`` declares string attributes and their allowed values. ``native`` ops get their
     operands in their own dtype (they round intermediate steps themselves); the others run in
@@ -63,7 +66,10 @@ def _define(name: str, operands: tuple[str, ...], fn: Callable[..., np.ndarray],
         for attr, allowed in choices.items():
             if attrs[attr] not in allowed:
                 raise op_value_error(name, f"{attr} must be one of {list(allowed)}, got {attrs[attr]!r}")
-        return specs[0] if result_dtype is None else TensorSpec(specs[0].shape, result_dtype)
+        if result_dtype is None:
+            return specs[0]
+        dtype = result_dtype(specs[0].dtype) if callable(result_dtype) else result_dtype
+        return TensorSpec(specs[0].shape, dtype)
 
     def reference(*xs: np.ndarray, **attrs: str) -> np.ndarray:
         if native:
@@ -99,6 +105,11 @@ def _sign(x: np.ndarray) -> np.ndarray:
     if dtypes.is_float(x.dtype):
         return np.where((x == 0) | np.isnan(x), x, np.sign(x))
     return np.sign(x)
+
+
+def _abs(x: np.ndarray) -> np.ndarray:
+    """|x|; a complex operand gives its parts' type, the others their own."""
+    return np.abs(x) if dtypes.is_complex(x.dtype) else run_elementwise(np.abs, x)
 
 
 _MATH_ERFC = np.frompyfunc(math.erfc, 1, 1)
@@ -229,11 +240,14 @@ def _shift(kind: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
 
 define_unary("neg", np.negative, NUMERIC, "Negation, -x (wraps for the most negative integer and for "
              "unsigned integers).")
-define_unary("abs", np.abs, SIGNED, "Absolute value |x|.",
-             "Signed integers and floats. |INT_MIN| wraps to INT_MIN; abs(-0.0) is +0.0; NaN stays NaN.")
+define_unary("abs", _abs, SIGNED, "Absolute value |x|.",
+             "Signed integers, floats and complex numbers. |INT_MIN| wraps to INT_MIN; abs(-0.0) is "
+             "+0.0; NaN stays NaN. The absolute value of a complex number is the real hypot of its "
+             "parts (complex64 -> f32).", result_dtype=dtypes.real_dtype, native=True)
 define_unary("sign", _sign, NUMERIC, "Sign: -1, 0 or 1 in the operand's type.",
              "Floats: sign(+-0) is +-0 and sign(NaN) is NaN. Unsigned integers give 0 or 1 (JAX's "
-             "`lax.sign` accepts them; StableHLO lowering is `select(x == 0, 0, 1)`).")
+             "`lax.sign` accepts them; StableHLO lowering is `select(x == 0, 0, 1)`). Complex: "
+             "x / |x|, and 0 for 0.")
 define_unary("floor", np.floor, FLOAT, "Round toward -inf.")
 define_unary("ceil", np.ceil, FLOAT, "Round toward +inf.")
 define_unary("round", lambda x, *, rounding_method: _ROUNDING[rounding_method](x), FLOAT,
@@ -242,15 +256,15 @@ define_unary("round", lambda x, *, rounding_method: _ROUNDING[rounding_method](x
              "default of `lax.round`) or `\"to_nearest_even\"` (`round_nearest_even`). The sign "
              "of zero is kept (round(-0.4) is -0.0); NaN and infinities pass through.",
              choices={"rounding_method": ROUNDING_METHODS})
-define_unary("exp", np.exp, FLOAT, "Natural exponential e**x.")
+define_unary("exp", np.exp, INEXACT, "Natural exponential e**x.")
 define_unary("exp2", _exp2, FLOAT, "Base-2 exponential 2**x.",
              "Defined as JAX lowers it: `exp(c * x)` where `c` is ln 2 rounded to the operand "
              "type and the product is rounded to the operand type before the exponential (so "
              "f16/bf16 results carry the error of the rounded product).", native=True)
 define_unary("expm1", np.expm1, FLOAT, "e**x - 1, accurate near 0.")
-define_unary("log", np.log, FLOAT, "Natural logarithm (log 0 = -inf, log of a negative = NaN).")
+define_unary("log", np.log, INEXACT, "Natural logarithm (log 0 = -inf, log of a negative = NaN).")
 define_unary("log1p", np.log1p, FLOAT, "log(1 + x), accurate near 0 (log1p(-1) = -inf).")
-define_unary("sqrt", np.sqrt, FLOAT, "Square root (sqrt(-0.0) = -0.0, negative -> NaN).")
+define_unary("sqrt", np.sqrt, INEXACT, "Square root (sqrt(-0.0) = -0.0, negative -> NaN).")
 define_unary("rsqrt", lambda x: 1 / np.sqrt(x), FLOAT, "Reciprocal square root 1/sqrt(x).",
              "rsqrt(+-0) = +-inf, rsqrt(inf) = 0, negative -> NaN.")
 define_unary("cbrt", np.cbrt, FLOAT, "Cube root (defined for negative x).")

@@ -52,6 +52,9 @@ def _check_pairs(what: str, lhs: TensorSpec, rhs: TensorSpec, lhs_dims: tuple[in
 def _check_result_dtype(operand: np.dtype, result: np.dtype) -> None:
     if not dtypes.is_supported(result):
         raise op_type_error(NAME, f"unsupported result_dtype {result}")
+    if dtypes.is_complex(operand) != dtypes.is_complex(result):
+        raise op_type_error(NAME, f"result_dtype {result} and operand dtype {operand} must both be complex "
+                                  "or both real")
     if dtypes.is_float(operand) and not dtypes.is_float(result):
         raise op_type_error(NAME, f"result_dtype {result} must be floating for {operand} operands "
                                   "(convert the result instead)")

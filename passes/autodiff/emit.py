@@ -25,8 +25,9 @@ def spec(value: ir.Value | ir.Type) -> TensorSpec:
 
 
 def is_float(value: ir.Value | ir.Type) -> bool:
-    """Whether values of this type carry tangents (JAX: integer and bool inputs get float0)."""
-    return dtypes.is_float(spec(value).dtype)
+    """Whether values of this type carry tangents: floats and complex numbers (JAX: integer and
+    bool inputs get float0)."""
+    return dtypes.is_inexact(spec(value).dtype)
 
 
 class Emitter:

@@ -19,9 +19,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from mlir import ir
 
-from mlax.dialect import read_attributes
+from mlax.dialect import dtypes, read_attributes
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float, spec
 from mlax.passes.autodiff.jvp_rules_collectives import COLLECTIVE_JVP_RULES
+from mlax.passes.autodiff.jvp_rules_complex import COMPLEX_JVP_RULES
+from mlax.passes.autodiff.jvp_rules_decompositions import DECOMPOSITION_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_indexing import INDEXING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_sorting import SORTING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_windowed import WINDOWED_JVP_RULES
@@ -94,7 +96,11 @@ def _exp_neg_square(e: Emitter, x: ir.Value) -> ir.Value:
 
 
 def _abs(e: Emitter, t: ir.Value, x: ir.Value, out: ir.Value) -> ir.Value:
-    """JAX: select(x >= 0, t, -t), so the slope at +-0 is +1 (and -1 at NaN)."""
+    """JAX: select(x >= 0, t, -t), so the slope at +-0 is +1 (and -1 at NaN); for complex x,
+    real(t * conj(x) / |x|) with |x| = 0 read as 1."""
+    if dtypes.is_complex(spec(x).dtype):
+        magnitude = _replace_zero(e, e("convert", out, new_dtype=spec(x).dtype))
+        return e("real", e("mul", t, e("div", e("conj", x), magnitude)))
     return e("select", _compare(e, x, e.zeros(x), "GE"), t, e("neg", t))
 
 
@@ -358,4 +364,6 @@ JVP_RULES: dict[str, JvpRule] = {
     **INDEXING_JVP_RULES,
     **SORTING_JVP_RULES,
     **COLLECTIVE_JVP_RULES,
+    **COMPLEX_JVP_RULES,
+    **DECOMPOSITION_JVP_RULES,
 }

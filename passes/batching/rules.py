@@ -20,6 +20,7 @@ from mlir import ir
 from mlax.dialect import OPS, read_attributes
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules_collectives import COLLECTIVE_BATCH_RULES
+from mlax.passes.batching.rules_decompositions import DECOMPOSITION_BATCH_RULES
 from mlax.passes.batching.rules_indexing import (
     INDEXING_BATCH_RULES,
     dynamic_slice_as_gather,
@@ -224,7 +225,7 @@ def _dot_general(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched
 # --- the table ------------------------------------------------------------------------------------
 
 _UNARY_FAMILIES = ("Type conversions", "Transformation ops")
-_ELEMENTWISE_FAMILIES = ("Elementwise ops", "Comparison ops")
+_ELEMENTWISE_FAMILIES = ("Elementwise ops", "Comparison ops", "Complex number ops")
 
 BATCH_RULES: dict[str, BatchRule] = {
     **{name: _elementwise for name, d in OPS.items() if d.family in _ELEMENTWISE_FAMILIES},
@@ -241,4 +242,5 @@ BATCH_RULES: dict[str, BatchRule] = {
     **INDEXING_BATCH_RULES,
     **SORTING_BATCH_RULES,
     **COLLECTIVE_BATCH_RULES,
+    **DECOMPOSITION_BATCH_RULES,
 }

@@ -15,9 +15,11 @@ from mlir import ir
 
 from mlax.passes.lower_to_linalg import (
     collectives,
+    complex_parts,
     composite,
     contraction,
     convert,
+    decompositions,
     dynamic,
     elementwise,
     indexing,
@@ -33,10 +35,11 @@ from mlax.passes.lower_to_linalg.signless import make_signless
 from mlax.passes.op_rules import lower_mlax_ops
 from mlax.passes.registry import ModulePass, register_pass
 
-RULES: dict[str, Rule] = {**elementwise.RULES, **composite.RULES, **convert.RULES, **structural.RULES,
+RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
+                          **composite.RULES, **convert.RULES, **structural.RULES,
                           **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
                           **scan.RULES, **windowed.RULES, **indexing.RULES,
-                          **sorting.RULES, **collectives.RULES}
+                          **sorting.RULES, **collectives.RULES, **decompositions.RULES}
 
 
 @register_pass

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
+from mlir.dialects import complex as complex_dialect
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.op_rules import Rule
@@ -29,6 +30,10 @@ def fail(op: ir.Operation, message: str) -> PassFailure:
 
 def is_float(t: ir.Type) -> bool:
     return isinstance(t, ir.FloatType)
+
+
+def is_complex(t: ir.Type) -> bool:
+    return isinstance(t, ir.ComplexType)
 
 
 def is_bool(t: ir.Type) -> bool:
@@ -69,8 +74,13 @@ def reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
 
 
-def scalar(t: ir.Type, value: int | float) -> ir.Value:
-    """A scalar arith.constant of type ``t`` (integers given as Python ints, any sign)."""
+def scalar(t: ir.Type, value: int | float | complex) -> ir.Value:
+    """A scalar arith.constant of type ``t`` (integers given as Python ints, any sign), or a
+    complex.constant for a complex type."""
+    if is_complex(t):
+        part, number = ir.ComplexType(t).element_type, complex(value)
+        parts = [ir.FloatAttr.get(part, number.real), ir.FloatAttr.get(part, number.imag)]
+        return complex_dialect.constant(t, ir.ArrayAttr.get(parts))
     if is_float(t):
         return arith.constant(t, ir.FloatAttr.get(t, float(value)))
     return arith.constant(t, integer_attr(t, value))

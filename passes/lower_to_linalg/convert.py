@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from mlir import ir
 from mlir.dialects import arith, tensor
+from mlir.dialects import complex as cplx
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
@@ -23,6 +24,7 @@ from mlax.passes.lower_to_linalg.common import (
     elementwise,
     generic,
     is_bool,
+    is_complex,
     is_float,
     is_unsigned,
     scalar,
@@ -87,10 +89,27 @@ _CONVERSIONS: dict[tuple[bool, bool], Callable[[ir.Value, ir.Type], ir.Value]] =
     (False, True): _int_to_float, (False, False): _int_to_int}
 
 
+def _complex_convert(x: ir.Value, target: ir.Type) -> ir.Value:
+    """Conversions that involve a complex type, as JAX's: a complex -> real conversion converts
+    the real part (to bool: x != 0), real -> complex has imaginary part 0, and complex ->
+    complex converts both parts."""
+    if is_complex(target):
+        part = ir.ComplexType(target).element_type
+        if is_complex(x.type):
+            real, imag = cplx.re(x), cplx.im(x)
+            return cplx.create_(target, convert_scalar(real, part), convert_scalar(imag, part))
+        return cplx.create_(target, convert_scalar(x, part), scalar(part, 0.0))
+    if is_bool(target):
+        return cplx.neq(x, scalar(x.type, 0))
+    return convert_scalar(cplx.re(x), target)
+
+
 def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
     """Scalar ``x`` converted to ``target`` with XLA's semantics (the body of ``convert``)."""
     if x.type == target:
         return x
+    if is_complex(x.type) or is_complex(target):
+        return _complex_convert(x, target)
     if is_bool(target):
         return _to_bool(x, target)
     return _CONVERSIONS[is_float(x.type), is_float(target)](x, target)

@@ -16,6 +16,7 @@ import math as pymath
 
 from mlir import ir
 from mlir.dialects import arith, math
+from mlir.dialects import complex as cplx
 
 from mlax.passes.lower_to_linalg.common import (
     Body,
@@ -24,6 +25,7 @@ from mlax.passes.lower_to_linalg.common import (
     generic,
     in_f32,
     is_bool,
+    is_complex,
     is_float,
     is_unsigned,
     scalar,
@@ -32,12 +34,14 @@ from mlax.passes.lower_to_linalg.common import (
 
 
 def by_kind(float_body: Body | None, int_body: Body | None, bool_body: Body | None = None,
-            unsigned_body: Body | None = None) -> Body:
+            unsigned_body: Body | None = None, complex_body: Body | None = None) -> Body:
     """Pick a body by the element type of the first operand (bool and unsigned fall back to int)."""
 
     def body(*args: ir.Value) -> ir.Value:
         t = args[0].type
-        if is_float(t):
+        if is_complex(t):
+            chosen = complex_body
+        elif is_float(t):
             chosen = float_body
         elif is_bool(t):
             chosen = bool_body or int_body
@@ -216,6 +220,8 @@ def _compare(op: ir.Operation) -> ir.Value:
     direction = ir.StringAttr(op.attributes["comparison_direction"]).value
 
     def body(x: ir.Value, y: ir.Value) -> ir.Value:
+        if is_complex(x.type):  # only EQ and NE verify
+            return cplx.eq(x, y) if direction == "EQ" else cplx.neq(x, y)
         if is_float(x.type):
             return arith.cmpf(getattr(arith.CmpFPredicate, _FLOAT_PREDICATES[direction]), x, y)
         unsigned = is_bool(x.type) or is_unsigned(x.type)  # booleans order false < true
@@ -231,8 +237,24 @@ def _clamp(op: ir.Operation) -> ir.Value:
     return generic([x, lo, hi], op.results[0].type, lambda x, lo, hi: small(big(x, lo), hi))
 
 
+# The complex dialect's op for each elementwise op that takes complex operands (abs gives the
+# parts' type); convert-complex-to-standard expands them in the CPU pipeline.
+_COMPLEX: dict[str, Body] = {
+    "neg": cplx.neg, "abs": cplx.abs, "sign": cplx.sign, "exp": cplx.exp, "log": cplx.log,
+    "sqrt": cplx.sqrt, "add": cplx.add, "sub": cplx.sub, "mul": cplx.mul, "div": cplx.div,
+}
+
+
+def _or_complex(body: Body, complex_body: Body | None) -> Body:
+    """``body``, or ``complex_body`` for complex operands (the op's verifier admits them)."""
+    if complex_body is None:
+        return body
+    return lambda *args: complex_body(*args) if is_complex(args[0].type) else body(*args)
+
+
 RULES: dict[str, Rule] = {
-    **{name: elementwise(body) for name, body in {**_UNARY, **_BINARY}.items()},
+    **{name: elementwise(_or_complex(body, _COMPLEX.get(name)))
+       for name, body in {**_UNARY, **_BINARY}.items()},
     "round": _round,
     "compare": _compare,
     "select": elementwise(lambda pred, a, b: arith.select(pred, a, b)),

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from mlir import ir
 from mlir.dialects import arith, tensor
+from mlir.dialects import complex as complex_dialect
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
@@ -42,7 +43,7 @@ def _int_extreme(t: ir.Type, highest: bool) -> int:
 
 # kind -> (combiner of (element, accumulator), identity for an element type)
 MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
-    "sum": (by_kind(arith.addf, arith.addi), lambda t: 0),
+    "sum": (by_kind(arith.addf, arith.addi, complex_body=complex_dialect.add), lambda t: 0),
     "prod": (by_kind(arith.mulf, arith.muli), lambda t: 1),
     "max": (by_kind(arith.maximumf, arith.maxsi, unsigned_body=arith.maxui),
             lambda t: -_INF if is_float(t) else _int_extreme(t, highest=False)),

@@ -3,18 +3,34 @@ sharding_constraint (the identity), optimization_barrier (an opaque identity cal
 
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
+from mlir.dialects import complex as cplx
 
+from mlax.dialect.attrs import dense_attribute, dense_elements, dense_to_numpy
 from mlax.dialect.opviews import linalg
-from mlax.passes.lower_to_linalg.common import Rule, generic, is_float, width
+from mlax.passes.lower_to_linalg.common import Rule, generic, is_complex, is_float, scalar, width
 from mlax.passes.symbols import define_function
 
 BARRIER_PREFIX = "__mlax_optimization_barrier"
 
 
 def _constant(op: ir.Operation) -> ir.Value:
-    return arith.constant(op.results[0].type, op.attributes["value"])
+    """arith.constant; a complex constant is built from its parts (arith.constant does not take
+    complex elements): a splat from one complex.constant, the others from two real tensors."""
+    attr = dense_attribute(op, "value")
+    result = ir.RankedTensorType(op.results[0].type)
+    if not is_complex(result.element_type):
+        return arith.constant(result, attr)
+    if attr.is_splat:
+        real, imag = (ir.FloatAttr(p).value for p in ir.ArrayAttr(attr.get_splat_value()))
+        return generic([], result, lambda: scalar(result.element_type, complex(real, imag)))
+    values = dense_to_numpy(attr)
+    part_type = ir.RankedTensorType.get(result.shape, ir.ComplexType(result.element_type).element_type)
+    real, imag = (arith.constant(part_type, dense_elements(np.ascontiguousarray(p)))
+                  for p in (values.real, values.imag))
+    return generic([real, imag], result, lambda re, im: cplx.create_(result.element_type, re, im))
 
 
 def _iota(op: ir.Operation) -> ir.Value:

@@ -24,8 +24,10 @@ from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import transform_declarations
 from mlax.passes.lower_to_stablehlo import (
     collectives,
+    complex_parts,
     contraction,
     convert,
+    decompositions,
     elementwise,
     indexing,
     reductions,
@@ -40,9 +42,11 @@ from mlax.passes.lower_to_stablehlo.control_flow import lower_control_flow
 from mlax.passes.op_rules import lower_mlax_ops
 from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, register_pass
 
-RULES: dict[str, Rule] = {**elementwise.RULES, **convert.RULES, **structural.RULES, **shape.RULES,
+RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
+                          **convert.RULES, **structural.RULES, **shape.RULES,
                           **reductions.RULES, **contraction.RULES, **indexing.RULES,
-                          **windowed.RULES, **sorting.RULES, **collectives.RULES}
+                          **windowed.RULES, **sorting.RULES, **collectives.RULES,
+                          **decompositions.RULES}
 
 
 @register_pass

@@ -93,6 +93,10 @@ def is_float(t: ir.Type) -> bool:
     return isinstance(element_type(t) if isinstance(t, ir.RankedTensorType) else t, ir.FloatType)
 
 
+def is_complex(t: ir.Type) -> bool:
+    return isinstance(element_type(t) if isinstance(t, ir.RankedTensorType) else t, ir.ComplexType)
+
+
 def is_unsigned(t: ir.Type) -> bool:
     t = element_type(t) if isinstance(t, ir.RankedTensorType) else t
     return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned
@@ -111,7 +115,9 @@ def constant(values: np.ndarray | float | int, t: ir.Type) -> ir.Value:
     array = np.broadcast_to(np.asarray(values, dtype=dtypes.from_mlir(result.element_type)),
                             result.shape)
     unique = np.unique(array) if array.size else array.reshape(-1)[:0]
-    if array.size and len(unique) == 1:
+    if array.size and len(unique) == 1 and is_complex(result.element_type):
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(unique[:1]), type=result)  # one element: a splat
+    elif array.size and len(unique) == 1:
         attr = ir.DenseElementsAttr.get_splat(result, _scalar_attr(unique[0], result.element_type))
     else:
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=result)
@@ -184,11 +190,11 @@ def chlo(name: str, operands: Sequence[ir.Value], result: ir.Type) -> ir.Value:
 
 
 def comparison_type(t: ir.Value | ir.Type) -> str:
-    """The ``compare_type`` JAX gives a comparison of ``t``'s elements: FLOAT, UNSIGNED (also
-    booleans: false < true) or SIGNED."""
+    """The ``compare_type`` JAX gives a comparison of ``t``'s elements: FLOAT (also complex),
+    UNSIGNED (also booleans: false < true) or SIGNED."""
     t = t.type if isinstance(t, ir.Value) else t
     element = element_type(t) if isinstance(t, ir.RankedTensorType) else t
-    if is_float(element):
+    if is_float(element) or is_complex(element):
         kind = "FLOAT"
     else:
         kind = "UNSIGNED" if is_unsigned(element) or is_bool(element) else "SIGNED"

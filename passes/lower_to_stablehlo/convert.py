@@ -4,7 +4,8 @@
 saturates, NaN -> 0; int -> int wraps; rounding to nearest even), with two spelled out the
 way JAX spells them: a conversion to i1 is ``x != 0`` (so NaN is true), and a conversion to
 f16/bf16 from anything but f32 goes through f32 first, as the reference defines it (XLA's
-CPU rounds twice there too; written out, every backend does). bitcast_convert is StableHLO's
+CPU rounds twice there too; written out, every backend does), and a complex -> real conversion
+converts the real part (`stablehlo.real` first). bitcast_convert is StableHLO's
 own (a narrower target adds a minor dimension, a wider one consumes it).
 """
 
@@ -18,8 +19,10 @@ from mlax.passes.lower_to_stablehlo.common import (
     convert,
     element_type,
     is_bool,
+    is_complex,
     splat,
     value,
+    with_element,
 )
 
 _HALF = ("f16", "bf16")
@@ -30,6 +33,8 @@ def _convert(op: ir.Operation) -> ir.Value:
     target = element_type(op.results[0].type)
     if is_bool(target) and not is_bool(x.type):
         return compare(x, splat(0, x.type), "NE")
+    if is_complex(x.type) and not is_complex(target):  # JAX's: convert the real part
+        x = value("real", [x], with_element(x, ir.ComplexType(element_type(x)).element_type))
     if str(target) in _HALF and str(element_type(x)) not in ("f32", str(target)):
         x = convert(x, ir.F32Type.get())
     return convert(x, target)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
-from mlax.dialect.attrs import dense_elements, dense_to_numpy
+from mlax.dialect.attrs import dense_attribute, dense_elements, dense_to_numpy
 from mlax.passes.lower_to_stablehlo.common import Rule, convert, element_type, i64_attr, iota, is_bool, value
 
 
 def _constant(op: ir.Operation) -> ir.Value:
-    attr = op.attributes["value"]
+    attr = dense_attribute(op, "value")
     result = op.results[0].type
     if is_bool(result) and not ir.DenseElementsAttr(attr).is_splat:
         # Our MLIR prints big i1 constants as hex of one byte per element, XLA's parser reads

@@ -70,7 +70,7 @@ _ELEMENTWISE = (
     "neg abs sign floor ceil round exp exp2 expm1 log log1p sqrt rsqrt cbrt sin cos tan tanh logistic "
     "erf erfc erf_inv is_finite not population_count add sub mul div rem pow max min atan2 and or xor "
     "shift_left shift_right_logical shift_right_arithmetic nextafter compare select clamp convert "
-    "stop_gradient optimization_barrier").split()
+    "stop_gradient optimization_barrier complex real imag conj").split()
 register(_ELEMENTWISE, elementwise)
 register("bitcast_convert", _same_shape_unless_bitcast)
 
@@ -359,7 +359,8 @@ register("conv_general_dilated", _conv)
 # --- the rest -------------------------------------------------------------------------------------------
 
 # Gathered whole, computed on every device, sliced to the result's sharding.
-FALLBACK = frozenset({"gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"})
+FALLBACK = frozenset({"gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
+                      "cholesky", "triangular_solve", "lu"})
 
 # Handled by the pass itself: the constraint is a reshard of its operand.
 SPECIAL = frozenset({"sharding_constraint"})

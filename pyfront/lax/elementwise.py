@@ -190,6 +190,41 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     return with_weak_type(bind("convert", x, new_dtype=new_dtype), weak_type)
 
 
+def complex(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.complex)
+    """Elementwise x + i y of two f32 (complex64) or two f64 (complex128) operands."""
+    xs = _agree(x, y)
+    for position, part in enumerate(xs):
+        if part.dtype not in (np.float32, np.float64):
+            raise TypeError(f"complex does not accept dtype {part.dtype} at position {position}. Accepted "
+                            f"dtypes at position {position} are subtypes of float32, float64.")
+    return bind("complex", *xs)
+
+
+def _complex_part(name: str, doc: str) -> Any:
+    def fn(x: Any) -> Any:
+        x = operand(x)
+        if not ir_dtypes.is_complex(x.dtype):
+            raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are subtypes of "
+                            "complexfloating.")
+        return bind(name, x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+real = _complex_part("real", "Elementwise real part of a complex array, in its parts' float type.")
+imag = _complex_part("imag", "Elementwise imaginary part of a complex array, in its parts' float type.")
+
+
+def conj(x: Any) -> Any:
+    """Elementwise complex conjugate; a real operand becomes complex first (as jax.lax.conj)."""
+    x = operand(x)
+    if not ir_dtypes.is_complex(x.dtype):
+        return convert_element_type(x, ir_dtypes.complex_dtype(x.dtype), weak_type=x.weak_type)
+    return bind("conj", x)
+
+
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
     """Reinterpret the bits of ``x`` as ``new_dtype``; a narrower type adds a minor dimension,
     a wider one consumes it."""
@@ -198,10 +233,11 @@ def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
 
 __all__ = [
     "RoundingMethod", "abs", "add", "atan2", "bitcast_convert_type", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "cbrt", "ceil", "clamp", "convert_element_type", "cos", "div", "eq",
-    "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor", "ge", "gt", "integer_pow", "is_finite",
-    "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
-    "population_count", "pow", "reciprocal", "rem", "round", "rsqrt", "select", "shift_left",
+    "bitwise_or", "bitwise_xor", "cbrt", "ceil", "clamp", "complex", "conj", "convert_element_type",
+    "cos", "div", "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor", "ge", "gt", "imag",
+    "integer_pow", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg",
+    "nextafter", "population_count", "pow", "real", "reciprocal", "rem", "round", "rsqrt", "select",
+    "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sqrt", "square", "sub", "tan",
     "tanh",
 ]

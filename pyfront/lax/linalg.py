@@ -99,4 +99,12 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)), precision)
 
 
+# jax.lax.linalg's decompositions live here too (mlax.lax.linalg.cholesky ...), not in mlax.lax itself.
+from mlax.lax.decompositions import (  # noqa: E402, F401
+    cholesky,
+    lu,
+    lu_pivots_to_permutation,
+    triangular_solve,
+)
+
 __all__ = ["batch_matmul", "dot", "dot_general"]

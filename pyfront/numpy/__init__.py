@@ -7,6 +7,7 @@ from mlax.numpy import linalg  # noqa: F401  (jnp.linalg's namespace; the produc
 from mlax.numpy.assembly import *  # noqa: F403
 from mlax.numpy.bessel import *  # noqa: F403
 from mlax.numpy.bitpacking import *  # noqa: F403
+from mlax.numpy.complex_numbers import *  # noqa: F403
 from mlax.numpy.creation import *  # noqa: F403
 from mlax.numpy.differences import *  # noqa: F403
 from mlax.numpy.dtypes import *  # noqa: F403
@@ -31,3 +32,8 @@ from mlax.numpy.windows import *  # noqa: F403
 from mlax.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
 
 _accept_out_sharding(globals(), _jax_numpy, "mlax.numpy")
+
+from mlax.numpy.ufuncs import as_ufuncs as _as_ufuncs  # noqa: E402
+from mlax.numpy.ufuncs import frompyfunc, ufunc  # noqa: E402, F401
+
+_as_ufuncs(globals())  # add, multiply, maximum, logaddexp, ... are ufuncs, as in jnp

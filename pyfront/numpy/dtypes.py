@@ -18,7 +18,8 @@ from mlax import dtypes as front_dtypes
 from mlax.core import abstractify
 
 __all__ = [
-    "bfloat16", "bool", "bool_", "can_cast", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
+    "bfloat16", "bool", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
+    "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
     "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf", "int16", "int32",
     "int64", "int8", "int_", "integer", "iscomplexobj", "isdtype", "isrealobj", "isscalar",
     "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types", "result_type", "shape",
@@ -72,12 +73,15 @@ float16 = _scalar_type(np.float16)
 bfloat16 = _scalar_type(ml_dtypes.bfloat16)
 float32 = single = _scalar_type(np.float32)
 float64 = double = float_ = _scalar_type(np.float64)
+complex64 = csingle = _scalar_type(np.complex64)
+complex128 = cdouble = complex_ = _scalar_type(np.complex128)
 
 # The abstract scalar types are NumPy's (bfloat16 counts as floating through ``issubdtype``).
 generic = np.generic
 number = np.number
 inexact = np.inexact
 floating = np.floating
+complexfloating = np.complexfloating
 integer = np.integer
 signedinteger = np.signedinteger
 unsignedinteger = np.unsignedinteger
@@ -157,7 +161,7 @@ def isscalar(element: Any) -> builtins.bool:
 
 
 def iscomplexobj(x: Any) -> builtins.bool:
-    """Whether ``x`` is complex (a complex scalar or array type); never an mlax array."""
+    """Whether ``x`` is complex: a complex scalar, or an array (mlax's too) or dtype of complex type."""
     if isinstance(x, (complex, np.complexfloating)):
         return True
     dtype = getattr(x, "dtype", None)

@@ -2,8 +2,9 @@
 products with the array API's signatures (positional-only operands, keyword-only options),
 diagonal and trace over the last two axes, and the vector and matrix norms.
 
-jnp.linalg's decompositions and solvers (cholesky, qr, svd, eigh, inv, solve, det, ...) are listed
-but not yet implemented (NotImplementedError when called): they need linalg primitives mlax lacks.
+cholesky, solve, inv, det and slogdet come from linalg_decompositions.py (the LU and Cholesky
+primitives); the other decompositions (qr, svd, eigh, ...) are listed but not yet implemented
+(NotImplementedError when called): they need linalg primitives mlax lacks.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import numpy as np
 
 from mlax.not_yet import LAPACK, define_not_yet
 from mlax.numpy import elementwise as ew
+from mlax.numpy import linalg_decompositions as _decompositions
 from mlax.numpy import products
 from mlax.numpy import reductions as red
 from mlax.numpy.einsum import einsum
+from mlax.numpy.linalg_decompositions import *  # noqa: F403
 from mlax.numpy.manipulation import diagonal as _diagonal
 from mlax.numpy.norms import norm
 from mlax.numpy.products import matrix_transpose, vecdot  # noqa: F401  (the same functions in jnp.linalg)
@@ -28,12 +31,12 @@ from mlax.numpy.util import asarray, check_arraylike, normalize_axis
 from mlax.out_sharding import accept_out_sharding
 from mlax.source_info import where
 
-NOT_YET = ("cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_rank",
-           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve")
+NOT_YET = ("cond", "eig", "eigh", "eigvals", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd",
+           "svdvals", "tensorinv", "tensorsolve")
 define_not_yet(globals(), "mlax.numpy.linalg", NOT_YET, LAPACK)
 
 __all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot",
-           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm", *NOT_YET]
+           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm", *_decompositions.__all__, *NOT_YET]
 
 
 def _operands(fname: str, *xs: Any) -> list[Any]:

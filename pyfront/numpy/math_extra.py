@@ -29,10 +29,10 @@ from mlax.numpy.util import (
 )
 
 __all__ = [
-    "allclose", "around", "array_equal", "array_equiv", "astype", "bitwise_count", "clip", "conj",
-    "conjugate", "copysign", "deg2rad", "degrees", "fix", "fmax", "fmin", "heaviside", "hypot", "imag",
-    "isclose", "iscomplex", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isreal", "logaddexp",
-    "logaddexp2", "modf", "nan_to_num", "rad2deg", "radians", "real", "rint", "round", "select",
+    "allclose", "around", "array_equal", "array_equiv", "astype", "bitwise_count", "clip",
+    "copysign", "deg2rad", "degrees", "fix", "fmax", "fmin", "heaviside", "hypot",
+    "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "logaddexp",
+    "logaddexp2", "modf", "nan_to_num", "rad2deg", "radians", "rint", "round", "select",
     "signbit", "sinc", "trunc", "where",
 ]
 
@@ -243,18 +243,6 @@ def bitwise_count(x: Any, /) -> Any:
     return lax.convert_element_type(lax.population_count(ew.absolute(x)), np.uint8)
 
 
-def isreal(x: Any, /) -> Any:
-    """True everywhere: mlax has no complex dtypes."""
-    i = imag(x)
-    return lax.eq(i, const_like(i, 0))
-
-
-def iscomplex(x: Any, /) -> Any:
-    """False everywhere: mlax has no complex dtypes."""
-    i = imag(x)
-    return lax.ne(i, const_like(i, 0))
-
-
 def fmax(x1: Any, x2: Any) -> Any:
     """Maximum that ignores NaN (a NaN only wins against another NaN)."""
     return where(ew.logical_or(ew.greater(x1, x2), isnan(x2)), x1, x2)
@@ -380,24 +368,3 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     check_arraylike("astype", x)
     target = front_dtypes.default_float() if dtype is None else user_dtype("astype", dtype)
     return lax.convert_element_type(asarray(x), target)
-
-
-def real(val: Any, /) -> Any:
-    """The real part: the value itself, as mlax has no complex dtypes."""
-    check_arraylike("real", val)
-    return asarray(val)
-
-
-def imag(val: Any, /) -> Any:
-    """The imaginary part: zeros of ``val``'s dtype, as mlax has no complex dtypes."""
-    check_arraylike("imag", val)
-    return const_like(val, 0, "like")
-
-
-def conjugate(x: Any, /) -> Any:
-    """The complex conjugate: the value itself, as mlax has no complex dtypes."""
-    check_arraylike("conjugate", x)
-    return asarray(x)
-
-
-conj = conjugate

@@ -42,6 +42,9 @@ __all__ = [
 ]
 
 
+ALL_ONES = -1  # bitwise and's identity: every bit set (True for booleans)
+
+
 @dataclass(frozen=True)
 class _Monoid:
     """How one reduction combines: lax reduce suffix and binary op, on numbers and on booleans."""
@@ -61,6 +64,10 @@ _MONOIDS = {
     "min": _Monoid("min", "min", "and", "bitwise_and", np.inf, has_identity=False),
     "all": _Monoid("and", "bitwise_and", "and", "bitwise_and", True),
     "any": _Monoid("or", "bitwise_or", "or", "bitwise_or", False),
+    # the ufunc reductions of the bitwise and logical functions (mlax.numpy.ufuncs)
+    "bitwise_and": _Monoid("and", "bitwise_and", "and", "bitwise_and", ALL_ONES),
+    "bitwise_or": _Monoid("or", "bitwise_or", "or", "bitwise_or", 0),
+    "bitwise_xor": _Monoid("xor", "bitwise_xor", "xor", "bitwise_xor", 0),
 }
 
 
@@ -78,11 +85,11 @@ def reduction_axes(fname: str, axis: Any, ndim: int) -> tuple[int, ...]:
 def _identity(value: float, dtype: np.dtype) -> np.ndarray:
     """The monoid identity in ``dtype``; infinities clamp to the integer range."""
     if dtype == np.bool_:
-        return np.array(value > 0)
+        return np.array(value > 0 or value == ALL_ONES)
     if _is(dtype, np.integer) and np.isinf(value):
         info = np.iinfo(dtype)
         return np.array(info.min if value < 0 else info.max, dtype)
-    return np.array(value, dtype)
+    return np.array(value).astype(dtype)
 
 
 def _promote_integer(dtype: np.dtype) -> np.dtype:
@@ -108,7 +115,7 @@ def _mask(fname: str, where: Any, shape: tuple[int, ...]) -> Any:
     return broadcast_to_shape(ew.to_bool(asarray(where)), shape)
 
 
-def _reduce(name: str, a: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False,
+def reduce_monoid(name: str, a: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False,
             initial: Any = None, where: Any = None, *, promote_integers: builtins.bool = False,
             upcast: builtins.bool = False, monoid: str | None = None) -> Any:
     """jnp's reduction rules (see the module docstring) for the monoid ``monoid or name``."""
@@ -154,7 +161,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims:
         initial: Any = None, where: Any = None, promote_integers: builtins.bool = True) -> Any:
     """Sum over ``axis``; booleans and small integers accumulate in the default integer type."""
     _no_out("sum", out)
-    return _reduce("sum", a, axis, dtype, keepdims, initial, where, promote_integers=promote_integers,
+    return reduce_monoid("sum", a, axis, dtype, keepdims, initial, where, promote_integers=promote_integers,
                    upcast=True)
 
 
@@ -162,7 +169,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
          initial: Any = None, where: Any = None, promote_integers: builtins.bool = True) -> Any:
     """Product over ``axis``; booleans and small integers accumulate in the default integer type."""
     _no_out("prod", out)
-    return _reduce("prod", a, axis, dtype, keepdims, initial, where, promote_integers=promote_integers,
+    return reduce_monoid("prod", a, axis, dtype, keepdims, initial, where, promote_integers=promote_integers,
                    upcast=True)
 
 
@@ -170,14 +177,14 @@ def max(a: Any, axis: Any = None, out: None = None, keepdims: builtins.bool = Fa
         initial: Any = None, where: Any = None) -> Any:
     """Maximum over ``axis`` (NaN propagates); an empty reduction needs ``initial``."""
     _no_out("max", out)
-    return _reduce("max", a, axis, None, keepdims, initial, where)
+    return reduce_monoid("max", a, axis, None, keepdims, initial, where)
 
 
 def min(a: Any, axis: Any = None, out: None = None, keepdims: builtins.bool = False,  # noqa: A001
         initial: Any = None, where: Any = None) -> Any:
     """Minimum over ``axis`` (NaN propagates); an empty reduction needs ``initial``."""
     _no_out("min", out)
-    return _reduce("min", a, axis, None, keepdims, initial, where)
+    return reduce_monoid("min", a, axis, None, keepdims, initial, where)
 
 
 amax = max
@@ -188,14 +195,14 @@ def all(a: Any, axis: Any = None, out: None = None, keepdims: builtins.bool = Fa
         where: Any = None) -> Any:
     """Whether every element is nonzero, over ``axis``."""
     _no_out("all", out)
-    return _reduce("all", a, axis, None, keepdims, None, where)
+    return reduce_monoid("all", a, axis, None, keepdims, None, where)
 
 
 def any(a: Any, axis: Any = None, out: None = None, keepdims: builtins.bool = False, *,  # noqa: A001
         where: Any = None) -> Any:
     """Whether some element is nonzero, over ``axis``."""
     _no_out("any", out)
-    return _reduce("any", a, axis, None, keepdims, None, where)
+    return reduce_monoid("any", a, axis, None, keepdims, None, where)
 
 
 def _no_out(name: str, out: Any) -> None:

@@ -57,10 +57,17 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
     return out
 
 
-def promote_dtypes(*args: Any) -> list[Any]:
-    """Convert every argument to JAX's result type of all of them (weak-type aware)."""
+def promote_dtypes(*args: Any, adjust: Any = None) -> list[Any]:
+    """Convert every argument to JAX's result type of all of them (weak-type aware), or to
+    ``adjust(result type)``; shapes are left alone."""
     dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
+    dtype = adjust(dtype) if adjust else dtype
     return [lax.convert_element_type(asarray(a), dtype, weak_type=weak) for a in args]
+
+
+def promote_dtypes_inexact(*args: Any) -> list[Any]:
+    """``promote_dtypes`` to the inexact type of the result type (``to_inexact_dtype``)."""
+    return promote_dtypes(*args, adjust=to_inexact_dtype)
 
 
 def broadcast_shapes_or_raise(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -101,8 +108,7 @@ def promote_args_inexact(fname: str, *args: Any) -> list[Any]:
 def _promote_with(fname: str, args: tuple[Any, ...], adjust: Any) -> list[Any]:
     """Convert every argument to ``adjust(result type)`` (weak as the promotion), then broadcast."""
     check_arraylike(fname, *args)
-    dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
-    promoted = [lax.convert_element_type(asarray(a), adjust(dtype), weak_type=weak) for a in args]
+    promoted = promote_dtypes(*args, adjust=adjust)
     shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
     return [broadcast_to_shape(a, shape) for a in promoted]
 

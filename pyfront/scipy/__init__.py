@@ -1,3 +1,3 @@
 """mlax.scipy."""
 
-from mlax.scipy import linalg, special, stats  # noqa: F401
+from mlax.scipy import linalg, ndimage, signal, special, stats  # noqa: F401

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -66,7 +67,7 @@ def test_broadcast_error_names_function() -> None:
 
 def test_unsupported_dtype() -> None:
     with pytest.raises(TypeError, match="does not support dtype"):
-        mnp.asarray(np.ones(2, np.complex64))
+        mnp.asarray(np.ones(2, ml_dtypes.int4))
 
 
 def test_user_input_not_modified_eagerly() -> None:

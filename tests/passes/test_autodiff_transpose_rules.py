@@ -371,10 +371,12 @@ def test_every_linear_op_has_a_rule() -> None:
         "add", "sub", "neg", "mul", "div", "dot_general", "convert", "broadcast_in_dim", "reshape",
         "transpose", "reduce_sum", "slice", "pad", "concatenate", "rev", "select", "dynamic_slice",
         "dynamic_update_slice", "cumsum", "conv_general_dilated", "reduce_window_sum", "gather", "scatter",
-        "scatter_add", "apply_permutation", "optimization_barrier",
+        "scatter_add", "apply_permutation", "optimization_barrier", "triangular_solve",
         # collectives over named axes and the sharding constraint (their own tests: tests/frontend/
         # test_collectives_vmap.py, tests/dialect/test_sharding.py)
-        "psum", "all_gather", "psum_scatter", "all_to_all", "ppermute", "sharding_constraint"}
+        "psum", "all_gather", "psum_scatter", "all_to_all", "ppermute", "sharding_constraint",
+        # complex numbers (tests/complex/test_complex_autodiff.py)
+        "complex", "real", "imag", "conj"}
 
 
 def test_padding_value_cotangent_ignores_operand_positions(rng: np.random.Generator) -> None:

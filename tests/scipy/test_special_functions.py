@@ -1,7 +1,9 @@
 """mlax.lax's special functions (lgamma ... bessel_i1e) and mlax.scipy.special's functions on
 them against jax, float32 and float64: random values, tails and specials (poles, 0, inf,
-NaN), all functions of a table in one jit per dtype (one compile, as each test below), the
-first elements also eagerly; derivatives against jax.grad; vmap; dtype rules and errors.
+NaN); in float32 under jit of vmap of value_and_grad (a few functions a program: values on
+the table, derivatives against jax's where it defines them), the first elements also eagerly;
+in float64 eagerly; dtype rules and errors. Long forms (-m slow): the tables under a plain jit,
+grad of a sum, vmap with an unbatched argument.
 
 Tolerances are in ulp of max(|expected|, floor). The reference is XLA's expansion of the same
 algorithms, so most functions agree within a few ulp where they are well conditioned. Where
@@ -24,7 +26,7 @@ import pytest
 import mlax
 import mlax.lax as mlax_lax
 import mlax.scipy.special as mss
-from tests.scipy.helpers import as_tuple, assert_close, check_table
+from tests.scipy.helpers import GradRow, as_tuple, assert_close, check_table, check_table_with_grads, uniform
 
 N = 120
 
@@ -91,7 +93,9 @@ LAX_LOOPS = [
 ]
 
 
+@pytest.mark.slow
 def test_lax_special_functions(dtype: Any) -> None:
+    """Long form: the tables under a plain jit (float32) and the loop-free ones in float64."""
     ours, theirs = (lambda n: getattr(mlax_lax, n)), (lambda n: getattr(jax.lax, n))
     check_table(LAX, ours, theirs, dtype)
     check_table(LAX_LOOPS, ours, theirs, dtype, jit=dtype == np.float32)
@@ -156,14 +160,61 @@ def _special(module: Any) -> Callable[[str], Any]:
     return lambda name: _polygamma_int(module) if name == "polygamma" else getattr(module, name)
 
 
-def test_scipy_special_functions(dtype: Any) -> None:
-    check_table(SPECIAL, _special(mss), _special(jss), dtype)
+# (differentiated arguments, their inputs) where jax defines the derivative (custom rules for
+# lgamma, digamma, igamma, betainc in x, the Bessel functions, zeta, erfcx, dawsn, xlogy, poch)
+GRADS: dict[str, GradRow] = {
+    "lgamma": ((0,), uniform((0.3, 6))), "digamma": ((0,), uniform((0.3, 6))),
+    "igamma": ((0, 1), uniform((0.3, 6), (0.3, 6))), "betainc": ((2,), uniform(2.5, 1.5, (0.05, 0.95))),
+    "bessel_i0e": ((0,), uniform((-2.7, 3))), "bessel_i1e": ((0,), uniform((-2.7, 3))),
+    "polygamma": ((1,), uniform(2.0, (0.3, 6))),
+    "scipy zeta": ((0, 1), uniform((1.3, 7), (0.3, 6))),
+    "erfcx": ((0,), uniform((-2.7, 3))), "dawsn": ((0,), uniform((-2.7, 3))),
+    "xlogy": ((0, 1), uniform((0.3, 6), (0.3, 6))), "poch": ((0, 1), uniform((0.3, 6), (0.05, 0.95))),
+    "gamma": ((0,), uniform((0.05, 0.95))),
+}
+LAX_NAMES = {row[0] for row in LAX + LAX_LOOPS}
+
+
+def _zeta_interior(rng: np.random.Generator, dt: Any) -> tuple[np.ndarray, np.ndarray]:
+    """_pair_zeta's random values: at its specials (x <= 1, q <= 0) the primal of jax's derivative
+    rule (a series expansion) differs from its zeta's (lax.zeta's, as mlax's rule and function)."""
+    return tuple(v[:N] for v in _pair_zeta(rng, dt))
+
+
+# scipy's zeta (its own derivative rule) beside lax's (none in jax)
+OWN = [*SPECIAL, ("scipy zeta", _zeta_interior, 16, 0.0)]
+
+
+def _lax_or_special(lax_module: Any, special_module: Any) -> Callable[[str], Any]:
+    def fn(name: str) -> Any:
+        if name in LAX_NAMES:
+            return getattr(lax_module, name)
+        return _special(special_module)(name.removeprefix("scipy "))
+
+    return fn
+
+
+def test_special_functions(dtype: Any) -> None:
+    """float32: mlax.lax's and mlax.scipy.special's own functions in one jit of vmap of
+    value_and_grad, the first elements eagerly; float64: eagerly (the same programs but for
+    the dtype); both: the scipy names of mlax.lax's functions eagerly."""
+    ours, theirs = _lax_or_special(mlax_lax, mss), _lax_or_special(jax.lax, jss)
+    if dtype == np.float32:
+        check_table_with_grads(LAX + LAX_LOOPS + OWN, GRADS, ours, theirs, dtype, grad_ulps=512)
+    else:
+        check_table(LAX + LAX_LOOPS + OWN, ours, theirs, dtype, jit=False)
     check_table(SPECIAL_OF_LAX, _special(mss), _special(jss), dtype, jit=False)
 
 
+@pytest.mark.slow
+def test_scipy_special_functions(dtype: Any) -> None:
+    """Long form: mlax.scipy.special's own functions under a plain jit."""
+    check_table(SPECIAL, _special(mss), _special(jss), dtype)
+
+
+@pytest.mark.slow
 def test_special_function_grads(rng: np.random.Generator) -> None:
-    """mlax.grad against jax.grad where jax defines the derivative (custom rules for lgamma,
-    digamma, igamma, betainc in x, the Bessel functions, zeta, erfcx, dawsn, xlogy, poch)."""
+    """Long form: mlax.grad of a sum (outside jit) against jax.grad."""
     x = rng.uniform(0.3, 6, 12).astype(np.float32)
     y = rng.uniform(0.3, 6, 12).astype(np.float32)
     u = rng.uniform(0.05, 0.95, 12).astype(np.float32)
@@ -187,12 +238,13 @@ def test_special_function_grads(rng: np.random.Generator) -> None:
         assert_close(a, e, 512, 1.0, "grad")
 
 
+@pytest.mark.slow
 def test_vmap_of_special_functions(rng: np.random.Generator) -> None:
+    """Long form: vmap outside jit, with an unbatched argument."""
     a = rng.uniform(0.5, 5, (3, 4)).astype(np.float32)
     x = rng.uniform(0.1, 8, (3, 4)).astype(np.float32)
-    for name in ("igamma",):
-        assert_close(mlax.vmap(getattr(mlax_lax, name))(a + 1, x), jax.vmap(getattr(jax.lax, name))(a + 1, x),
-                     256, 1e-3, name)
+    assert_close(mlax.vmap(mlax_lax.igamma)(a + 1, x), jax.vmap(jax.lax.igamma)(a + 1, x), 256, 1e-3,
+                 "igamma")
     s = np.float32(2.5)
     assert_close(mlax.vmap(mss.zeta, (None, 0))(s, x), jax.vmap(jss.zeta, (None, 0))(s, x), 16, 0.0, "zeta")
 

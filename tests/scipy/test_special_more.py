@@ -1,14 +1,17 @@
 """mlax.scipy.special's integrals (exp1, expi, expn, sici, fresnel, spence), hypergeometric
 functions (hyp1f1, hyp2f1), owens_t and bessel_jn against jax, float32 and float64: random
-values and specials (0, +-inf, NaN, the branch edges), all functions in one jit in float32
-(its first elements also eagerly), eagerly in float64 (the same program but for the
-dtype); derivatives against jax.grad; vmap; the argument rules.
+values and specials (0, +-inf, NaN, the branch edges). In float32 all functions in one jit of
+vmap of value_and_grad (values on the table; derivatives against jax's where they are well
+conditioned), the first elements also eagerly; in float64 eagerly (the same program but for the
+dtype); the argument rules. Long forms (-m slow): the table under a plain jit, grad of a sum,
+vmap with an unbatched argument.
 
 Tolerances are in ulp of max(|expected|, floor): Ci (gamma + log x + series cancel below 4:
 floor 1), E_n near their zeros and the series
 summed to a relative eps (hyp1f1, hyp2f1) differ from XLA's by the rounding of their terms;
 owens_t's reflection 1/4 - ... - T cancels; bessel_jn's backward recurrence loses digits
-where J is near a zero (floor 1e-3 of the recurrence's scale).
+where J is near a zero (floor 1e-3 of the recurrence's scale). Derivatives: 256 ulp of
+max(|expected|, 1).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import pytest
 
 import mlax
 import mlax.scipy.special as mss
-from tests.scipy.helpers import assert_close, check_table
+from tests.scipy.helpers import GradRow, assert_close, check_table, check_table_with_grads, uniform
 
 N = 60
 
@@ -74,12 +77,33 @@ TABLE = [
 ]
 
 
+# (differentiated arguments, their inputs) of every function of TABLE; expn's order n is not
+# differentiable (jax's nondiff_argnums)
+GRADS: dict[str, GradRow] = {
+    "exp1": ((0,), uniform((0.3, 3))), "expi": ((0,), uniform((1.3, 2.7))),
+    "expn": ((1,), uniform(2.0, (0.2, 2))), "sici": ((0,), uniform((0.9, 9))),
+    "fresnel": ((0,), uniform((-1.4, 1.4))), "spence": ((0,), uniform((0.2, 3))),
+    "hyp1f1": ((0, 1, 2), uniform((0.3, 3), (1.2, 3), (-0.7, 0.7))),
+    "hyp2f1": ((0, 1, 2, 3), uniform((0.3, 3), (0.2, 2), (2.3, 5), (-0.7, 0.7))),
+    "owens_t": ((0, 1), uniform((-0.7, 0.7), (0.3, 3))),
+}
+PAIRS = {"sici": 2, "fresnel": 2}
+
+
 def _lib(module: Any) -> Any:
     return lambda name: getattr(module, name)
 
 
 def test_special_functions(dtype: Any) -> None:
-    check_table(TABLE, _lib(mss), _lib(jss), dtype, jit=dtype == np.float32)
+    if dtype == np.float32:
+        check_table_with_grads(TABLE, GRADS, _lib(mss), _lib(jss), dtype, PAIRS)
+    else:
+        check_table(TABLE, _lib(mss), _lib(jss), dtype, jit=False)
+
+
+@pytest.mark.slow
+def test_special_functions_plain_jit() -> None:
+    check_table(TABLE, _lib(mss), _lib(jss), np.float32)
 
 
 def test_bessel_jn(dtype: Any, rng: np.random.Generator) -> None:
@@ -94,8 +118,9 @@ def test_bessel_jn(dtype: Any, rng: np.random.Generator) -> None:
                  jss.bessel_jn(z, v=2, n_iter=n_iter), 64, 1e-3, "bessel_jn jit")
 
 
+@pytest.mark.slow
 def test_grads(rng: np.random.Generator) -> None:
-    """mlax.grad against jax.grad for every argument jax differentiates."""
+    """mlax.grad of a sum (outside jit) against jax.grad for every argument jax differentiates."""
     x = rng.uniform(0.3, 3, 8).astype(np.float32)
     y = rng.uniform(0.2, 2, 8).astype(np.float32)
     u = rng.uniform(-0.7, 0.7, 8).astype(np.float32)
@@ -115,6 +140,7 @@ def test_grads(rng: np.random.Generator) -> None:
         assert_close(a, e, 256, 1.0, "grad")
 
 
+@pytest.mark.slow
 def test_vmap(rng: np.random.Generator) -> None:
     a = rng.uniform(0.5, 3, (3, 4)).astype(np.float32)
     x = rng.uniform(-0.5, 0.5, (3, 4)).astype(np.float32)

@@ -1,9 +1,10 @@
 """mlax.scipy.stats' distributions against jax.scipy.stats, float32 and float64: random arguments
 (in and out of the support, invalid parameters among them), every function of every distribution
-eagerly; under one jit per dtype: in float32 all but pdf/pmf (exp of logpdf/logpmf) and the
+eagerly in both dtypes; in float32 under one jit all but pdf/pmf (exp of logpdf/logpmf) and the
 iterating ones (incomplete gamma/beta: cdf/sf of beta, chi2, gamma, gennorm, poisson; under jit
-in test_special_functions.py), in float64 the first function of each distribution (compiles
-dominate the test's time). grad and vmap on a few; the registered submodules.
+in test_special_functions.py); float64 is the same program but for the dtype (compiles dominate
+the test's time: its jit, of the first function of each distribution, is a long form, -m slow).
+grad and vmap on a few, in one jit; the registered submodules.
 
 x = +-inf is left out: there XLA's simplifications give values the formulas do not (jax's
 gumbel_l.logpdf(inf) = inf, cauchy.logcdf(-inf) = -18.9 in float32). Tolerances are in ulp of
@@ -21,6 +22,7 @@ from typing import Any
 import jax
 import jax.scipy.stats as jst
 import numpy as np
+import pytest
 
 import mlax
 import mlax.scipy.stats as mst
@@ -117,20 +119,13 @@ def _run(lib: Any, cases: dict[tuple[str, str], tuple[Any, ...]]) -> dict[tuple[
     return {(d, f): getattr(getattr(lib, d), f)(*args) for (d, f), args in cases.items()}
 
 
-def test_distributions(dtype: Any) -> None:
+def _check_distributions(dtype: Any, under_jit: Callable[[tuple[str, str]], bool]) -> None:
     cases = _cases(dtype)
     if dtype == np.float64:  # the iterating functions' float64 loops: eagerly in test_special_functions.py
         cases = {k: v for k, v in cases.items() if k[1] not in ITERATING.get(k[0], ())}
     expected = jax.jit(lambda cases: _run(jst, cases))(cases)
-    # compiles dominate the time: see the module's docstring for what runs under jit
-    firsts = {(d, _functions(d)[0]) for d in ARGS}
-    def under_jit(key: tuple[str, str]) -> bool:
-        if dtype == np.float64:
-            return key in firsts
-        return key[1] not in ITERATING.get(key[0], ()) and key[1] not in ("pdf", "pmf")
-
     jitted = {k: v for k, v in cases.items() if under_jit(k)}
-    actual = mlax.jit(lambda cases: _run(mst, cases))(jitted)
+    actual = mlax.jit(lambda cases: _run(mst, cases))(jitted) if jitted else {}
     eager = _run(mst, cases)
     bad = {}
     for key in cases:
@@ -139,6 +134,23 @@ def test_distributions(dtype: Any) -> None:
             if key in results and (err := ulp_error(results[key], expected[key], floor)) > ulps:
                 bad[(*key, mode)] = err
     assert not bad, f"beyond tolerance (ulp): {bad}"
+
+
+def test_distributions(dtype: Any) -> None:
+    """Eagerly; in float32 also under jit (see the module's docstring for what)."""
+    _check_distributions(dtype, lambda key: dtype == np.float32 and key[1] not in ITERATING.get(key[0], ())
+                         and key[1] not in ("pdf", "pmf"))
+
+
+@pytest.mark.slow
+def test_distributions_float64_jit() -> None:
+    """Long form: the first function of each distribution under jit in float64."""
+    firsts = {(d, _functions(d)[0]) for d in ARGS}
+    mlax.config.update("x64", True)
+    try:
+        _check_distributions(np.float64, lambda key: key in firsts)
+    finally:
+        mlax.config.update("x64", False)
 
 
 def test_multivariate_distributions(rng: np.random.Generator) -> None:
@@ -161,18 +173,26 @@ def _grad_of_last(lib: Any, dist: str, fn: str, x: Any, params: tuple[float, ...
     return lambda v: getattr(getattr(lib, dist), fn)(x, *params[:-1], v).sum()
 
 
+def _grads_and_vmap(api: Any, lib: Any, x: Any) -> Any:
+    """One program: the derivatives in the last parameter of a few densities, logistic.cdf's in
+    x, and gamma.logpdf under vmap."""
+    rows = [("gamma", "logpdf", x, (2.5,)), ("t", "logpdf", x, (4.0,)), ("beta", "logpdf", x / 4, (2.0, 3.0)),
+            ("poisson", "logpmf", api.numpy.round(x), (3.0,)), ("vonmises", "logpdf", x, (2.0,))]
+    out = {f"{dist}.{fn}": api.grad(_grad_of_last(lib, dist, fn, arg, params))(np.float32(params[-1]))
+           for dist, fn, arg, params in rows}
+    out["logistic.cdf"] = api.grad(lambda v: lib.logistic.cdf(v).sum())(x)
+    xs = x.reshape(2, 4)
+    out["vmap gamma.logpdf"] = api.vmap(lib.gamma.logpdf)(xs, xs)
+    return out
+
+
 def test_grad_and_vmap(rng: np.random.Generator) -> None:
     x = rng.uniform(0.2, 3, 8).astype(np.float32)
-    rows = [("gamma", "logpdf", x, (2.5,)), ("t", "logpdf", x, (4.0,)), ("beta", "logpdf", x / 4, (2.0, 3.0)),
-            ("poisson", "logpmf", np.round(x), (3.0,)), ("vonmises", "logpdf", x, (2.0,))]
-    for dist, fn, arg, params in rows:
-        v = np.float32(params[-1])
-        assert_close(mlax.grad(_grad_of_last(mst, dist, fn, arg, params))(v),
-                     jax.grad(_grad_of_last(jst, dist, fn, arg, params))(v), 256, 1.0, f"{dist}.{fn}")
-    assert_close(mlax.grad(lambda v: mst.logistic.cdf(v).sum())(x),
-                 jax.grad(lambda v: jst.logistic.cdf(v).sum())(x), 64, 0.0, "logistic.cdf")
-    xs = x.reshape(2, 4)
-    assert_close(mlax.vmap(mst.gamma.logpdf)(xs, xs), jax.vmap(jst.gamma.logpdf)(xs, xs), 64, 1.0, "vmap")
+    actual = mlax.jit(lambda x: _grads_and_vmap(mlax, mst, x))(x)
+    expected = jax.jit(lambda x: _grads_and_vmap(jax, jst, x))(x)
+    for key, want in expected.items():
+        ulps, floor = {"logistic.cdf": (64, 0.0), "vmap gamma.logpdf": (64, 1.0)}.get(key, (256, 1.0))
+        assert_close(actual[key], want, ulps, floor, key)
 
 
 def test_submodules_are_registered() -> None:

@@ -82,11 +82,11 @@ func.func @result_dtype_differs(%x: tensor<3xf32>) -> tensor<3xi8> {
 
 // -----
 
-// expected-error@+1 {{'func.func' op mlax does not support element type complex<f32>}}
-func.func @unsupported_element_type(%x: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {
-  // expected-error@+1 {{mlax does not support element type complex<f32>}}
-  %0 = "mlax.exp"(%x) : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
-  return %0 : tensor<3xcomplex<f32>>
+// expected-error@+1 {{'func.func' op mlax does not support element type f8E4M3FN}}
+func.func @unsupported_element_type(%x: tensor<3xf8E4M3FN>) -> tensor<3xf8E4M3FN> {
+  // expected-error@+1 {{mlax does not support element type f8E4M3FN}}
+  %0 = "mlax.exp"(%x) : (tensor<3xf8E4M3FN>) -> tensor<3xf8E4M3FN>
+  return %0 : tensor<3xf8E4M3FN>
 }
 
 // -----
@@ -249,11 +249,11 @@ func.func @constant_type_differs() -> tensor<2xf32> {
 
 // -----
 
-// expected-error@+1 {{'func.func' op mlax does not support element type complex<f32>}}
-func.func @constant_unsupported_type() -> tensor<2xcomplex<f32>> {
-  // expected-error@+1 {{'mlax.constant' op mlax does not support element type complex<f32>}}
-  %0 = "mlax.constant"() {value = dense<(1.0, 2.0)> : tensor<2xcomplex<f32>>} : () -> tensor<2xcomplex<f32>>
-  return %0 : tensor<2xcomplex<f32>>
+// expected-error@+1 {{'func.func' op mlax does not support element type complex<f16>}}
+func.func @constant_unsupported_type() -> tensor<2xcomplex<f16>> {
+  // expected-error@+1 {{'mlax.constant' op mlax does not support element type complex<f16>}}
+  %0 = "mlax.constant"() {value = dense<(1.0, 2.0)> : tensor<2xcomplex<f16>>} : () -> tensor<2xcomplex<f16>>
+  return %0 : tensor<2xcomplex<f16>>
 }
 
 // -----

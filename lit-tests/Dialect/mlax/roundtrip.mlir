@@ -274,3 +274,40 @@ func.func @test_collectives(%x: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2
   %7 = "mlax.axis_index"() {axes = ["i", "j"], axis_size = 6 : i64} : () -> tensor<i32>
   return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x2xf32>, tensor<2x4xf32>, tensor<4x2xf32>, tensor<i32>
 }
+
+// CHECK-LABEL: func.func @test_complex_parts(
+// CHECK-NEXT:    %[[Z:.*]] = "mlax.complex"(%{{.*}}, %{{.*}}) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xcomplex<f32>>
+// CHECK-NEXT:    %[[C:.*]] = "mlax.conj"(%[[Z]]) : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK-NEXT:    %{{.*}} = "mlax.real"(%[[C]]) : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+// CHECK-NEXT:    %{{.*}} = "mlax.imag"(%[[C]]) : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+func.func @test_complex_parts(%x: tensor<3xf32>, %y: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0 = "mlax.complex"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xcomplex<f32>>
+  %1 = "mlax.conj"(%0) : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  %2 = "mlax.real"(%1) : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+  %3 = "mlax.imag"(%1) : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+  return %2, %3 : tensor<3xf32>, tensor<3xf32>
+}
+
+// The decompositions, batched or not: cholesky keeps its type, triangular_solve carries jax's
+// five flags and takes b's type, lu has three results (the factors, then i32 pivots of the
+// smaller dimension and an i32 permutation of the rows).
+// CHECK-LABEL: func.func @test_cholesky(
+// CHECK-NEXT:    %{{.*}} = "mlax.cholesky"(%{{.*}}) : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+func.func @test_cholesky(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {
+  %0 = "mlax.cholesky"(%a) : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  return %0 : tensor<2x3x3xf32>
+}
+
+// CHECK-LABEL: func.func @test_triangular_solve(
+// CHECK-NEXT:    %{{.*}} = "mlax.triangular_solve"(%{{.*}}, %{{.*}}) {conjugate_a = false, left_side = false, lower = true, transpose_a = true, unit_diagonal = true} : (tensor<3x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+func.func @test_triangular_solve(%a: tensor<3x3xf64>, %b: tensor<2x3xf64>) -> tensor<2x3xf64> {
+  %0 = "mlax.triangular_solve"(%a, %b) {conjugate_a = false, left_side = false, lower = true, transpose_a = true, unit_diagonal = true} : (tensor<3x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  return %0 : tensor<2x3xf64>
+}
+
+// CHECK-LABEL: func.func @test_lu(
+// CHECK-NEXT:    %{{.*}}:3 = "mlax.lu"(%{{.*}}) : (tensor<5x4x3xf32>) -> (tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>)
+func.func @test_lu(%a: tensor<5x4x3xf32>) -> (tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>) {
+  %0:3 = "mlax.lu"(%a) : (tensor<5x4x3xf32>) -> (tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>)
+  return %0#0, %0#1, %0#2 : tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>
+}

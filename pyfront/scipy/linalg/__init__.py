@@ -1,20 +1,22 @@
 """mlax.scipy.linalg (as jax.scipy.linalg): the structured and special matrices, which need no
 decomposition (structured.py: Toeplitz, Hankel, circulant, companion, ... built from arrays;
-sized.py: Hilbert, Pascal, Helmert, Hadamard built from a size). The decompositions and solvers
-are listed but not yet implemented: they need LAPACK-style linalg primitives, and dft needs
-complex numbers."""
+sized.py: Hilbert, Pascal, Helmert, Hadamard built from a size), and the solvers on the
+Cholesky, LU and triangular-solve primitives (decompositions.py). The other decompositions are
+listed but not yet implemented: they need more LAPACK primitives, and dft needs complex
+numbers."""
 
 from __future__ import annotations
 
 from mlax.not_yet import LAPACK, define_not_yet
+from mlax.scipy.linalg import decompositions as _decompositions
 from mlax.scipy.linalg import sized as _sized
 from mlax.scipy.linalg import structured as _structured
+from mlax.scipy.linalg.decompositions import *  # noqa: F403
 from mlax.scipy.linalg.sized import *  # noqa: F403
 from mlax.scipy.linalg.structured import *  # noqa: F403
 
-NOT_YET = ("cho_factor", "cho_solve", "cholesky", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
-           "expm_frechet", "funm", "hessenberg", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr",
-           "qr_multiply", "rsf2csf", "schur", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd")
+NOT_YET = ("dft", "eigh", "eigh_tridiagonal", "expm", "expm_frechet", "funm", "hessenberg", "polar", "qr",
+           "qr_multiply", "rsf2csf", "schur", "solve_sylvester", "sqrtm", "svd")
 define_not_yet(globals(), "mlax.scipy.linalg", NOT_YET, LAPACK)
 
-__all__ = [*_sized.__all__, *_structured.__all__, *NOT_YET]
+__all__ = [*_decompositions.__all__, *_sized.__all__, *_structured.__all__, *NOT_YET]

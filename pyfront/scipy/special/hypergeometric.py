@@ -129,6 +129,13 @@ def _hyp2f1_terminal(a: Any, b: Any, c: Any, x: Any, active: Any) -> Any:
     return while_each(lambda s: active & (s[0] < a + 1), body, (one, one, one))[1]
 
 
+def _each(fn: Callable[[Any], Any], *xs: Any) -> list[Any]:
+    """The elementwise ``fn`` of each of ``xs`` (one shape) through one call: one copy of its
+    program (and of its derivative rules) instead of one per argument."""
+    out = fn(mnp.stack(xs))
+    return [out[i] for i in range(len(xs))]
+
+
 def _hyp2f1_digamma_sum(a: Any, b: Any, c: Any, x: Any) -> Any:
     """AMS55 15.3.10-15.3.12: the expansion about x = 1 when c - a - b is an integer."""
     d, s = c - a - b, 1 - x
@@ -138,12 +145,16 @@ def _hyp2f1_digamma_sum(a: Any, b: Any, c: Any, x: Any) -> Any:
     e, d1, d2 = mnp.where(up, d, -d), mnp.where(up, d, zero), mnp.where(up, zero, d)
     ard = mnp.where(up, rd, -rd).astype(np.int32)
     ax = lax.log(s)
-    y = (digamma(_c(x, 1.0)) + digamma(1.0 + e) - digamma(a + d1) - digamma(b + d1) - ax) / gamma(e + 1.0)
-    p = (a + d1) * (b + d1) * s / gamma(e + 2.0)
+    g_e1, g_e2, gc, g_e, g_ad1, g_bd1, g_ad2, g_bd2, g_a, g_b = _each(
+        gamma, e + 1.0, e + 2.0, c, e, a + d1, b + d1, a + d2, b + d2, a, b)
+    p1, p2, p3, p4 = _each(digamma, mnp.ones_like(x), 1.0 + e, a + d1, b + d1)
+    y = (p1 + p2 - p3 - p4 - ax) / g_e1
+    p = (a + d1) * (b + d1) * s / g_e2
 
     def body(st: tuple[Any, ...]) -> tuple[Any, ...]:
         p, q, t, y = st
-        r = digamma(1.0 + t) + digamma(1.0 + t + e) - digamma(a + t + d1) - digamma(b + t + d1) - ax
+        p1, p2, p3, p4 = _each(digamma, 1.0 + t, 1.0 + t + e, a + t + d1, b + t + d1)
+        r = p1 + p2 - p3 - p4 - ax
         q = p * r
         y = y + q
         p = p * (s * (a + t + d1) / (t + 1.0))
@@ -162,13 +173,12 @@ def _hyp2f1_digamma_sum(a: Any, b: Any, c: Any, x: Any) -> Any:
 
     one = mnp.ones_like(x)
     y1 = while_each(lambda st: st[0] < ard, finite_body, (mnp.ones_like(ard), one, mnp.zeros_like(x), one))[3]
-    gc = gamma(c)
-    y1 = y1 * (gamma(e) * gc / (gamma(a + d1) * gamma(b + d1)))
-    y_sum = y * (gc / (gamma(a + d2) * gamma(b + d2)))
+    y1 = y1 * (g_e * gc / (g_ad1 * g_bd1))
+    y_sum = y * (gc / (g_ad2 * g_bd2))
     y_sum = mnp.where((ard & 1) != 0, -y_sum, y_sum)
     q = s ** rd
     summed = mnp.where(rd > 0, y_sum * q + y1, y_sum + y1 * q)
-    return mnp.where(rd == 0, y * gc / (gamma(a) * gamma(b)), summed)
+    return mnp.where(rd == 0, y * gc / (g_a * g_b), summed)
 
 
 def _hyp2f1_terminal_or_series(a: Any, b: Any, c: Any, x: Any) -> Any:
@@ -195,10 +205,13 @@ def _hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
              (x < 1) & (a == c),
              x > 1,
              x == 1]
-    values = [_c(x, 1), inf, s ** d * _hyp2f1_terminal_or_series(ca, cb, c, x), inf, s ** (-a), s ** (-b),
-              inf,
+    # one series program for both uses (it dominates the compile): Euler's transformation's
+    # (c - a, c - b) where its condition is the first to hold, (a, b) elsewhere
+    euler = conds[2] & ~conds[0] & ~conds[1]
+    series = _hyp2f1_terminal_or_series(mnp.where(euler, ca, a), mnp.where(euler, cb, b), c, x)
+    values = [_c(x, 1), inf, s ** d * series, inf, s ** (-a), s ** (-b), inf,
               gamma(c) * gamma(d) / (gamma(ca) * gamma(cb))]
-    return mnp.select(conds, values, _hyp2f1_terminal_or_series(a, b, c, x))
+    return mnp.select(conds, values, series)
 
 
 @_hyp2f1.defjvp
@@ -212,9 +225,11 @@ def _hyp2f1_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[An
     weights = [lambda k: digamma(a + k) - digamma(a), lambda k: digamma(b + k) - digamma(b),
                lambda k: digamma(c) - digamma(c + k)]
     partials = [_series(ratio, first, zero, w) for w in weights]
-    partials.append(a * b / c * _hyp2f1(a + 1, b + 1, c + 1, x))
+    # 2F1(a, b, c, x) and 2F1(a + 1, b + 1, c + 1, x) as one call: one program, not two
+    value, shifted = _hyp2f1(*(mnp.stack([v, v + 1]) for v in (a, b, c)), mnp.stack([x, x]))
+    partials.append(a * b / c * shifted)
     tangent = sum((p * t for p, t in zip(partials[1:], dots[1:], strict=True)), partials[0] * dots[0])
-    return _hyp2f1(a, b, c, x), tangent
+    return value, tangent
 
 
 def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:

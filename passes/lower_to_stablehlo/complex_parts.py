@@ -1,0 +1,22 @@
+"""Rules for complex, real, imag and conj: StableHLO's complex/real/imag, and conj as JAX lowers
+it, `complex(real(x), negate(imag(x)))`."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from mlax.passes.lower_to_stablehlo.common import Rule, element_type, value, with_element
+
+
+def _conj(op: ir.Operation) -> ir.Value:
+    (x,) = op.operands
+    part = with_element(x, ir.ComplexType(element_type(x)).element_type)
+    imag = value("negate", [value("imag", [x], part)], part)
+    return value("complex", [value("real", [x], part), imag], x.type)
+
+
+def _same_name(name: str) -> Rule:
+    return lambda op: value(name, list(op.operands), op.results[0].type)
+
+
+RULES: dict[str, Rule] = {**{name: _same_name(name) for name in ("complex", "real", "imag")}, "conj": _conj}

@@ -1,0 +1,131 @@
+"""mlax.scipy.signal: direct N-d convolution and correlation, and detrend.
+
+A convolution of two arrays is one ``lax.conv_general_dilated`` with a single batch element
+and channel: the larger operand is the image, the smaller one, reversed, the kernel, and the
+mode picks the padding ("full": every overlap, "valid": complete overlaps only, "same": the
+first operand's shape, centred as SciPy centres it). The FFT-based functions (fftconvolve,
+welch, stft, ...) wait for FFT support.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import mlax.numpy as mnp
+from mlax import lax
+from mlax.numpy.util import promote_dtypes_inexact
+
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]
+
+_MODES = ("full", "same", "valid")
+
+
+def _convolve_nd(in1: Any, in2: Any, mode: str, precision: Any) -> Any:
+    if mode not in _MODES:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    in1, in2 = mnp.asarray(in1), mnp.asarray(in2)
+    if in1.ndim != in2.ndim:
+        raise ValueError("in1 and in2 must have the same number of dimensions")
+    if in1.size == 0 or in2.size == 0:
+        raise ValueError(f"zero-size arrays not supported in convolutions, got shapes {in1.shape} and "
+                         f"{in2.shape}.")
+    in1, in2 = promote_dtypes_inexact(in1, in2)
+    first_larger = all(a >= b for a, b in zip(in1.shape, in2.shape, strict=True))
+    if not (first_larger or all(a <= b for a, b in zip(in1.shape, in2.shape, strict=True))):
+        raise ValueError("One input must be smaller than the other in every dimension.")
+    second_shape = in2.shape
+    image, kernel = (in1, in2) if first_larger else (in2, in1)
+    if mode == "valid":
+        padding = [(0, 0)] * kernel.ndim
+    elif mode == "full":
+        padding = [(k - 1, k - 1) for k in kernel.shape]
+    else:  # "same": the output has in1's shape, centred on in2's middle element
+        padding = [(k - 1 - (s - 1) // 2, k - s + (s - 1) // 2) for k, s in zip(kernel.shape, second_shape,
+                                                                                   strict=True)]
+    out = lax.conv_general_dilated(image[None, None], mnp.flip(kernel)[None, None], (1,) * kernel.ndim,
+                                   padding, precision=precision)
+    return out[0, 0]
+
+
+def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None) -> Any:
+    """scipy.signal.convolve, computed directly (``method="fft"`` needs FFT support)."""
+    if method == "fft":
+        raise NotImplementedError("mlax.scipy.signal.convolve(method='fft') needs FFT, which mlax does not "
+                                  "have yet; use method='direct'")
+    if method not in ("auto", "direct"):
+        raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
+    return _convolve_nd(in1, in2, mode, precision)
+
+
+def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None) -> Any:
+    """scipy.signal.correlate: the convolution with ``in2`` reversed (and conjugated)."""
+    return convolve(in1, mnp.flip(mnp.asarray(in2).conj()), mode, method, precision)
+
+
+def _two_dimensional(name: str, in1: Any, in2: Any, boundary: str, fillvalue: Any) -> None:
+    if boundary != "fill" or fillvalue != 0:
+        raise NotImplementedError(f"{name}() only supports boundary='fill', fillvalue=0")
+    if np.ndim(in1) != 2 or np.ndim(in2) != 2:
+        raise ValueError(f"{name}() only supports 2-dimensional inputs.")
+
+
+def convolve2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill", fillvalue: Any = 0,
+               precision: Any = None) -> Any:
+    """scipy.signal.convolve2d with zero fill."""
+    _two_dimensional("convolve2d", in1, in2, boundary, fillvalue)
+    return _convolve_nd(in1, in2, mode, precision)
+
+
+def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill", fillvalue: Any = 0,
+                precision: Any = None) -> Any:
+    """scipy.signal.correlate2d with zero fill: SciPy's (and jax's) orientation in every mode,
+    including which operand slides when in2 is the larger one."""
+    _two_dimensional("correlate2d", in1, in2, boundary, fillvalue)
+    in1, in2 = mnp.asarray(in1), mnp.asarray(in2)
+    second_larger = all(a <= b for a, b in zip(in1.shape, in2.shape, strict=True))
+    same_shape = in1.shape == in2.shape
+    slide_first = second_larger and (mode == "full" or (mode == "valid" and not same_shape))
+    if slide_first:  # correlate in2 against the reversed in1 (conjugated back in "full" mode)
+        result = _convolve_nd(mnp.flip(in2), in1.conj(), mode, precision)
+        return result.conj() if mode == "full" else result
+    return mnp.flip(_convolve_nd(mnp.flip(in1), in2.conj(), mode, precision))
+
+
+def detrend(data: Any, axis: int = -1, type: str = "linear",  # noqa: A002  (SciPy's name)
+            bp: int | Sequence[int] | np.ndarray = 0, overwrite_data: None = None) -> Any:
+    """scipy.signal.detrend: remove the mean ("constant") or a least-squares line per segment
+    between the breakpoints ``bp`` ("linear")."""
+    if overwrite_data is not None:
+        raise NotImplementedError("overwrite_data argument not implemented.")
+    if type not in ("constant", "linear"):
+        raise ValueError("Trend type must be 'linear' or 'constant'.")
+    (x,) = promote_dtypes_inexact(mnp.asarray(data))
+    if type == "constant":
+        return x - x.mean(axis, keepdims=True)
+    n = x.shape[axis]
+    breaks = np.unique(np.concatenate([[0], np.atleast_1d(bp), [n]]))
+    if breaks[0] < 0 or breaks[-1] > n:
+        raise ValueError("Breakpoints must be non-negative and less than length of data along given axis.")
+    moved = mnp.moveaxis(x, axis, 0)
+    rows = moved.reshape(n, -1)
+    for start, stop in zip(breaks[:-1], breaks[1:], strict=True):
+        rows = rows.at[start:stop].add(-_line_fit(rows[start:stop]))
+    return mnp.moveaxis(rows.reshape(moved.shape), 0, axis)
+
+
+def _line_fit(y: Any) -> Any:
+    """The least-squares line through each column of ``y`` at t = 1/m, 2/m, ..., 1 (jax's design
+    matrix), from the 2x2 normal equations: exact arithmetic for a two-column fit."""
+    m = y.shape[0]
+    if m == 1:  # one point: the minimum-norm fit passes through it
+        return y
+    t = mnp.arange(1, m + 1, dtype=y.dtype) / y.dtype.type(m)
+    st, stt = t.sum(), (t * t).sum()
+    sy, sty = y.sum(0), (t[:, None] * y).sum(0)
+    det = m * stt - st * st
+    slope = (m * sty - st * sy) / det
+    intercept = (stt * sy - st * sty) / det
+    return intercept[None, :] + t[:, None] * slope[None, :]

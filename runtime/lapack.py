@@ -1,0 +1,71 @@
+"""The LAPACK the CPU backend calls for decompositions: the OpenBLAS SciPy ships (LP64), through
+its C interfaces (LAPACKE for potrf/getrf, CBLAS for trsm: scalars by value, so compiled code
+calls them without spilling arguments to memory).
+
+It is the library jax's own LAPACK custom calls run (jaxlib binds its kernels to
+scipy.linalg.cython_lapack), and the interpreter's reference (scipy.linalg.lapack), so all three
+roads compute with the same routines. NumPy's OpenBLAS (runtime/blas.py, ILP64) is as fast
+(dpotrf 1024: 43 ms both, spotrf 32 ms, with the same thread settings; docs/linalg.md).
+
+As for NumPy's copy (runtime/blas.py), its idle threads are made to sleep at once: with
+OpenBLAS's default they spin ~0.1 s after each call and take the cores from the OpenMP loops
+that follow (the pivots and clean-up of `lu`) and from the next program: lu 1024 took 287 ms
+instead of 22, solve 248 instead of 56, on 2 cores.
+
+`lapack_symbols()` maps the symbols `mlax-lower-to-linalg` emits (`SYMBOLS`) to addresses (empty
+when the library is missing); the lowering itself needs no library, and the CPU backend loads it
+only for programs with a decomposition (`calls_lapack`): SciPy and its OpenBLAS cost time to load.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from pathlib import Path
+
+from mlir import ir
+
+from mlax.passes.walk import nested_ops
+from mlax.runtime.blas import short_thread_timeout
+
+# IR symbol -> the library's export, for each routine and element type.
+_ROUTINES = (("potrf", "LAPACKE"), ("getrf", "LAPACKE"), ("trsm", "cblas"))
+SYMBOLS = {f"mlax_{t}{routine}": f"scipy_{interface}_{t}{routine}"
+           for t in "sd" for routine, interface in _ROUTINES}
+
+
+@functools.cache
+def scipy_openblas() -> ctypes.CDLL | None:
+    """SciPy's bundled OpenBLAS, loaded once per process (None when absent); its idle threads
+    made to sleep at once (module docstring)."""
+    import scipy
+
+    libs = Path(scipy.__file__).parent.parent / "scipy.libs"
+    for path in sorted(libs.glob("libscipy_openblas*.so*")):
+        library = ctypes.CDLL(str(path))
+        if all(hasattr(library, name) for name in SYMBOLS.values()):
+            short_thread_timeout(library)
+            return library
+    return None
+
+
+@functools.cache
+def lapack_symbols() -> dict[str, int]:
+    """{IR symbol: address} of the LAPACK/CBLAS routines compiled decompositions call (empty
+    without the library: linking a program that calls one then names the missing symbol)."""
+    library = scipy_openblas()
+    if library is None:
+        return {}
+    return {name: ctypes.cast(getattr(library, export), ctypes.c_void_p).value
+            for name, export in SYMBOLS.items()}
+
+
+DECOMPOSITIONS = frozenset({"mlax.cholesky", "mlax.triangular_solve", "mlax.lu"})
+
+
+def calls_lapack(module: ir.Module) -> bool:
+    """Whether ``module`` has an op the CPU lowering turns into a LAPACK call, or (a module
+    already lowered) declares one of the routines."""
+    return any(op.name in DECOMPOSITIONS
+               or (op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value in SYMBOLS)
+               for op in nested_ops(module.operation))

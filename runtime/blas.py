@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -28,27 +29,37 @@ GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm"}
 _EXPORTS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
 
 
-@functools.cache
-def openblas() -> ctypes.CDLL | None:
-    """NumPy's OpenBLAS with the gemm routines, loaded once per process (None if absent); its
-    idle threads made to sleep at once (module docstring)."""
-    libs = Path(np.__file__).parent.parent / "numpy.libs"
-    for path in sorted(libs.glob("libscipy_openblas64_*.so*")):
+def load_openblas(libs: Path, pattern: str, exports: Iterable[str]) -> ctypes.CDLL | None:
+    """The first OpenBLAS in ``libs`` matching ``pattern`` that has every export (None if none),
+    its idle threads made to sleep at once (module docstring)."""
+    for path in sorted(libs.glob(pattern)):
         library = ctypes.CDLL(str(path))
-        if all(hasattr(library, name) for name in _EXPORTS.values()):
+        if all(hasattr(library, name) for name in exports):
             short_thread_timeout(library)
             return library
     return None
 
 
+def symbol_addresses(library: ctypes.CDLL | None, exports: dict[str, str]) -> dict[str, int]:
+    """{IR symbol: address} for ``exports`` (IR symbol -> the library's name); empty without the
+    library, so that linking a program that calls one names the missing symbol."""
+    if library is None:
+        return {}
+    return {symbol: ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+            for symbol, name in exports.items()}
+
+
+@functools.cache
+def openblas() -> ctypes.CDLL | None:
+    """NumPy's OpenBLAS with the gemm routines, loaded once per process."""
+    return load_openblas(Path(np.__file__).parent.parent / "numpy.libs", "libscipy_openblas64_*.so*",
+                         _EXPORTS.values())
+
+
 @functools.cache
 def gemm_symbols() -> dict[str, int]:
     """{IR symbol: address} of the gemm routines (empty without the library)."""
-    library = openblas()
-    if library is None:
-        return {}
-    return {GEMM_SYMBOLS[t]: ctypes.cast(getattr(library, name), ctypes.c_void_p).value
-            for t, name in _EXPORTS.items()}
+    return symbol_addresses(openblas(), {GEMM_SYMBOLS[t]: name for t, name in _EXPORTS.items()})
 
 
 THREAD_TIMEOUT = "4"

@@ -26,7 +26,7 @@ from pathlib import Path
 from mlir import ir
 
 from mlax.passes.walk import nested_ops
-from mlax.runtime.blas import short_thread_timeout
+from mlax.runtime.blas import load_openblas, symbol_addresses
 
 # IR symbol -> the library's export, for each routine and element type.
 _ROUTINES = (("potrf", "LAPACKE"), ("getrf", "LAPACKE"), ("trsm", "cblas"))
@@ -36,28 +36,17 @@ SYMBOLS = {f"mlax_{t}{routine}": f"scipy_{interface}_{t}{routine}"
 
 @functools.cache
 def scipy_openblas() -> ctypes.CDLL | None:
-    """SciPy's bundled OpenBLAS, loaded once per process (None when absent); its idle threads
-    made to sleep at once (module docstring)."""
+    """SciPy's bundled OpenBLAS, loaded once per process (None when absent)."""
     import scipy
 
-    libs = Path(scipy.__file__).parent.parent / "scipy.libs"
-    for path in sorted(libs.glob("libscipy_openblas*.so*")):
-        library = ctypes.CDLL(str(path))
-        if all(hasattr(library, name) for name in SYMBOLS.values()):
-            short_thread_timeout(library)
-            return library
-    return None
+    return load_openblas(Path(scipy.__file__).parent.parent / "scipy.libs", "libscipy_openblas*.so*",
+                         SYMBOLS.values())
 
 
 @functools.cache
 def lapack_symbols() -> dict[str, int]:
-    """{IR symbol: address} of the LAPACK/CBLAS routines compiled decompositions call (empty
-    without the library: linking a program that calls one then names the missing symbol)."""
-    library = scipy_openblas()
-    if library is None:
-        return {}
-    return {name: ctypes.cast(getattr(library, export), ctypes.c_void_p).value
-            for name, export in SYMBOLS.items()}
+    """{IR symbol: address} of the LAPACK/CBLAS routines compiled decompositions call."""
+    return symbol_addresses(scipy_openblas(), SYMBOLS)
 
 
 DECOMPOSITIONS = frozenset({"mlax.cholesky", "mlax.triangular_solve", "mlax.lu"})

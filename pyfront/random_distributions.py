@@ -27,6 +27,7 @@ from mlax import numpy as mnp
 from mlax.errors import user_error
 from mlax.not_yet import LAPACK
 from mlax.random_arguments import (
+    broadcast_param_shapes,
     check_arraylike,
     check_safe_cast,
     check_shape,
@@ -336,15 +337,17 @@ def orthogonal(key: Any, n: int, shape: Any = (), dtype: Any = None, m: int | No
 
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
                         method: str = "cholesky") -> Any:
-    """Multivariate normal draws ``mean + factor(cov) @ n``. Needs mlax.numpy.linalg.cholesky
-    (or eigh / svd for the other methods), which mlax does not have yet: NotImplementedError
-    after jax's checks."""
+    """Multivariate normal draws ``mean + factor(cov) @ n`` for standard normals n, the factor
+    cov's Cholesky factor (jax's default method). The "svd" and "eigh" methods need those
+    decompositions, which mlax does not have yet: NotImplementedError after jax's checks."""
+    from mlax.numpy.util import promote_dtypes_inexact
+
     if method not in {"svd", "eigh", "cholesky"}:
         raise user_error(ValueError, "method must be one of {'svd', 'eigh', 'cholesky'}",
                          "method of mlax.random.multivariate_normal")
-    single_key("multivariate_normal", key)
-    if dtype is not None:  # None: mean's dtype
-        sample_dtype("multivariate_normal", dtype)
+    key = single_key("multivariate_normal", key)
+    mean, cov = promote_dtypes_inexact(mean, cov)
+    dtype = mean.dtype if dtype is None else sample_dtype("multivariate_normal", dtype)
     mean_shape, cov_shape = param_shape(mean), param_shape(cov)
     if len(mean_shape) < 1:
         raise user_error(ValueError, f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
@@ -356,12 +359,18 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     if cov_shape[-2:] != (n, n):
         raise user_error(ValueError, f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but "
                          f"got cov.shape == {cov_shape}.", "cov of mlax.random.multivariate_normal")
-    if shape is not None:
-        check_shape("normal", concrete_shape("multivariate_normal", shape), mean_shape[:-1], cov_shape[:-2])
-    raise user_error(NotImplementedError, f"mlax.random.multivariate_normal(method={method!r}) needs "
-                     f"mlax.numpy.linalg.{method}, which mlax does not have yet",
-                     "mlax.random.multivariate_normal")
+    if shape is None:
+        shape = broadcast_param_shapes("multivariate_normal", mean_shape[:-1], cov_shape[:-2])
+    else:
+        shape = concrete_shape("multivariate_normal", shape)
+        check_shape("normal", shape, mean_shape[:-1], cov_shape[:-2])
+    if method != "cholesky":
+        raise user_error(NotImplementedError, f"mlax.random.multivariate_normal(method={method!r}) needs "
+                         f"mlax.numpy.linalg.{method}, which mlax does not have yet; the default "
+                         "method='cholesky' works", "method of mlax.random.multivariate_normal")
+    factor = mnp.linalg.cholesky(cov)
+    samples = mlax.random.normal(key, (*shape, n), dtype)
+    return mean + mnp.einsum("...ij,...j->...i", factor, samples)
 
 
 orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]
-multivariate_normal.mlax_not_yet = f"(linalg.cholesky/eigh/svd) {LAPACK}"  # type: ignore[attr-defined]

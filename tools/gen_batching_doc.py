@@ -41,6 +41,12 @@ differentiation it is an MLIR pass over the mlax dialect:
    resolver (`passes/expand_transforms.py`) that resolves a declaration the first time
    something needs its body, so `vmap(grad(f))`, `grad(vmap(f))` and `vmap(vmap(f))` resolve
    innermost first. The backends run it before compiling.
+4. **Custom derivatives** (`passes/batching/custom_derivatives.py`). A call of a
+   `custom_jvp_call`/`custom_vjp_call` declaration with a batched operand becomes a call of a
+   batched declaration of the same kind (written once per flag set): its callee and rules are
+   the batched ones, every result batched, so an enclosing `grad` still uses the user's rule
+   (`grad(vmap(relu))` is 0 at 0, as in jax); a custom_vjp's bwd sums the cotangent of an
+   unbatched input over the batch.
 
 `jacfwd`/`jacrev` are vmap of jvp/vjp, so `hessian` is vmap over jvp over vmap over vjp.
 Not done yet: `axis_name` collectives, memoized batched functions for called functions

@@ -27,6 +27,7 @@ from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching import shard_map  # noqa: F401  (adds the shard_map rule to control_flow's table)
 from mlax.passes.batching.callbacks import batch_callback
 from mlax.passes.batching.control_flow import batch_control_flow, control_flow
+from mlax.passes.batching.custom_derivatives import batch_custom_call
 from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
 from mlax.passes.batching.rules_collectives import names_axis, resolve_collective
 from mlax.passes.expand_transforms import HANDLERS, Resolver
@@ -34,6 +35,7 @@ from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.symbols import derived_function, shared_callee
 
 FunctionLookup = Callable[[str], ir.Operation]
+CUSTOM_DERIVATIVES = ("custom_jvp_call", "custom_vjp_call")  # batched as declarations (custom_derivatives.py)
 
 
 def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: Sequence[bool], size: int,
@@ -63,6 +65,9 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
             transform = read_transform(target)
             if transform is None and shared_callee(target):
                 outs, out_flags = _call_batched(op, target, args, arg_flags, size, point, lookup, axis_name)
+            elif transform is not None and transform.kind in CUSTOM_DERIVATIVES and any(arg_flags):
+                outs, out_flags = batch_custom_call(op, target, transform, args, arg_flags, size, point,
+                                                    lookup, axis_name, emit_batched)
             else:  # walked in place; a custom derivative or checkpoint through its callee
                 body = target if transform is None else lookup(transform.fields["callee"])
                 outs, out_flags = emit_batched(body, args, arg_flags, size, point, lookup, axis_name)

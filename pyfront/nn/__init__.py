@@ -14,6 +14,7 @@ import numpy as np
 
 from mlax import lax
 from mlax import numpy as mnp
+from mlax.custom_derivatives import custom_jvp
 from mlax.numpy.util import asarray, normalize_axis, promote_args_inexact
 from mlax.scipy.special import logsumexp
 
@@ -32,14 +33,23 @@ def identity(x: Any) -> Any:
     return asarray(x)
 
 
+@custom_jvp
 def relu(x: Any) -> Any:
-    """``max(x, 0)``."""
+    """``max(x, 0)``; its derivative is 0 at 0 (jax's custom rule, not max's tie-splitting 1/2)."""
     return mnp.maximum(x, 0)
 
 
+relu.defjvps(lambda g, ans, x: mnp.where(mnp.greater(x, 0), g, mnp.zeros_like(g)))
+
+
+@custom_jvp
 def relu6(x: Any) -> Any:
-    """``min(max(x, 0), 6)``."""
+    """``min(max(x, 0), 6)``; its derivative is 1 strictly inside (0, 6) and 0 elsewhere, as jax's."""
     return mnp.minimum(mnp.maximum(x, 0), 6.0)
+
+
+relu6.defjvps(lambda g, ans, x: mnp.where(mnp.logical_and(mnp.greater(x, 0), mnp.less(x, 6)), g,
+                                          mnp.zeros_like(g)))
 
 
 def sigmoid(x: Any) -> Any:

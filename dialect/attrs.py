@@ -90,7 +90,7 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
     return raw.astype(dtype, copy=False).reshape(shape)
 
 
-_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?)")
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|[0-9.]+(?:[eE][-+]?[0-9]+)?)")
 
 
 def _bf16_from_text(text: str) -> np.ndarray:

@@ -504,6 +504,65 @@ irdl.dialect @mlax {
     irdl.results(lu: %T, pivots: %U, permutation: %V)
   }
 
+  // QR decomposition A = Q R (LAPACK `?geqrf` and `?orgqr`, as jax's CPU lowering).
+  irdl.operation @qr {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_full_matrices = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(q: %U, r: %V)
+    irdl.attributes {"full_matrices" = %attr_full_matrices}
+  }
+
+  // Eigenvectors and eigenvalues of symmetric matrices (LAPACK `?syevd`).
+  irdl.operation @eigh {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_lower = irdl.base "#builtin.integer"
+    %attr_sort_eigenvalues = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(v: %T, w: %U)
+    irdl.attributes {"lower" = %attr_lower, "sort_eigenvalues" = %attr_sort_eigenvalues}
+  }
+
+  // Singular value decomposition A = U diag(s) Vh (LAPACK `?gesdd`, as jax on CPU).
+  irdl.operation @svd {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %W = irdl.base "!builtin.tensor"
+    %attr_full_matrices = irdl.base "#builtin.integer"
+    %attr_compute_uv = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(s: %U, u: %V, vh: %W)
+    irdl.attributes {"full_matrices" = %attr_full_matrices, "compute_uv" = %attr_compute_uv}
+  }
+
+  // Eigenvalues and left/right eigenvectors of general square matrices (LAPACK `?geev`).
+  irdl.operation @eig {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_compute_left_eigenvectors = irdl.base "#builtin.integer"
+    %attr_compute_right_eigenvectors = irdl.base "#builtin.integer"
+    %attr_enable_eigvec_derivs = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(eigenvalues: %U, eigenvectors: variadic %V)
+    irdl.attributes {"compute_left_eigenvectors" = %attr_compute_left_eigenvectors, "compute_right_eigenvectors" = %attr_compute_right_eigenvectors, "enable_eigvec_derivs" = %attr_enable_eigvec_derivs}
+  }
+
+  // A discrete Fourier transform over the trailing fft_lengths axes (jax's lax.fft).
+  irdl.operation @fft {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %attr_fft_type = irdl.base "#builtin.string"
+    %attr_fft_lengths = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %T)
+    irdl.results(result: %U)
+    irdl.attributes {"fft_type" = %attr_fft_type, "fft_lengths" = %attr_fft_lengths}
+  }
+
   // Windows of `slice_sizes` at run-time start indices, stacked along the batch dimensions.
   irdl.operation @gather {
     %T = irdl.base "!builtin.tensor"

@@ -1,10 +1,11 @@
-"""`mlax-linalg-to-blas`: f32/f64 contractions on buffers become calls to an optimized BLAS gemm.
+"""`mlax-linalg-to-blas`: f32/f64/complex contractions on buffers become calls to a BLAS gemm.
 
 A loop nest from linalg reaches a small fraction of what a tuned gemm does (packing, register
 blocking, threads), and NumPy already ships one (OpenBLAS, ILP64). After bufferization and
 `linalg-generalize-named-ops`, a ``linalg.generic`` is a gemm when:
 
-- its body is ``out + a * b`` (f32 or f64 throughout) over two inputs and one output;
+- its body is ``out + a * b`` (f32, f64, complex<f32> or complex<f64> throughout: arith.mulf/addf
+  or complex.mul/add, before convert-complex-to-standard) over two inputs and one output;
 - each loop dimension is a batch (in a, b and the output), M (a and output), N (b and output)
   or K (a and b, a reduction) dimension;
 - on dense row-major buffers (possibly slices at an offset), a's dimensions read (batch, M, K)
@@ -13,10 +14,11 @@ blocking, threads), and NumPy already ships one (OpenBLAS, ILP64). After bufferi
   matrix.
 
 Such an op (also what ``linalg.matmul``/``batch_matmul`` and reshaped N-d contractions become
-after elementwise fusion) is replaced by ``@mlax_sgemm`` / ``@mlax_dgemm`` calls, declared with
-the ``cblas_?gemm`` signature with 64-bit integers: row-major, a transpose flag per operand,
-alpha = 1 and beta = 1 (so the zero fill or accumulator the op had is kept), an scf.for over
-the flattened batch on offset pointers. The runtime binds the symbols to the BLAS
+after elementwise fusion) is replaced by ``@mlax_sgemm`` / ``@mlax_dgemm`` / ``@mlax_cgemm`` /
+``@mlax_zgemm`` calls, declared with the ``cblas_?gemm`` signature with 64-bit integers:
+row-major, a transpose flag per operand, alpha = 1 and beta = 1 (so the zero fill or
+accumulator the op had is kept; for complex types, pointers to a module-level constant 1 + 0i),
+an scf.for over the flattened batch on offset pointers. The runtime binds the symbols to the BLAS
 (mlax.runtime.blas). Ops with empty dimensions, other types or layouts are left for loops.
 """
 
@@ -60,10 +62,14 @@ def _dims(map_attr: ir.Attribute) -> list[int] | None:
     return dims
 
 
+_MULTIPLY_ACCUMULATE = (["arith.mulf", "arith.addf", "linalg.yield"],
+                        ["complex.mul", "complex.add", "linalg.yield"])
+
+
 def _is_multiply_accumulate(op: ir.Operation) -> bool:
     block = op.regions[0].blocks[0]
     ops = [o.operation for o in block.operations]
-    if [o.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+    if [o.name for o in ops] not in _MULTIPLY_ACCUMULATE:
         return False
     a, b, out = block.arguments
     mul, add, yield_ = ops
@@ -136,10 +142,32 @@ def match_gemm(op: ir.Operation) -> Gemm | None:
 
 def _gemm_type(element: ir.Type) -> ir.FunctionType:
     """cblas_?gemm with 64-bit integers: order, trans a, trans b, M, N, K, alpha, A, lda, B, ldb,
-    beta, C, ldc."""
+    beta, C, ldc; cgemm/zgemm take alpha and beta by pointer."""
     i32, i64, ptr = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), llvm.PointerType.get()
-    return ir.FunctionType.get([i32, i32, i32, i64, i64, i64, element, ptr, i64, ptr, i64, element, ptr, i64],
+    scale = ptr if isinstance(element, ir.ComplexType) else element
+    return ir.FunctionType.get([i32, i32, i32, i64, i64, i64, scale, ptr, i64, ptr, i64, scale, ptr, i64],
                                [])
+
+
+def _element_bytes(element: ir.Type) -> int:
+    if isinstance(element, ir.ComplexType):
+        return 2 * ir.FloatType(ir.ComplexType(element).element_type).width // 8
+    return ir.FloatType(element).width // 8
+
+
+def _one(module: ir.Operation, element: ir.Type) -> ir.Value:
+    """1 as gemm's alpha and beta: a float constant, or for complex types the address of a
+    module-level constant 1 + 0i (a `memref.global`, added once)."""
+    if not isinstance(element, ir.ComplexType):
+        return arith.constant(element, ir.FloatAttr.get(element, 1.0))
+    part = ir.ComplexType(element).element_type
+    buffer = ir.MemRefType.get([2], part)
+    name = f"mlax_complex_one_{part}"
+    if name not in ir.SymbolTable(module):
+        with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
+            memref.GlobalOp(name, ir.TypeAttr.get(buffer), sym_visibility="private", constant=True,
+                            initial_value=ir.Attribute.parse(f"dense<[1.0, 0.0]> : tensor<2x{part}>"))
+    return _pointer(_base_address(memref.get_global(buffer, name), _element_bytes(part)))
 
 
 def _i64(value: int) -> ir.Value:
@@ -159,12 +187,12 @@ def _pointer(address: ir.Value) -> ir.Value:
     return llvm.inttoptr(llvm.PointerType.get(), address)
 
 
-def _rewrite(op: ir.Operation, gemm: Gemm) -> str:
+def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm) -> str:
     symbol = GEMM_SYMBOLS[str(gemm.element)]
-    element_bytes = ir.FloatType(gemm.element).width // 8
+    element_bytes = _element_bytes(gemm.element)
     i32 = ir.IntegerType.get_signless(32)
     with op.location, ir.InsertionPoint(op):
-        one = arith.constant(gemm.element, ir.FloatAttr.get(gemm.element, 1.0))
+        one = _one(module, gemm.element)
         size_m, size_n, size_k = _i64(gemm.m), _i64(gemm.n), _i64(gemm.k)
         flags = {flag: arith.constant(i32, flag) for flag in {_TRANS if t else _NO_TRANS
                                                               for t in (gemm.transpose_a, gemm.transpose_b)}}
@@ -198,13 +226,13 @@ def _rewrite(op: ir.Operation, gemm: Gemm) -> str:
 @register_pass
 @dataclass
 class LinalgToBlas(ModulePass):
-    """Replace f32/f64 gemm-shaped linalg.generic ops on row-major buffers by BLAS gemm calls."""
+    """Replace f32/f64/complex gemm-shaped linalg.generic ops on row-major buffers by BLAS gemm calls."""
 
     argument = "mlax-linalg-to-blas"
-    summary = "rewrite f32/f64 contractions (linalg.generic on buffers) into calls to BLAS gemm"
+    summary = "rewrite f32/f64/complex contractions (linalg.generic on buffers) into calls to BLAS gemm"
 
     def run(self, module: ir.Operation) -> None:
         # Decide on a snapshot first: erasing an op also erases the ops of its body.
         candidates = [(op, gemm) for op in nested_ops(module) if (gemm := match_gemm(op))]
         for op, gemm in candidates:
-            declare_function(module, _rewrite(op, gemm), _gemm_type(gemm.element))
+            declare_function(module, _rewrite(module, op, gemm), _gemm_type(gemm.element))

@@ -9,9 +9,8 @@ where a transcendental function rounds differently; see docs/random.md). The sam
 on rejection loops (gamma, poisson, binomial, multinomial) live in mlax.random_rejection and
 are re-exported here. mlax.random imports this module's names, so ``mlax.random.gamma`` works.
 
-``orthogonal`` and ``multivariate_normal`` need QR / Cholesky / eigh / SVD, which mlax does
-not have yet: they check their arguments and raise NotImplementedError naming the missing
-``mlax.numpy.linalg`` function.
+``orthogonal`` and ``multivariate_normal`` factor matrices with mlax.numpy.linalg (QR; Cholesky,
+SVD or eigh), as jax.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import mlax
 from mlax import lax
 from mlax import numpy as mnp
 from mlax.errors import user_error
-from mlax.not_yet import LAPACK
 from mlax.random_arguments import (
     broadcast_param_shapes,
     check_arraylike,
@@ -323,23 +321,24 @@ def _concrete_int(name: str, argument: str, value: Any) -> int:
 # -- the samplers that need a matrix factorization -------------------------------------------------
 
 def orthogonal(key: Any, n: int, shape: Any = (), dtype: Any = None, m: int | None = None) -> Any:
-    """Haar-random orthogonal matrices (jax: the Q of a QR of normals). Needs
-    mlax.numpy.linalg.qr, which mlax does not have yet: NotImplementedError after jax's checks."""
+    """Haar-random n x m matrices with orthonormal rows or columns (Mezzadri 2007, as jax: the Q of
+    a QR of normals, its columns' signs made those of R's diagonal)."""
     shape = concrete_shape("orthogonal", shape)
     key = single_key("orthogonal", key)
-    sample_dtype("orthogonal", dtype, None)
+    dtype = sample_dtype("orthogonal", dtype, None)
     n = _concrete_int("orthogonal", "n", n)
-    if m is not None:
-        _concrete_int("orthogonal", "m", m)
-    raise user_error(NotImplementedError, "mlax.random.orthogonal needs a QR decomposition "
-                     "(mlax.numpy.linalg.qr), which mlax does not have yet", "mlax.random.orthogonal")
+    m = n if m is None else _concrete_int("orthogonal", "m", m)
+    z = mlax.random.normal(key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = mnp.linalg.qr(z)
+    x = q * mnp.expand_dims(mnp.sign(mnp.linalg.diagonal(r)), -2)
+    return mnp.matrix_transpose(x) if n < m else x
 
 
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
                         method: str = "cholesky") -> Any:
     """Multivariate normal draws ``mean + factor(cov) @ n`` for standard normals n, the factor
-    cov's Cholesky factor (jax's default method). The "svd" and "eigh" methods need those
-    decompositions, which mlax does not have yet: NotImplementedError after jax's checks."""
+    cov's Cholesky factor (jax's default method), ``u sqrt(s)`` of its SVD or ``v sqrt(w)`` of
+    its eigendecomposition."""
     from mlax.numpy.util import promote_dtypes_inexact
 
     if method not in {"svd", "eigh", "cholesky"}:
@@ -364,13 +363,14 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     else:
         shape = concrete_shape("multivariate_normal", shape)
         check_shape("normal", shape, mean_shape[:-1], cov_shape[:-2])
-    if method != "cholesky":
-        raise user_error(NotImplementedError, f"mlax.random.multivariate_normal(method={method!r}) needs "
-                         f"mlax.numpy.linalg.{method}, which mlax does not have yet; the default "
-                         "method='cholesky' works", "method of mlax.random.multivariate_normal")
-    factor = mnp.linalg.cholesky(cov)
+    if method == "svd":
+        u, s, _ = mnp.linalg.svd(cov)
+        factor = u * mnp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = mnp.linalg.eigh(cov)
+        factor = v * mnp.sqrt(w[..., None, :])
+    else:
+        factor = mnp.linalg.cholesky(cov)
     samples = mlax.random.normal(key, (*shape, n), dtype)
     return mean + mnp.einsum("...ij,...j->...i", factor, samples)
 
-
-orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]

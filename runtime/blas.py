@@ -25,8 +25,10 @@ import numpy as np
 
 # The symbols `mlax-linalg-to-blas` calls, by element type (defined here, where the CPU
 # runtime binds them, so that the runtime need not import the pass).
-GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm"}
-_EXPORTS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
+GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm", "complex<f32>": "mlax_cgemm",
+                "complex<f64>": "mlax_zgemm"}
+_EXPORTS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_",
+            "complex<f32>": "scipy_cblas_cgemm64_", "complex<f64>": "scipy_cblas_zgemm64_"}
 
 
 def load_openblas(libs: Path, pattern: str, exports: Iterable[str]) -> ctypes.CDLL | None:

@@ -36,6 +36,7 @@ from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import disk_cache, host_callbacks, orc
 from mlax.runtime.blas import gemm_symbols
 from mlax.runtime.dumping import run_dumped
+from mlax.runtime.fft import calls_fft, fft_symbols
 from mlax.runtime.lapack import calls_lapack, lapack_symbols
 
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
@@ -115,6 +116,7 @@ class CpuExecutable:
             count = len(function_type.inputs) + len(self._outputs)
             self._callbacks = host_callbacks.callbacks_of(module)  # held while the code lives
             orc.expose((), {**gemm_symbols(), **(lapack_symbols() if calls_lapack(module) else {}),
+                              **(fft_symbols() if calls_fft(module) else {}),
                               **host_callbacks.cpu_symbols()})
             # Host callbacks are named by this process's ids, and a dump wants the passes run.
             cache = None if self._callbacks or config.dump_dir else disk_cache.active()

@@ -28,10 +28,13 @@ from mlir import ir
 from mlax.passes.walk import nested_ops
 from mlax.runtime.blas import load_openblas, symbol_addresses
 
-# IR symbol -> the library's export, for each routine and element type.
-_ROUTINES = (("potrf", "LAPACKE"), ("getrf", "LAPACKE"), ("trsm", "cblas"))
+# IR symbol -> the library's export, for each routine and the element types it is called on
+# (s, d: f32, f64; c, z: complex64, complex128).
+_ROUTINES = (("potrf", "LAPACKE", "sdcz"), ("getrf", "LAPACKE", "sdcz"), ("trsm", "cblas", "sdcz"),
+             ("geqrf", "LAPACKE", "sd"), ("orgqr", "LAPACKE", "sd"), ("syevd", "LAPACKE", "sd"),
+             ("gesdd", "LAPACKE", "sd"), ("geev", "LAPACKE", "sdcz"))
 SYMBOLS = {f"mlax_{t}{routine}": f"scipy_{interface}_{t}{routine}"
-           for t in "sd" for routine, interface in _ROUTINES}
+           for routine, interface, types in _ROUTINES for t in types}
 
 
 @functools.cache
@@ -49,7 +52,8 @@ def lapack_symbols() -> dict[str, int]:
     return symbol_addresses(scipy_openblas(), SYMBOLS)
 
 
-DECOMPOSITIONS = frozenset({"mlax.cholesky", "mlax.triangular_solve", "mlax.lu"})
+DECOMPOSITIONS = frozenset({"mlax.cholesky", "mlax.triangular_solve", "mlax.lu", "mlax.qr", "mlax.eigh",
+                            "mlax.svd", "mlax.eig"})
 
 
 def calls_lapack(module: ir.Module) -> bool:

@@ -55,8 +55,9 @@ def assert_same(actual: Any, expected: Any, rtol: float | None = None, atol: flo
             assert a.weak_type == e.weak_type, f"weak_type {a.weak_type} != {e.weak_type}"
         tol = RTOL.get(a_np.dtype, 0.0) if rtol is None else rtol
         if a_np.dtype.kind in "fc" or a_np.dtype == ml_dtypes.bfloat16:
-            np.testing.assert_allclose(a_np.astype(np.float64), e_np.astype(np.float64),
-                                       rtol=tol, atol=atol, equal_nan=True)
+            wide = np.complex128 if a_np.dtype.kind == "c" else np.float64  # both parts of complex values
+            np.testing.assert_allclose(a_np.astype(wide), e_np.astype(wide), rtol=tol, atol=atol,
+                                       equal_nan=True)
         else:
             np.testing.assert_array_equal(a_np, e_np)
 

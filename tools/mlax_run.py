@@ -4,11 +4,13 @@
              [--random-inputs SEED] [--precision N]
 
 Each ``--input`` is JSON (``[[1, 2], [3, 4]]``, ``2.5``, ``NaN``, ``-Infinity``) or a Python
-literal (``True``, tuples), converted to the argument's element type; a scalar fills the
-whole argument. ``--random-inputs SEED`` draws every argument instead. Results print one per
-line as ``result[0]: tensor<2x3xf32> = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]``: floats in the
-shortest form that reads back to the same value of their type (or N significant digits
-with --precision), integers in decimal, booleans as true/false.
+literal (``True``, tuples, ``[1+2j, -0.5j]`` for complex arguments), converted to the
+argument's element type; a scalar fills the whole argument. ``--random-inputs SEED`` draws
+every argument instead. Results print one per line as
+``result[0]: tensor<2x3xf32> = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]``: floats in the shortest
+form that reads back to the same value of their type (or N significant digits with
+--precision), complex numbers as ``(real, imag)`` pairs of such floats, integers in decimal,
+booleans as true/false.
 """
 
 from __future__ import annotations
@@ -62,11 +64,15 @@ def parse_input(text: str, spec: TensorSpec, index: int) -> np.ndarray:
 
 
 def random_input(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
-    """Normal floats, small integers (nonnegative when unsigned), fair booleans."""
+    """Normal floats (and parts of complex numbers), small integers (nonnegative when unsigned),
+    fair booleans."""
     if dtypes.is_bool(spec.dtype):
         return rng.random(spec.shape) < 0.5
     if dtypes.is_float(spec.dtype):
         return rng.standard_normal(spec.shape).astype(spec.dtype)
+    if dtypes.is_complex(spec.dtype):
+        parts = rng.standard_normal((2, *spec.shape))
+        return (parts[0] + 1j * parts[1]).astype(spec.dtype)
     low = 0 if dtypes.is_unsigned_int(spec.dtype) else -10
     return rng.integers(low, low + 21, spec.shape).astype(spec.dtype)
 
@@ -74,6 +80,9 @@ def random_input(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
 def format_scalar(x: Any, dtype: np.dtype, precision: int | None) -> str:
     if dtypes.is_bool(dtype):
         return "true" if x else "false"
+    if dtypes.is_complex(dtype):  # (re, im), each part as a float of the parts' type
+        part = dtypes.real_dtype(dtype)
+        return f"({format_scalar(x.real, part, precision)}, {format_scalar(x.imag, part, precision)})"
     if not dtypes.is_float(dtype):
         return str(int(x))
     if precision is not None:

@@ -74,12 +74,18 @@ COMPLEX_OPS.update({
     "complex", "real", "imag", "conj",
     # elementwise
     "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "abs", "sign", "compare", "select",
-    "convert",
+    "convert", "pow", "expm1", "log1p", "rsqrt", "sin", "cos", "tan", "tanh", "exp2", "logistic",
+    "max", "min",
     # shape (dtype-agnostic)
     "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "rev", "pad",
     "dynamic_slice", "dynamic_update_slice", "constant",
-    # reductions and contractions
-    "reduce_sum", "dot_general",
+    # reductions, cumulative and windowed ops, contractions (max/min lexicographic, as JAX)
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "cumsum", "cumprod", "cummax", "cummin",
+    "reduce_window_sum", "reduce_window_max", "reduce_window_min", "dot_general", "conv_general_dilated",
+    # indexing and sorting
+    "gather", "scatter", "scatter_add", "scatter_mul", "sort_permutation", "apply_permutation",
+    # collectives
+    "psum",
     # transformation helpers
     "stop_gradient", "optimization_barrier", "sharding_constraint",
 })

@@ -1,9 +1,9 @@
 """Matrix decompositions: cholesky, triangular_solve and lu, as jax's `lax.linalg` primitives.
 
 Each works on the last two dimensions of its operands; leading dimensions are a batch (equal
-on both operands of triangular_solve). Element types f32 and f64 (complex ones come with the
-complex dtypes). The reference calls the LAPACK/BLAS routine jax's CPU lowering calls
-(SciPy's `?potrf`, `?trsm`, `?getrf`), one matrix at a time, so the interpreter, the native
+on both operands of triangular_solve). Element types f32, f64, complex64 and complex128. The
+reference calls the LAPACK/BLAS routine jax's CPU lowering calls (SciPy's `?potrf`, `?trsm`,
+`?getrf`), one matrix at a time, so the interpreter, the native
 CPU backend (which calls the same routines, passes/lower_to_linalg/decompositions.py) and
 XLA (jaxlib's LAPACK custom calls) agree to the last bit where the library is the same.
 Failures are values, not errors, as in jax: a matrix that is not positive definite has a
@@ -20,21 +20,32 @@ from collections.abc import Callable
 import numpy as np
 
 from mlax.dialect.ops.common import op_type_error, op_value_error
-from mlax.dialect.registry import define_op
+from mlax.dialect.registry import COMPLEX_OPS, define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 INDEX_DTYPE = np.dtype(np.int32)
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+COMPLEX_DTYPES = (np.dtype(np.complex64), np.dtype(np.complex128))
+LAPACK_PREFIXES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
+                   np.dtype(np.complex128): "z"}
 
 
-def _check_matrix(op: str, x: TensorSpec, what: str = "operand", square: bool = True) -> None:
-    if x.dtype not in FLOAT_DTYPES:
-        raise op_type_error(op, f"{what} must have element type f32 or f64, got {x.dtype}")
+def _check_matrix(op: str, x: TensorSpec, what: str = "operand", square: bool = True,
+                  complex_ok: bool = False) -> None:
+    allowed = FLOAT_DTYPES + COMPLEX_DTYPES if complex_ok else FLOAT_DTYPES
+    if x.dtype not in allowed:
+        kinds = "f32, f64, complex64 or complex128" if complex_ok else "f32 or f64"
+        raise op_type_error(op, f"{what} must have element type {kinds}, got {x.dtype}")
     if x.ndim < 2:
         raise op_type_error(op, f"{what} must have rank at least 2 (a batch of matrices), got shape "
                                 f"{x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
         raise op_value_error(op, f"{what} must be a batch of square matrices, got shape {x.shape}")
+
+
+def nans_like(a: np.ndarray) -> np.ndarray:
+    """NaNs of ``a``'s shape and type (NaN in both parts of a complex type, as jax's failures)."""
+    return np.full_like(a, complex(np.nan, np.nan) if np.iscomplexobj(a) else np.nan)
 
 
 def _per_matrix(x: np.ndarray, results: int, solve: Callable[..., tuple[np.ndarray, ...]],
@@ -56,14 +67,14 @@ def _routine(name: str, dtype: np.dtype) -> Callable[..., tuple]:
     import scipy.linalg.lapack
 
     module = scipy.linalg.blas if name == "trsm" else scipy.linalg.lapack
-    return getattr(module, ("s" if dtype == np.float32 else "d") + name)
+    return getattr(module, LAPACK_PREFIXES[np.dtype(dtype)] + name)
 
 
 # --- cholesky ------------------------------------------------------------------------------------
 
 
 def _infer_cholesky(x: TensorSpec) -> TensorSpec:
-    _check_matrix("cholesky", x)
+    _check_matrix("cholesky", x, complex_ok=True)
     return x
 
 
@@ -74,7 +85,7 @@ def _cholesky(x: np.ndarray) -> np.ndarray:
         if a.size == 0:
             return (a.copy(),)
         factor, info = potrf(a, lower=1, clean=1)
-        return (factor if info == 0 else np.tril(np.full_like(a, np.nan)),)
+        return (factor if info == 0 else np.tril(nans_like(a)),)
 
     return _per_matrix(x, 1, one)[0]
 
@@ -84,7 +95,8 @@ define_op(
     infer=_infer_cholesky, reference=_cholesky, weak_type="never",
     summary="The lower Cholesky factor L (A = L L^T) of each matrix, from its lower triangle.",
     description="""
-`operand`: f32 or f64, shape `(..., n, n)`; the result has its type. Only the lower triangle
+`operand`: f32, f64 or complex, shape `(..., n, n)`; the result has its type (A = L L^H for a
+complex matrix, which must be Hermitian). Only the lower triangle
 of each matrix is read (the front end symmetrizes first, as `jax.lax.linalg.cholesky`); the
 result is lower triangular with zeros above the diagonal. Where a matrix is not positive
 definite (LAPACK `?potrf` reports `info != 0`) its factor's lower triangle is NaN, as jax
@@ -101,8 +113,8 @@ _SOLVE_FLAGS = ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagon
 def _infer_triangular_solve(a: TensorSpec, b: TensorSpec, *, left_side: bool, lower: bool,
                             transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> TensorSpec:
     name = "triangular_solve"
-    _check_matrix(name, a, "a")
-    _check_matrix(name, b, "b", square=False)
+    _check_matrix(name, a, "a", complex_ok=True)
+    _check_matrix(name, b, "b", square=False, complex_ok=True)
     if a.dtype != b.dtype:
         raise op_type_error(name, f"a and b must have the same dtype, got {a.dtype} and {b.dtype}")
     if a.shape[:-2] != b.shape[:-2]:
@@ -119,12 +131,15 @@ def _triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: b
                       conjugate_a: bool, unit_diagonal: bool) -> np.ndarray:
     trsm = _routine("trsm", a.dtype)
 
+    trans = (2 if conjugate_a else 1) if transpose_a else 0  # op(A) = A, A^T or A^H
+
     def one(m: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray]:
         if rhs.size == 0:
             return (rhs.copy(),)
         with np.errstate(all="ignore"):
-            return (trsm(1.0, m, rhs, side=0 if left_side else 1, lower=int(lower),
-                         trans_a=int(transpose_a), diag=int(unit_diagonal)),)
+            return (trsm(1.0, np.conj(m) if conjugate_a and not transpose_a else m, rhs,
+                         side=0 if left_side else 1, lower=int(lower), trans_a=trans,
+                         diag=int(unit_diagonal)),)
 
     return _per_matrix(a, 1, one, b)[0]
 
@@ -135,10 +150,11 @@ define_op(
     infer=_infer_triangular_solve, reference=_triangular_solve, weak_type="never",
     summary="X with op(A) X = B (left_side) or X op(A) = B, A triangular (BLAS `?trsm`).",
     description="""
-`a`: f32 or f64, `(..., m, m)`; `b` of its element type and batch dimensions, `(..., m, n)`
+`a`: f32, f64 or complex, `(..., m, m)`; `b` of its element type and batch dimensions, `(..., m, n)`
 when `left_side` else `(..., n, m)`; the result has `b`'s type. Only the `lower` (else upper)
 triangle of `a` is read, and not its diagonal when `unit_diagonal` (taken as ones).
-`op(A)` is `A^T` when `transpose_a`; `conjugate_a` conjugates (no effect on real types). A
+`op(A)` is `A^T` when `transpose_a`, conjugated (`A^H`, or `conj(A)` without `transpose_a`) when
+`conjugate_a` (no effect on real types). A
 zero on the diagonal gives inf/NaN, as BLAS does. The attributes are jax's
 `triangular_solve` parameters.
 """,
@@ -149,7 +165,7 @@ zero on the diagonal gives inf/NaN, as BLAS does. The attributes are jax's
 
 
 def _infer_lu(x: TensorSpec) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
-    _check_matrix("lu", x, square=False)
+    _check_matrix("lu", x, square=False, complex_ok=True)
     *batch, m, n = x.shape
     return x, TensorSpec((*batch, min(m, n)), INDEX_DTYPE), TensorSpec((*batch, m), INDEX_DTYPE)
 
@@ -173,7 +189,7 @@ def _lu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if a.size == 0:
             return a.copy(), np.zeros(0, INDEX_DTYPE)
         factors, pivots, info = getrf(a)
-        return (factors if info >= 0 else np.full_like(a, np.nan)), pivots.astype(INDEX_DTYPE)
+        return (factors if info >= 0 else nans_like(a)), pivots.astype(INDEX_DTYPE)
 
     factors, pivots = _per_matrix(x, 2, one)
     return factors, pivots, pivots_to_permutation(pivots, x.shape[-2])
@@ -184,7 +200,7 @@ define_op(
     infer=_infer_lu, reference=_lu, weak_type="never",
     summary="LU with partial pivoting (LAPACK `?getrf`): P A = L U, with the row swaps and the permutation.",
     description="""
-`operand`: f32 or f64, `(..., m, n)`. `lu` has its type: U in the upper triangle, L (unit
+`operand`: f32, f64 or complex, `(..., m, n)`. `lu` has its type: U in the upper triangle, L (unit
 diagonal, not stored) below it. `pivots`: i32 `(..., min(m, n))`, 0-based: row i was swapped
 with row `pivots[i]`, in order. `permutation`: i32 `(..., m)`, those swaps applied to
 `0 .. m-1`, so that `A[permutation] = L U`. A singular matrix factors as LAPACK leaves it (a
@@ -192,3 +208,5 @@ zero on U's diagonal), as jax returns it. The results are jax's `lu` primitive's
 """,
 )
 
+
+COMPLEX_OPS.update({"cholesky", "triangular_solve", "lu"})

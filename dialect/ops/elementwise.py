@@ -148,10 +148,14 @@ def _exp2(x: np.ndarray) -> np.ndarray:
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), each step rounded to x's type: how JAX lowers logistic."""
+    """1 / (1 + exp(-x)), each step rounded to x's type: how JAX lowers logistic. For complex x
+    an infinite exp(-x) gives 0, as XLA's complex division by an infinity does (NumPy's gives NaN)."""
     one = np.ones_like(x)
     steps = run_elementwise(np.exp, run_elementwise(np.negative, x))
-    return run_elementwise(np.divide, one, run_elementwise(np.add, one, steps))
+    out = run_elementwise(np.divide, one, run_elementwise(np.add, one, steps))
+    if dtypes.is_complex(x.dtype):
+        out = np.where(np.isinf(steps.real) | np.isinf(steps.imag), np.zeros_like(out), out)
+    return out
 
 
 def _population_count(x: np.ndarray) -> np.ndarray:
@@ -172,6 +176,21 @@ def _int_div_rem(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _int_div_rem(x, y)[0] if dtypes.is_int(x.dtype) else np.divide(x, y)
+
+
+def _log1p(x: np.ndarray) -> np.ndarray:
+    """log1p; for complex a + ib the real part is 0.5 log1p(a (2 + a) + b b) where that sum is
+    within 1/2 of 0 (NumPy's log(1 + x) loses tiny x) and log |1 + x| elsewhere (no overflow,
+    exact near -1); the imaginary part is atan2(b, 1 + a)."""
+    if not dtypes.is_complex(x.dtype):
+        return np.log1p(x)
+    a, b = x.real, x.imag
+    twice, squares = a * (2 + a), b * b
+    near = np.abs(twice + squares) < 0.5
+    real = np.where(near, 0.5 * np.log1p(twice + squares), np.log(np.abs(np.asarray(x + 1, x.dtype))))
+    out = np.empty_like(x)
+    out.real, out.imag = real, np.arctan2(b, a + 1)
+    return out
 
 
 def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -198,8 +217,17 @@ def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _int_pow(x, y) if dtypes.is_int(x.dtype) else np.power(x, y)
 
 
+def _lexicographic(x: np.ndarray, y: np.ndarray, wins: np.ufunc) -> np.ndarray:
+    """JAX's complex max/min: x where ``wins`` holds of the real parts, or of the imaginary parts
+    when the real parts are equal; y otherwise (so NaNs pick y)."""
+    pick = np.where(x.real == y.real, wins(x.imag, y.imag), wins(x.real, y.real))
+    return np.where(pick, x, y)
+
+
 def maximum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """max with NaN propagation and -0 < +0 (StableHLO / XLA)."""
+    """max with NaN propagation and -0 < +0 (StableHLO / XLA); complex: lexicographic (JAX)."""
+    if dtypes.is_complex(x.dtype):
+        return _lexicographic(x, y, np.greater)
     out = np.maximum(x, y)
     if dtypes.is_float(x.dtype):
         out = np.where(x == y, np.where(np.signbit(x), y, x), out)
@@ -207,7 +235,9 @@ def maximum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def minimum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """min with NaN propagation and -0 < +0 (StableHLO / XLA)."""
+    """min with NaN propagation and -0 < +0 (StableHLO / XLA); complex: lexicographic (JAX)."""
+    if dtypes.is_complex(x.dtype):
+        return _lexicographic(x, y, np.less)
     out = np.minimum(x, y)
     if dtypes.is_float(x.dtype):
         out = np.where(x == y, np.where(np.signbit(x), x, y), out)
@@ -257,22 +287,22 @@ define_unary("round", lambda x, *, rounding_method: _ROUNDING[rounding_method](x
              "of zero is kept (round(-0.4) is -0.0); NaN and infinities pass through.",
              choices={"rounding_method": ROUNDING_METHODS})
 define_unary("exp", np.exp, INEXACT, "Natural exponential e**x.")
-define_unary("exp2", _exp2, FLOAT, "Base-2 exponential 2**x.",
+define_unary("exp2", _exp2, INEXACT, "Base-2 exponential 2**x.",
              "Defined as JAX lowers it: `exp(c * x)` where `c` is ln 2 rounded to the operand "
              "type and the product is rounded to the operand type before the exponential (so "
              "f16/bf16 results carry the error of the rounded product).", native=True)
-define_unary("expm1", np.expm1, FLOAT, "e**x - 1, accurate near 0.")
+define_unary("expm1", np.expm1, INEXACT, "e**x - 1, accurate near 0.")
 define_unary("log", np.log, INEXACT, "Natural logarithm (log 0 = -inf, log of a negative = NaN).")
-define_unary("log1p", np.log1p, FLOAT, "log(1 + x), accurate near 0 (log1p(-1) = -inf).")
+define_unary("log1p", _log1p, INEXACT, "log(1 + x), accurate near 0 (log1p(-1) = -inf).")
 define_unary("sqrt", np.sqrt, INEXACT, "Square root (sqrt(-0.0) = -0.0, negative -> NaN).")
-define_unary("rsqrt", lambda x: 1 / np.sqrt(x), FLOAT, "Reciprocal square root 1/sqrt(x).",
+define_unary("rsqrt", lambda x: 1 / np.sqrt(x), INEXACT, "Reciprocal square root 1/sqrt(x).",
              "rsqrt(+-0) = +-inf, rsqrt(inf) = 0, negative -> NaN.")
 define_unary("cbrt", np.cbrt, FLOAT, "Cube root (defined for negative x).")
-define_unary("sin", np.sin, FLOAT, "Sine (radians).")
-define_unary("cos", np.cos, FLOAT, "Cosine (radians).")
-define_unary("tan", np.tan, FLOAT, "Tangent (radians).")
-define_unary("tanh", np.tanh, FLOAT, "Hyperbolic tangent.")
-define_unary("logistic", _logistic, FLOAT, "Logistic sigmoid 1 / (1 + e**-x).",
+define_unary("sin", np.sin, INEXACT, "Sine (radians).")
+define_unary("cos", np.cos, INEXACT, "Cosine (radians).")
+define_unary("tan", np.tan, INEXACT, "Tangent (radians).")
+define_unary("tanh", np.tanh, INEXACT, "Hyperbolic tangent.")
+define_unary("logistic", _logistic, INEXACT, "Logistic sigmoid 1 / (1 + e**-x).",
              "Defined as JAX lowers it: `1 / (1 + exp(-x))` with every step rounded to the "
              "operand type (so it reaches exactly 0 for large negative x).", native=True)
 define_unary("erf", _erf, FLOAT, "Error function.")

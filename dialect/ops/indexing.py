@@ -48,7 +48,7 @@ class Windows:
 
 def fill_value(dtype: np.dtype) -> object:
     """The value a gather with mode "fill" reads out of bounds (JAX's default fill_value)."""
-    if dtypes.is_float(dtype):
+    if dtypes.is_inexact(dtype):  # complex: nan + 0i, as jax
         return np.nan
     if dtypes.is_bool(dtype):
         return True

@@ -31,13 +31,13 @@ from mlax.dialect.tensor_spec import TensorSpec
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    if dtypes.is_float(dtype):
+    if dtypes.is_inexact(dtype):  # complex: -inf + 0i, JAX's identity
         return -np.inf
     return False if dtypes.is_bool(dtype) else np.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype) -> Any:
-    if dtypes.is_float(dtype):
+    if dtypes.is_inexact(dtype):
         return np.inf
     return True if dtypes.is_bool(dtype) else np.iinfo(dtype).max
 

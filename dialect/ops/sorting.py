@@ -40,7 +40,11 @@ def _check_dimension(op: str, x: TensorSpec, dimension: int) -> None:
 def _sort_keys(x: np.ndarray) -> np.ndarray:
     """``x`` in a form NumPy's stable argsort orders as XLA's sort comparator does: floats
     widened exactly (bf16 has no NumPy sort), -0.0 made +0.0 and every NaN a positive NaN,
-    which NumPy puts last."""
+    which NumPy puts last. Complex numbers: each part so, which NumPy orders lexicographically."""
+    if dtypes.is_complex(x.dtype):
+        out = np.empty(x.shape, np.complex128)
+        out.real, out.imag = _sort_keys(x.real), _sort_keys(x.imag)
+        return out
     if not dtypes.is_float(x.dtype):
         return x
     wide = x.astype(np.float64)

@@ -24,8 +24,11 @@ from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float, spec
 from mlax.passes.autodiff.jvp_rules_collectives import COLLECTIVE_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_complex import COMPLEX_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_decompositions import DECOMPOSITION_JVP_RULES
+from mlax.passes.autodiff.jvp_rules_eig import EIG_JVP_RULES
+from mlax.passes.autodiff.jvp_rules_fft import FFT_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_indexing import INDEXING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_sorting import SORTING_JVP_RULES
+from mlax.passes.autodiff.jvp_rules_spectral import SPECTRAL_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_windowed import WINDOWED_JVP_RULES
 
 JvpRule = Callable[[Emitter, ir.Operation, list[ir.Value], list[MaybeValue], list[ir.Value]],
@@ -366,4 +369,7 @@ JVP_RULES: dict[str, JvpRule] = {
     **COLLECTIVE_JVP_RULES,
     **COMPLEX_JVP_RULES,
     **DECOMPOSITION_JVP_RULES,
+    **FFT_JVP_RULES,
+    **SPECTRAL_JVP_RULES,
+    **EIG_JVP_RULES,
 }

@@ -1,14 +1,14 @@
 """JVP rules of the matrix decompositions: jax's rules (jax/_src/lax/linalg.py), batched.
 
 - cholesky (Murray 2016, arXiv:1602.07527, jax's `_cholesky_jvp_rule`): with L the factor,
-  L' = L phi(L^-1 A' L^-T), phi taking the lower triangle with the diagonal halved. The two
+  L' = L phi(L^-1 A' L^-H), phi taking the lower triangle with the diagonal halved. The two
   solves are triangular_solves of the tangent, so the rule is linear in it and transposes.
   As jax, the whole tangent is used (the front end symmetrizes the operand, so its tangent is
   symmetric); a failed factor (NaN) gives NaN tangents.
 - triangular_solve: linear in b (the same solve of b's tangent); in a, jax's
   `_triangular_solve_jvp_rule_a`: the tangent of a restricted to the triangle read (without
-  the diagonal when unit_diagonal), negated, multiplied by the answer and solved, in the
-  cheaper order for the shapes.
+  the diagonal when unit_diagonal), negated, transposed and conjugated as op(A), multiplied by
+  the answer and solved, in the cheaper order for the shapes.
 - lu (de Hoog, Anderssen and Lukas; jax's `_lu_jvp_rule`): with P A = L U, X = L^-1 P A' U^-1
   gives L' = L tril(X, -1) and U' = triu(X) U, and the tangent of the packed result is their
   sum; pivots and permutation are integers (no tangent). Rectangular matrices pad L and U to
@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from mlir import ir
 
-from mlax.dialect import read_attributes
+from mlax.dialect import dtypes, read_attributes
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, spec
 
 JvpRule = Callable[[Emitter, ir.Operation, list[ir.Value], list[MaybeValue], list[ir.Value]],
@@ -82,7 +82,7 @@ def _cholesky(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: l
     (sigma_dot,), (factor,) = tangents, outs
     if sigma_dot is None:
         return [None]
-    tmp = solve(e, factor, sigma_dot, left_side=False, transpose_a=True, lower=True)
+    tmp = solve(e, factor, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True, lower=True)
     inner = solve(e, factor, tmp, left_side=True, lower=True)
     halve_diagonal = e("sub", e.full(factor, 1.0), e("mul", eye(e, factor), e.full(factor, 0.5)))
     phi = e("mul", triangle(e, inner, 0, lower=True), halve_diagonal)
@@ -100,6 +100,8 @@ def _triangular_solve(e: Emitter, op: ir.Operation, primals: list[ir.Value], tan
     g_a = e("neg", triangle(e, ta, -k, lower=True) if flags["lower"] else triangle(e, ta, k, lower=False))
     if flags["transpose_a"]:
         g_a = transpose_last(e, g_a)
+    if flags["conjugate_a"] and dtypes.is_complex(spec(g_a).dtype):
+        g_a = e("conj", g_a)
     m, n = spec(ans).shape[-2:]
     if flags["left_side"]:
         term = (e("triangular_solve", a, matmul(e, g_a, ans), **flags) if m > n

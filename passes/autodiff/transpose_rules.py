@@ -20,6 +20,7 @@ from mlax.passes.autodiff.emit import Emitter, MaybeValue, spec
 from mlax.passes.autodiff.transpose_rules_collectives import COLLECTIVE_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_complex import COMPLEX_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_decompositions import DECOMPOSITION_TRANSPOSE_RULES
+from mlax.passes.autodiff.transpose_rules_fft import FFT_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_indexing import INDEXING_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_sorting import SORTING_TRANSPOSE_RULES
 from mlax.passes.autodiff.transpose_rules_windowed import WINDOWED_TRANSPOSE_RULES
@@ -302,4 +303,5 @@ TRANSPOSE_RULES: dict[str, TransposeRule] = {name: _single_result(rule) for name
     **COLLECTIVE_TRANSPOSE_RULES,
     **COMPLEX_TRANSPOSE_RULES,
     **DECOMPOSITION_TRANSPOSE_RULES,
+    **FFT_TRANSPOSE_RULES,
 }.items()}

@@ -21,6 +21,7 @@ from mlax.dialect import OPS, read_attributes
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules_collectives import COLLECTIVE_BATCH_RULES
 from mlax.passes.batching.rules_decompositions import DECOMPOSITION_BATCH_RULES
+from mlax.passes.batching.rules_fft import FFT_BATCH_RULES
 from mlax.passes.batching.rules_indexing import (
     INDEXING_BATCH_RULES,
     dynamic_slice_as_gather,
@@ -243,4 +244,5 @@ BATCH_RULES: dict[str, BatchRule] = {
     **SORTING_BATCH_RULES,
     **COLLECTIVE_BATCH_RULES,
     **DECOMPOSITION_BATCH_RULES,
+    **FFT_BATCH_RULES,
 }

@@ -1,9 +1,9 @@
 """Batch rules of the matrix decompositions (batch dimension at 0, as every batch rule).
 
-cholesky, triangular_solve and lu work on the last two dimensions and treat every leading
-one as a batch, so the batched op is the same op with one more leading dimension. triangular_
-solve needs the batch dimensions of a and b equal: an unbatched operand is broadcast along
-the new one (jax folds an unbatched b's batch into its columns instead; the values agree).
+cholesky, triangular_solve, lu, qr, eigh, svd and eig work on the last two dimensions and treat
+every leading one as a batch, so the batched op is the same op with one more leading
+dimension. triangular_solve needs the batch dimensions of a and b equal: an unbatched operand
+is broadcast along the new one (jax folds an unbatched b's batch into its columns instead; the values agree).
 """
 
 from __future__ import annotations
@@ -29,5 +29,5 @@ def _leading_batch(e: Emitter, op: ir.Operation, operands: list[ir.Value], batch
     return e.many(op.name.removeprefix("mlax."), *operands, **read_attributes(op))
 
 
-DECOMPOSITION_BATCH_RULES: dict[str, BatchRule] = dict.fromkeys(("cholesky", "triangular_solve", "lu"),
-                                                                _leading_batch)
+DECOMPOSITION_BATCH_RULES: dict[str, BatchRule] = dict.fromkeys(
+    ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"), _leading_batch)

@@ -20,8 +20,11 @@ from mlax.passes.lower_to_linalg import (
     contraction,
     convert,
     decompositions,
+    decompositions_spectral,
     dynamic,
+    eig,
     elementwise,
+    fft,
     indexing,
     reductions,
     scan,
@@ -39,7 +42,8 @@ RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
                           **composite.RULES, **convert.RULES, **structural.RULES,
                           **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
                           **scan.RULES, **windowed.RULES, **indexing.RULES,
-                          **sorting.RULES, **collectives.RULES, **decompositions.RULES}
+                          **sorting.RULES, **collectives.RULES, **decompositions.RULES,
+                          **decompositions_spectral.RULES, **eig.RULES, **fft.RULES}
 
 
 @register_pass

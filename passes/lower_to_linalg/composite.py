@@ -5,7 +5,7 @@ reference) in single precision with fused multiply-adds for f32 (f16/bf16 comput
 double precision for f64, then erf_inv(+-1) = +-inf. nextafter steps the bit pattern:
 +1 moves away from zero, -1 toward it, zero steps to the smallest subnormal of y's sign,
 x == y gives y, NaN gives NaN. Integer pow is square-and-multiply over the exponent's bits
-in an scf.for (wrapping), with XLA's answers for negative exponents.
+in an scf.for (wrapping), with XLA's answers for negative exponents. Complex pow is complex.pow.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from mlir import ir
 from mlir.dialects import arith, math, scf
+from mlir.dialects import complex as cplx
 
 from mlax.dialect.erf_inv import ERF_INV_F32, ERF_INV_F64, Piece
 from mlax.passes.lower_to_linalg.common import Rule, elementwise, in_f32, scalar, width
@@ -110,5 +111,6 @@ def _pow_int(x: ir.Value, y: ir.Value) -> ir.Value:
 RULES: dict[str, Rule] = {
     "erf_inv": elementwise(by_kind(in_f32(_erf_inv_body), None)),
     "nextafter": elementwise(_nextafter),
-    "pow": elementwise(by_kind(in_f32(math.powf), _pow_int, unsigned_body=_pow_unsigned)),
+    "pow": elementwise(by_kind(in_f32(math.powf), _pow_int, unsigned_body=_pow_unsigned,
+                               complex_body=cplx.pow)),
 }

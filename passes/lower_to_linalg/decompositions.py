@@ -26,13 +26,15 @@ from collections.abc import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, llvm, memref, scf, tensor
+from mlir.dialects import complex as cplx
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, reassociation, scalar
 from mlax.passes.symbols import declare_function
 
 _ROW_MAJOR, _COL_MAJOR = 101, 102
-_NO_TRANS, _TRANS, _UPPER, _LOWER, _NON_UNIT, _UNIT, _LEFT, _RIGHT = 111, 112, 121, 122, 131, 132, 141, 142
+_NO_TRANS, _TRANS, _CONJ_TRANS = 111, 112, 113
+_UPPER, _LOWER, _NON_UNIT, _UNIT, _LEFT, _RIGHT = 121, 122, 131, 132, 141, 142
 
 
 def _i32(value: int) -> ir.Value:
@@ -44,7 +46,15 @@ def _index(value: int) -> ir.Value:
 
 
 def _prefix(element: ir.Type) -> str:
+    """The BLAS/LAPACK type letter of an f32, f64, complex<f32> or complex<f64> element."""
+    if isinstance(element, ir.ComplexType):
+        return "c" if ir.FloatType(element.element_type).width == 32 else "z"
     return "s" if ir.FloatType(element).width == 32 else "d"
+
+
+def _nan(element: ir.Type) -> ir.Value:
+    """NaN of a float or complex element type (NaN in both parts, as jax's failed factors)."""
+    return scalar(element, complex(math.nan, math.nan) if isinstance(element, ir.ComplexType) else math.nan)
 
 
 def _declare(op: ir.Operation, name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type]) -> str:
@@ -104,8 +114,12 @@ def _bytes(t: ir.Type) -> int:
     """The size of one matrix (the trailing dimensions) of a folded tensor type, in bytes."""
     tensor_type = ir.RankedTensorType(t)
     element = tensor_type.element_type
-    integer = isinstance(element, ir.IntegerType)
-    bits = ir.IntegerType(element).width if integer else ir.FloatType(element).width
+    if isinstance(element, ir.ComplexType):
+        bits = 2 * ir.FloatType(element.element_type).width
+    elif isinstance(element, ir.IntegerType):
+        bits = ir.IntegerType(element).width
+    else:
+        bits = ir.FloatType(element).width
     return math.prod(tensor_type.shape[1:]) * bits // 8
 
 
@@ -166,7 +180,7 @@ def _cholesky(op: ir.Operation) -> ir.Value:
     def clean(value: ir.Value, status: ir.Value) -> ir.Value:
         above = arith.cmpi(arith.CmpIPredicate.ugt, linalg.IndexOp(2).result, linalg.IndexOp(1).result)
         failed = arith.cmpi(arith.CmpIPredicate.ne, status, _i32(0))
-        value = arith.select(failed, scalar(element, math.nan), value)
+        value = arith.select(failed, _nan(element), value)
         return arith.select(above, scalar(element, 0.0), value)
 
     cleaned = generic([_as_tensor(factor), _as_tensor(info)], x.type, clean, _per_matrix_maps(3))
@@ -177,6 +191,16 @@ def _flag(op: ir.Operation, name: str) -> bool:
     return bool(ir.BoolAttr(op.attributes[name]).value)
 
 
+def _scalar_argument(element: ir.Type, value: float) -> tuple[ir.Type, ir.Value]:
+    """CBLAS's type and value of a scalar argument: by value for real types, through a pointer to
+    a one-element buffer for complex ones."""
+    if not isinstance(element, ir.ComplexType):
+        return element, scalar(element, value)
+    cell = memref.alloc(ir.MemRefType.get([1], element), [], [])
+    memref.store(scalar(element, value), cell, [_index(0)])
+    return llvm.PointerType.get(), llvm.inttoptr(llvm.PointerType.get(), _address(cell))
+
+
 def _triangular_solve(op: ir.Operation) -> ir.Value:
     (a_operand, b_operand), result_type = op.operands, op.results[0].type
     if 0 in ir.RankedTensorType(result_type).shape:
@@ -185,16 +209,22 @@ def _triangular_solve(op: ir.Operation) -> ir.Value:
     count, rows, cols = ir.RankedTensorType(b.type).shape
     size = ir.RankedTensorType(a.type).shape[-1]
     element = ir.RankedTensorType(b.type).element_type
+    transpose, conjugate = _flag(op, "transpose_a"), _flag(op, "conjugate_a")
+    conjugate = conjugate and isinstance(element, ir.ComplexType)
+    if conjugate and not transpose:  # CBLAS conjugates only with the transpose: conj(A) first
+        a = generic([a], a.type, cplx.conj)
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
+    alpha_type, alpha = _scalar_argument(element, 1.0)
     symbol = _declare(op, f"mlax_{_prefix(element)}trsm",
-                      [i32] * 7 + [element, pointer, i32, pointer, i32], [])
+                      [i32] * 7 + [alpha_type, pointer, i32, pointer, i32], [])
+    trans = (_CONJ_TRANS if conjugate else _TRANS) if transpose else _NO_TRANS
     flags = [_ROW_MAJOR, _LEFT if _flag(op, "left_side") else _RIGHT,
-             _LOWER if _flag(op, "lower") else _UPPER, _TRANS if _flag(op, "transpose_a") else _NO_TRANS,
+             _LOWER if _flag(op, "lower") else _UPPER, trans,
              _UNIT if _flag(op, "unit_diagonal") else _NON_UNIT, rows, cols]
 
     solution = _copy(b)
     a_base, b_base = _address(_copy(a)), _address(solution)
-    fixed = [_i32(f) for f in flags] + [scalar(element, 1.0)]
+    fixed = [_i32(f) for f in flags] + [alpha]
 
     def one(matrix: ir.Value) -> None:
         func.CallOp([], symbol, [*fixed, _at(a_base, matrix, _bytes(a.type)), _i32(size),
@@ -253,7 +283,7 @@ def _lu(op: ir.Operation) -> ir.Value:
 
     def clean(value: ir.Value, status: ir.Value) -> ir.Value:
         failed = arith.cmpi(arith.CmpIPredicate.slt, status, _i32(0))
-        return arith.select(failed, scalar(element, math.nan), value)
+        return arith.select(failed, _nan(element), value)
 
     cleaned = generic([_as_tensor(factors), _as_tensor(info)], x.type, clean, _per_matrix_maps(3))
     zero_based = generic([_as_tensor(pivots)], ir.RankedTensorType.get([count, k], i32),

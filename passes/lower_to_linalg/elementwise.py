@@ -237,11 +237,76 @@ def _clamp(op: ir.Operation) -> ir.Value:
     return generic([x, lo, hi], op.results[0].type, lambda x, lo, hi: small(big(x, lo), hi))
 
 
+def _lexicographic(predicate: str) -> Body:
+    """JAX's complex max/min: x where ``predicate`` (OGT or OLT, false on NaN) holds of the real
+    parts, or of the imaginary parts when the real parts are equal; y otherwise."""
+    wins = getattr(arith.CmpFPredicate, predicate)
+
+    def body(x: ir.Value, y: ir.Value) -> ir.Value:
+        rx, ry = cplx.re(x), cplx.re(y)
+        real_eq = arith.cmpf(arith.CmpFPredicate.OEQ, rx, ry)
+        pick = _where(real_eq, arith.cmpf(wins, cplx.im(x), cplx.im(y)), arith.cmpf(wins, rx, ry))
+        return _where(pick, x, y)
+
+    return body
+
+
+COMPLEX_MAX, COMPLEX_MIN = _lexicographic("OGT"), _lexicographic("OLT")
+
+
+def _sin_cos(x: ir.Value, cosine: bool) -> ir.Value:
+    """JAX's complex sin/cos (lax._sin_complex/_cos_complex): sinh and cosh of the imaginary
+    part from expm1, exact for tiny parts where e**b - e**-b cancels, and a zero real
+    (sin) or imaginary (cos) part where the real operand part is 0."""
+    a, b = cplx.re(x), cplx.im(x)
+    two = scalar(a.type, 2.0)
+    sn, cs = math.sin(a), math.cos(a)
+    e1m, e2m = math.expm1(b), math.expm1(arith.negf(b))
+    snh = arith.divf(arith.subf(e1m, e2m), two)
+    csh = arith.divf(arith.addf(arith.addf(e1m, e2m), two), two)
+    zero = scalar(a.type, 0.0)
+    a_is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, a, zero)
+    if cosine:
+        re, im = arith.mulf(cs, csh), arith.mulf(arith.negf(sn), snh)
+        im = _where(a_is_zero, zero, im)
+    else:
+        re, im = _where(a_is_zero, zero, arith.mulf(sn, csh)), arith.mulf(cs, snh)
+    return cplx.create_(x.type, re, im)
+
+
+def _complex_log1p(x: ir.Value) -> ir.Value:
+    """log1p(a + ib) as the reference computes it (dialect/ops/elementwise.py `_log1p`): the
+    real part 0.5 log1p(a (2 + a) + b b) where that sum is within 1/2 of 0, else log |1 + x|
+    (exact at -1, where complex.log1p's expansion gives 0); the imaginary part atan2(b, 1 + a)."""
+    a, b = cplx.re(x), cplx.im(x)
+    t = a.type
+    a1 = arith.addf(a, scalar(t, 1.0))
+    twice = arith.mulf(a, arith.addf(a, scalar(t, 2.0)))
+    sum_ = arith.addf(twice, arith.mulf(b, b))
+    large = math.log(cplx.abs(cplx.create_(x.type, a1, b)))
+    near = arith.cmpf(arith.CmpFPredicate.OLT, math.absf(sum_), scalar(t, 0.5))
+    small = arith.mulf(scalar(t, 0.5), math.log1p(sum_))
+    return cplx.create_(x.type, _where(near, small, large), math.atan2(b, a1))
+
+
+def _complex_exp2(x: ir.Value) -> ir.Value:
+    return cplx.exp(cplx.mul(scalar(x.type, pymath.log(2)), x))
+
+
+def _complex_logistic(x: ir.Value) -> ir.Value:
+    one = scalar(x.type, 1.0)
+    return cplx.div(one, cplx.add(one, cplx.exp(cplx.neg(x))))
+
+
 # The complex dialect's op for each elementwise op that takes complex operands (abs gives the
 # parts' type); convert-complex-to-standard expands them in the CPU pipeline.
 _COMPLEX: dict[str, Body] = {
     "neg": cplx.neg, "abs": cplx.abs, "sign": cplx.sign, "exp": cplx.exp, "log": cplx.log,
     "sqrt": cplx.sqrt, "add": cplx.add, "sub": cplx.sub, "mul": cplx.mul, "div": cplx.div,
+    "expm1": cplx.expm1, "log1p": _complex_log1p, "rsqrt": cplx.rsqrt,
+    "sin": lambda x: _sin_cos(x, cosine=False), "cos": lambda x: _sin_cos(x, cosine=True),
+    "tan": cplx.tan, "tanh": cplx.tanh, "exp2": _complex_exp2,
+    "logistic": _complex_logistic, "max": COMPLEX_MAX, "min": COMPLEX_MIN,
 }
 
 

@@ -27,6 +27,7 @@ from mlax.passes.lower_to_linalg.common import (
     Rule,
     generic,
     is_bool,
+    is_complex,
     is_float,
     is_unsigned,
     loop_nest,
@@ -94,8 +95,8 @@ _SCATTER_NAMES = {"window_dims": "update_window_dims", "start_map": "scatter_dim
 
 
 def _fill(t: ir.Type) -> ir.Value:
-    """JAX's default gather fill value of element type ``t``."""
-    if is_float(t):
+    """JAX's default gather fill value of element type ``t`` (NaN + 0i for complex)."""
+    if is_float(t) or is_complex(t):
         return scalar(t, float("nan"))
     bits = width(t)
     if is_bool(t):

@@ -2,11 +2,11 @@
 
 Each is one linalg.generic with reduction iterators on the reduced dimensions, whose
 output starts as a linalg.fill of the identity (0, 1, -inf / the minimum integer / false,
-+inf / the maximum integer / true, all bits set, 0). max/min of floats are the elementwise
-max/min bodies (NaN propagates, -0.0 < +0.0); float sums and products may be reassociated
-(fastmath<reassoc>); unsigned integers use maxui / minui from 0 / all ones. f16/bf16
-accumulate in f32 and round once at the end, as the reference does; booleans accumulate in i8.
-An empty `dimensions` is the operand.
++inf / the maximum integer / true, all bits set, 0). max/min are the elementwise max/min
+bodies (floats: NaN propagates, -0.0 < +0.0; complex: lexicographic, from -inf + 0i, as JAX);
+float sums and products may be reassociated (fastmath<reassoc>); unsigned integers use maxui
+/ minui from 0 / all ones. f16/bf16 accumulate in f32 and round once at the end, as the
+reference does; booleans accumulate in i8. An empty `dimensions` is the operand.
 """
 
 from __future__ import annotations
@@ -24,14 +24,19 @@ from mlax.passes.lower_to_linalg.common import (
     element_type,
     generic,
     is_bool,
+    is_complex,
     is_float,
     is_unsigned,
     scalar,
 )
-from mlax.passes.lower_to_linalg.elementwise import by_kind
+from mlax.passes.lower_to_linalg.elementwise import COMPLEX_MAX, COMPLEX_MIN, by_kind
 
 _HALF = ("f16", "bf16")
 _INF = float("inf")
+
+
+def is_inexact(t: ir.Type) -> bool:
+    return is_float(t) or is_complex(t)
 
 
 def _int_extreme(t: ir.Type, highest: bool) -> int:
@@ -44,11 +49,11 @@ def _int_extreme(t: ir.Type, highest: bool) -> int:
 # kind -> (combiner of (element, accumulator), identity for an element type)
 MONOIDS: dict[str, tuple[Body, Callable[[ir.Type], float]]] = {
     "sum": (by_kind(arith.addf, arith.addi, complex_body=complex_dialect.add), lambda t: 0),
-    "prod": (by_kind(arith.mulf, arith.muli), lambda t: 1),
-    "max": (by_kind(arith.maximumf, arith.maxsi, unsigned_body=arith.maxui),
-            lambda t: -_INF if is_float(t) else _int_extreme(t, highest=False)),
-    "min": (by_kind(arith.minimumf, arith.minsi, unsigned_body=arith.minui),
-            lambda t: _INF if is_float(t) else _int_extreme(t, highest=True)),
+    "prod": (by_kind(arith.mulf, arith.muli, complex_body=complex_dialect.mul), lambda t: 1),
+    "max": (by_kind(arith.maximumf, arith.maxsi, unsigned_body=arith.maxui, complex_body=COMPLEX_MAX),
+            lambda t: -_INF if is_inexact(t) else _int_extreme(t, highest=False)),
+    "min": (by_kind(arith.minimumf, arith.minsi, unsigned_body=arith.minui, complex_body=COMPLEX_MIN),
+            lambda t: _INF if is_inexact(t) else _int_extreme(t, highest=True)),
     "and": (arith.andi, lambda t: -1),
     "or": (arith.ori, lambda t: 0),
 }

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
+from mlir.dialects import complex as complex_dialect
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, is_bool, is_float, is_unsigned, scalar, width
@@ -50,8 +51,16 @@ def _index(value: int) -> ir.Value:
 
 
 def _less(a: ir.Value, b: ir.Value) -> ir.Value:
-    """XLA's sort comparator on scalars: a < b with NaN last and -0.0 == +0.0."""
+    """XLA's sort comparator on scalars: a < b with NaN last and -0.0 == +0.0; complex numbers
+    lexicographically, (real, imag), each part in that order (NaNs tie)."""
     t = a.type
+    if isinstance(t, ir.ComplexType):
+        ra, rb = complex_dialect.re(a), complex_dialect.re(b)
+        unordered = arith.CmpFPredicate.UNO
+        nans = arith.andi(arith.cmpf(unordered, ra, ra), arith.cmpf(unordered, rb, rb))
+        tie = arith.ori(arith.cmpf(arith.CmpFPredicate.OEQ, ra, rb), nans)
+        later = _less(complex_dialect.im(a), complex_dialect.im(b))
+        return arith.ori(_less(ra, rb), arith.andi(tie, later))
     if is_float(t):
         if str(t) in _HALF:
             a, b = arith.extf(ir.F32Type.get(), a), arith.extf(ir.F32Type.get(), b)

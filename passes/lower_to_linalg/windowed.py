@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from mlir import ir
 from mlir.dialects import arith, tensor
+from mlir.dialects import complex as complex_dialect
 
 from mlax.dialect import build
 from mlax.dialect.opviews import linalg
@@ -33,6 +34,7 @@ from mlax.passes.lower_to_linalg.common import (
     element_type,
     generic,
     i64_array,
+    is_complex,
     is_float,
     reassociation,
     scalar,
@@ -152,6 +154,8 @@ def _placed(spec: Sequence[int], exprs: Sequence[Sequence[_Expr]]) -> list[_Expr
 
 
 def _multiply_add(lhs: ir.Value, rhs: ir.Value, acc: ir.Value) -> ir.Value:
+    if is_complex(lhs.type):
+        return complex_dialect.add(acc, complex_dialect.mul(lhs, rhs))
     if is_float(lhs.type):
         return arith.addf(acc, arith.mulf(lhs, rhs))
     return arith.addi(acc, arith.muli(lhs, rhs))

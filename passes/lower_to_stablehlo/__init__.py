@@ -28,7 +28,10 @@ from mlax.passes.lower_to_stablehlo import (
     contraction,
     convert,
     decompositions,
+    decompositions_spectral,
+    eig,
     elementwise,
+    fft,
     indexing,
     reductions,
     shape,
@@ -46,7 +49,8 @@ RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
                           **convert.RULES, **structural.RULES, **shape.RULES,
                           **reductions.RULES, **contraction.RULES, **indexing.RULES,
                           **windowed.RULES, **sorting.RULES, **collectives.RULES,
-                          **decompositions.RULES}
+                          **decompositions.RULES, **decompositions_spectral.RULES, **eig.RULES,
+                          **fft.RULES}
 
 
 @register_pass

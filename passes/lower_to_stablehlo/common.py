@@ -112,8 +112,10 @@ def constant(values: np.ndarray | float | int, t: ir.Type) -> ir.Value:
     from mlax.dialect import dtypes
 
     result = tensor_type(t)
-    array = np.broadcast_to(np.asarray(values, dtype=dtypes.from_mlir(result.element_type)),
-                            result.shape)
+    given = np.asarray(values, dtype=dtypes.from_mlir(result.element_type))
+    # a scalar is a splat as it stands: never broadcast it (the type may be huge)
+    scalar = given.ndim == 0 and 0 not in result.shape
+    array = given.reshape(1) if scalar else np.broadcast_to(given, result.shape)
     unique = np.unique(array) if array.size else array.reshape(-1)[:0]
     if array.size and len(unique) == 1 and is_complex(result.element_type):
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(unique[:1]), type=result)  # one element: a splat
@@ -151,9 +153,30 @@ def body(op: ir.Operation, region: int, argument_types: Sequence[ir.Type],
 
 def scalar_reducer(op: ir.Operation, region: int, element: ir.Type, combine: str) -> None:
     """A ``(scalar, scalar) -> scalar`` body applying ``stablehlo.<combine>`` (reduce,
-    reduce_window, scatter)."""
+    reduce_window, scatter, all_reduce); complex maximum/minimum are JAX's lexicographic ones."""
     scalar = scalar_type(element)
+    if is_complex(element) and combine in _LEXICOGRAPHIC:
+        direction = _LEXICOGRAPHIC[combine]
+        body(op, region, [scalar, scalar], lambda a, b: [lexicographic(a, b, direction)])
+        return
     body(op, region, [scalar, scalar], lambda a, b: [value(combine, [a, b], scalar)])
+
+
+_LEXICOGRAPHIC = {"maximum": "GT", "minimum": "LT"}
+
+
+def complex_parts(x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Type]:
+    """The real and imaginary parts of a complex tensor and their tensor type."""
+    part = with_element(x, ir.ComplexType(element_type(x)).element_type)
+    return value("real", [x], part), value("imag", [x], part), part
+
+
+def lexicographic(x: ir.Value, y: ir.Value, direction: str) -> ir.Value:
+    """JAX's complex max (GT) / min (LT), mlir._minmax_hlo: x where ``direction`` holds of the
+    real parts, or of the imaginary parts when the real parts are equal; y otherwise."""
+    (rx, ix, _), (ry, iy, _) = complex_parts(x), complex_parts(y)
+    pick = select(compare(rx, ry, "EQ"), compare(ix, iy, direction), compare(rx, ry, direction))
+    return select(pick, x, y)
 
 
 # --- helpers of the indexing, windowed, sorting and control-flow rules ------------------------

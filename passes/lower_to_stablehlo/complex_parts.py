@@ -8,11 +8,15 @@ from mlir import ir
 from mlax.passes.lower_to_stablehlo.common import Rule, element_type, value, with_element
 
 
-def _conj(op: ir.Operation) -> ir.Value:
-    (x,) = op.operands
+def conjugate(x: ir.Value) -> ir.Value:
+    """The complex conjugate of ``x``."""
     part = with_element(x, ir.ComplexType(element_type(x)).element_type)
     imag = value("negate", [value("imag", [x], part)], part)
     return value("complex", [value("real", [x], part), imag], x.type)
+
+
+def _conj(op: ir.Operation) -> ir.Value:
+    return conjugate(op.operands[0])
 
 
 def _same_name(name: str) -> Rule:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from mlir import ir
 
 from mlax.passes.lower_to_stablehlo.common import (
@@ -37,6 +36,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     with_element,
     with_shape,
 )
+from mlax.passes.lower_to_stablehlo.complex_parts import conjugate as conjugate_value
 
 TARGET_PREFIX = "lapack_"
 
@@ -55,16 +55,20 @@ def _layouts(types: list[ir.Type], matrices: list[bool]) -> ir.Attribute:
 
 
 def _lapack(name: str, operands: list[ir.Value], results: list[ir.Type], matrix_results: list[bool],
-            **chars: str) -> list[ir.Value]:
-    """The custom call of jaxlib's ``lapack_<s|d><name>_ffi`` as jax emits it."""
-    prefix = "s" if ir.FloatType(tensor_type(operands[0]).element_type).width == 32 else "d"
+            matrix_operands: list[bool] | None = None, **chars: str) -> list[ir.Value]:
+    """The custom call of jaxlib's ``lapack_<s|d|c|z><name>_ffi`` as jax emits it (every operand a
+    batch of column-major matrices unless ``matrix_operands`` says which are)."""
+    element = tensor_type(operands[0]).element_type
+    complex_type = isinstance(element, ir.ComplexType)
+    width = ir.FloatType(element.element_type if complex_type else element).width
+    prefix = ("c" if width == 32 else "z") if complex_type else ("s" if width == 32 else "d")
     config = ", ".join(f"{key} = {ord(char)} : ui8" for key, char in sorted(chars.items()))
     call = hlo("custom_call", operands, results, {
         "call_target_name": ir.StringAttr.get(f"{TARGET_PREFIX}{prefix}{name}_ffi"),
         "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
         "backend_config": ir.StringAttr.get(""),
         "has_side_effect": ir.BoolAttr.get(False),
-        "operand_layouts": _layouts([v.type for v in operands], [True] * len(operands)),
+        "operand_layouts": _layouts([v.type for v in operands], matrix_operands or [True] * len(operands)),
         "result_layouts": _layouts(results, matrix_results),
         "mhlo.backend_config": ir.Attribute.parse("{" + config + "}"),
     })
@@ -94,8 +98,14 @@ def _cholesky(op: ir.Operation) -> ir.Value:
         return x
     factor, info = _lapack("potrf", [x], [x.type, _info_type(x)], [True, False], uplo="L")
     ok = compare(info, splat(0, info.type), "EQ")
-    factor = select(_per_matrix(ok, factor), factor, splat(math.nan, factor.type))
+    factor = select(_per_matrix(ok, factor), factor, splat(_nan(factor), factor.type))
     return select(_below_diagonal(factor), factor, splat(0, factor.type))
+
+
+def _nan(like: ir.Value) -> float | complex:
+    """NaN for ``like``'s element type (in both parts of a complex one, as jax's failures)."""
+    complex_type = isinstance(tensor_type(like).element_type, ir.ComplexType)
+    return complex(math.nan, math.nan) if complex_type else math.nan
 
 
 def _flag(op: ir.Operation, name: str) -> bool:
@@ -106,9 +116,13 @@ def _triangular_solve(op: ir.Operation) -> ir.Value:
     a, b = op.operands
     if 0 in tensor_type(b).shape:
         return b
+    transpose = _flag(op, "transpose_a")
+    conjugate = _flag(op, "conjugate_a") and isinstance(tensor_type(a).element_type, ir.ComplexType)
+    if conjugate and not transpose:  # as jax: conj(A), then no transpose
+        a = conjugate_value(a)
     (out,) = _lapack("trsm", [a, b], [b.type], [True], side="L" if _flag(op, "left_side") else "R",
                      uplo="L" if _flag(op, "lower") else "U",
-                     trans_x="T" if _flag(op, "transpose_a") else "N",
+                     trans_x=("C" if conjugate else "T") if transpose else "N",
                      diag="U" if _flag(op, "unit_diagonal") else "N")
     return out
 
@@ -160,7 +174,7 @@ def _lu(op: ir.Operation) -> ir.Value:
                                         [True, False, False])
         pivots = value("subtract", [pivots, splat(1, pivots_type)], pivots_type)
         ok = compare(info, splat(0, info.type), "GE")
-        factors = select(_per_matrix(ok, factors), factors, splat(np.nan, factors_type))
+        factors = select(_per_matrix(ok, factors), factors, splat(_nan(factors), factors_type))
     op.results[1].replace_all_uses_with(pivots)
     op.results[2].replace_all_uses_with(_permutation(pivots, perm_type))
     return factors

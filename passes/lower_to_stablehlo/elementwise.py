@@ -25,9 +25,12 @@ from mlax.passes.lower_to_stablehlo.common import (
     Rule,
     chlo,
     compare,
+    complex_parts,
     is_bool,
+    is_complex,
     is_float,
     is_unsigned,
+    lexicographic,
     select,
     splat,
     value,
@@ -97,14 +100,14 @@ def _logistic(op: ir.Operation) -> ir.Value:
 
 
 def _pow(op: ir.Operation) -> ir.Value:
-    """Float powers are stablehlo.power. Integer powers are square-and-multiply over every bit
+    """Float and complex powers are stablehlo.power. Integer powers are square-and-multiply over every bit
     of the exponent, wrapping, as the reference: XLA's integer power reads only the exponent's
     low 6 bits (wrong for odd bases past 63) and takes unsigned exponents with the top bit set
     for negative ones. A negative exponent gives 1 for base 1, +-1 for base -1 (by parity) and
     0 otherwise."""
     x, y = op.operands
     t = x.type
-    if is_float(t):
+    if is_float(t) or is_complex(t):
         return value("power", [x, y], t)
     one, zero = splat(1, t), splat(0, t)
 
@@ -130,6 +133,46 @@ def _pow(op: ir.Operation) -> ir.Value:
     return select(negative, unit, acc)
 
 
+def _max_min(direction: str) -> Rule:
+    name = "max" if direction == "GT" else "min"
+
+    def rule(op: ir.Operation) -> ir.Value:
+        if is_complex(op.results[0].type):
+            return lexicographic(*op.operands, direction)
+        return _renamed(name)(op)
+
+    return rule
+
+
+def _sin_cos(name: str) -> Rule:
+    """Complex sin/cos as JAX lowers them (lax._sin_complex/_cos_complex): sinh and cosh of the
+    imaginary part from expm1 (exact for tiny parts), a zero part where the real part is 0."""
+    real_op = "sine" if name == "sin" else "cosine"
+
+    def rule(op: ir.Operation) -> ir.Value:
+        (x,) = op.operands
+        if not is_complex(x.type):
+            return value(real_op, [x], x.type)
+        a, b, t = complex_parts(x)
+        two = splat(2.0, t)
+        sn, cs = value("sine", [a], t), value("cosine", [a], t)
+        e1m = value("exponential_minus_one", [b], t)
+        e2m = value("exponential_minus_one", [value("negate", [b], t)], t)
+        snh = value("divide", [value("subtract", [e1m, e2m], t), two], t)
+        csh = value("divide", [value("add", [value("add", [e1m, e2m], t), two], t), two], t)
+        zero = splat(0.0, t)
+        a_is_zero = compare(a, zero, "EQ")
+        if name == "sin":
+            re = select(a_is_zero, zero, value("multiply", [sn, csh], t))
+            im = value("multiply", [cs, snh], t)
+        else:
+            re = value("multiply", [cs, csh], t)
+            im = select(a_is_zero, zero, value("multiply", [value("negate", [sn], t), snh], t))
+        return value("complex", [re, im], x.type)
+
+    return rule
+
+
 def _compare(op: ir.Operation) -> ir.Value:
     lhs, rhs = op.operands
     return compare(lhs, rhs, read_attributes(op)["comparison_direction"])
@@ -149,6 +192,10 @@ RULES: dict[str, Rule] = {
     "exp2": _exp2,
     "logistic": _logistic,
     "pow": _pow,
+    "max": _max_min("GT"),
+    "min": _max_min("LT"),
+    "sin": _sin_cos("sin"),
+    "cos": _sin_cos("cos"),
     "compare": _compare,
     "select": lambda op: value("select", list(op.operands), op.results[0].type),
     "clamp": _clamp,

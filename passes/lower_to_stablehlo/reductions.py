@@ -32,6 +32,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     i64_array,
     iota,
     is_bool,
+    is_complex,
     is_float,
     is_unsigned,
     scalar_reducer,
@@ -46,8 +47,8 @@ _HALF = ("f16", "bf16")
 
 
 def _extreme(t: ir.Type, highest: bool) -> float | int | bool:
-    """The largest (``highest``) or smallest value of element type ``t``."""
-    if is_float(t):
+    """The largest (``highest``) or smallest value of element type ``t`` (+-inf + 0i for complex)."""
+    if is_float(t) or is_complex(t):
         return np.inf if highest else -np.inf
     if is_bool(t):
         return highest

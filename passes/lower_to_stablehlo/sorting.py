@@ -25,12 +25,14 @@ from mlax.passes.lower_to_stablehlo.common import (
     Rule,
     body,
     compare,
+    complex_parts,
     convert,
     element_type,
     enum,
     hlo,
     i64_attr,
     iota,
+    is_complex,
     is_float,
     scalar_type,
     select,
@@ -49,14 +51,24 @@ def _canonical(x: ir.Value) -> ir.Value:
     return select(compare(x, x, "NE"), splat(np.nan, x.type), x)
 
 
-def _less(a: ir.Value, b: ir.Value) -> ir.Value:
-    """The comparator's ``a < b`` in the interpreter's sort order."""
-    if not is_float(a.type):
-        return compare(a, b, "LT")
+def _total(a: ir.Value, b: ir.Value, direction: str) -> ir.Value:
+    """``a <direction> b`` on canonical float keys in TOTALORDER."""
     a, b = _canonical(a), _canonical(b)
     return value("compare", [a, b], with_element(a, ir.IntegerType.get_signless(1)),
-                 {"comparison_direction": enum("comparison_direction", "LT"),
+                 {"comparison_direction": enum("comparison_direction", direction),
                   "compare_type": enum("comparison_type", "TOTALORDER")})
+
+
+def _less(a: ir.Value, b: ir.Value) -> ir.Value:
+    """The comparator's ``a < b`` in the interpreter's sort order; complex keys compare
+    lexicographically, (real, imag), each part as a float key (jax's _sort_lt_comparator)."""
+    if is_complex(a.type):
+        (ra, ia, _), (rb, ib, _) = complex_parts(a), complex_parts(b)
+        tie = _total(ra, rb, "EQ")
+        return value("or", [_less(ra, rb), value("and", [tie, _less(ia, ib)], tie.type)], tie.type)
+    if not is_float(a.type):
+        return compare(a, b, "LT")
+    return _total(a, b, "LT")
 
 
 def _sort_permutation(op: ir.Operation) -> ir.Value:

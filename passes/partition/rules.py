@@ -356,11 +356,20 @@ def _conv(attrs: dict[str, Any], operands: Sequence[Shape], results: Sequence[Sh
 register("conv_general_dilated", _conv)
 
 
+def _fft(attrs: dict[str, Any], operands: Sequence[Shape], results: Sequence[Shape]) -> OpRule:
+    """The transformed trailing axes are whole; the leading (batch) ones pass through."""
+    rank, transformed = len(results[0]), len(attrs["fft_lengths"])
+    return dimwise(operands, results, [d < rank - transformed for d in range(rank)], [0])
+
+
+register("fft", _fft)
+
+
 # --- the rest -------------------------------------------------------------------------------------------
 
 # Gathered whole, computed on every device, sliced to the result's sharding.
 FALLBACK = frozenset({"gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
-                      "cholesky", "triangular_solve", "lu"})
+                      "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"})
 
 # Handled by the pass itself: the constraint is a reshard of its operand.
 SPECIAL = frozenset({"sharding_constraint"})

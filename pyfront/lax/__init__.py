@@ -10,6 +10,7 @@ from mlax.lax.control_flow import *  # noqa: F403
 from mlax.lax.convolution_extras import *  # noqa: F403
 from mlax.lax.creation import *  # noqa: F403
 from mlax.lax.elementwise import *  # noqa: F403
+from mlax.lax.fft import *  # noqa: F403
 from mlax.lax.generic_reduce import *  # noqa: F403
 from mlax.lax.indexing import *  # noqa: F403
 from mlax.lax.integer_ops import *  # noqa: F403

@@ -24,10 +24,10 @@ def _swap_last(x: Any) -> Any:
 
 
 def symmetrize(x: Any) -> Any:
-    """``(x + x^T) / 2`` of each matrix (jax.lax.linalg's helper; true division, as jnp's)."""
-    from mlax.numpy import true_divide
+    """``(x + x^H) / 2`` of each matrix (jax.lax.linalg's helper; true division, as jnp's)."""
+    from mlax.numpy import conj, true_divide
 
-    return true_divide(x + _swap_last(x), 2)
+    return true_divide(x + conj(_swap_last(x)), 2)
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:

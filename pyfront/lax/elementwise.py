@@ -132,9 +132,10 @@ def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
 
 
 def pow(x: Any, y: Any) -> Any:
-    """Elementwise x ** y: float ** float, float ** int (y converted to x's type) or int ** int."""
+    """Elementwise x ** y: float or complex ** the same, float or complex ** int (y converted to
+    x's type), or int ** int."""
     x, y = _agree(x, y)
-    if ir_dtypes.is_float(x.dtype) and ir_dtypes.is_int(y.dtype):
+    if ir_dtypes.is_inexact(x.dtype) and ir_dtypes.is_int(y.dtype):
         y = convert_element_type(y, x.dtype, weak_type=y.weak_type)
     return bind("pow", x, y)
 

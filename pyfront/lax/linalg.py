@@ -106,5 +106,8 @@ from mlax.lax.decompositions import (  # noqa: E402, F401
     lu_pivots_to_permutation,
     triangular_solve,
 )
+from mlax.lax.decompositions_spectral import eigh, qr, svd  # noqa: E402, F401
+from mlax.lax.eig import eig  # noqa: E402, F401
+from mlax.lax.tridiagonal import tridiagonal_solve  # noqa: E402, F401
 
 __all__ = ["batch_matmul", "dot", "dot_general"]

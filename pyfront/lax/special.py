@@ -19,6 +19,7 @@ import numpy as np
 
 from mlax.array import Array
 from mlax.dialect import dtypes as ir_dtypes
+from mlax.lax import special_complex
 from mlax.lax.common import operand
 from mlax.lax.elementwise import (
     abs,
@@ -53,26 +54,35 @@ def _composite(name: str, body: Callable[[Any, Const], Any], doc: str) -> Callab
     """The public function ``name``: check the dtype, widen half floats, run ``body``, round back.
 
     ``body(x, c)`` gets the (float32 or wider) operand and ``c``, which makes a constant of
-    x's dtype, shape and weak type, so the result keeps x's weak type as in jax.lax.
+    x's dtype, shape and weak type, so the result keeps x's weak type as in jax.lax. Complex
+    operands run ``name``'s form in mlax.lax.special_complex instead.
     """
 
     def fn(x: Any) -> Any:
         x = operand(x)
         dtype, weak = x.dtype, x.weak_type
+        if ir_dtypes.is_complex(dtype):
+            complex_body = _COMPLEX_FORMS[name]
+            return complex_body(x, _constant_maker(x))
         if not ir_dtypes.is_float(dtype):
-            raise TypeError(f"mlax.lax.{name}: x must have a floating-point dtype, got {dtype}{where()}")
+            raise TypeError(f"mlax.lax.{name}: x must have a floating-point dtype, got {dtype} (complex "
+                            f"dtypes are accepted too){where()}")
         if dtype.itemsize == 2:
             x = convert_element_type(x, np.float32, weak)
-        work, shape = x.dtype, x.shape
-
-        def const(value: float) -> Any:
-            return broadcast_in_dim(Array._wrap(np.array(value, work), weak), shape, ())
-
-        return convert_element_type(body(x, const), dtype, weak)
+        return convert_element_type(body(x, _constant_maker(x)), dtype, weak)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
+
+
+def _constant_maker(x: Any) -> Const:
+    """Constants of x's dtype, shape and weak type."""
+
+    def const(value: float) -> Any:
+        return broadcast_in_dim(Array._wrap(np.array(value, x.dtype), x.weak_type), x.shape, ())
+
+    return const
 
 
 def _one_minus_square(x: Any, c: Const) -> Any:
@@ -149,3 +159,16 @@ acosh = _composite("acosh", _acosh, "Elementwise inverse hyperbolic cosine, ``lo
                    "with y = x - 1 (NaN below 1; ``log 2x`` where x * x would overflow).")
 atanh = _composite("atanh", _atanh, "Elementwise inverse hyperbolic tangent, "
                    "``(log1p(x) - log1p(-x)) / 2`` (NaN beyond [-1, 1]).")
+
+# The complex forms, by name: each gets the operand and its constant maker (asin & co. also the
+# real asinh they are built on).
+_COMPLEX_FORMS: dict[str, Callable[[Any, Const], Any]] = {
+    "asin": lambda z, c: special_complex.asin(z, c, asinh),
+    "acos": lambda z, c: special_complex.acos(z, c, asinh),
+    "asinh": lambda z, c: special_complex.asinh(z, c, asinh),
+    "acosh": lambda z, c: special_complex.acosh(z, c, asinh),
+    "atan": special_complex.atan,
+    "atanh": special_complex.atanh,
+    "sinh": special_complex.sinh,
+    "cosh": special_complex.cosh,
+}

@@ -141,7 +141,7 @@ def _is_identity(kind: str, init: np.ndarray) -> bool:
     low = kind == "max"
     if init.dtype == np.bool_:
         return bool(init) != low
-    if ir_dtypes.is_float(init.dtype):
+    if ir_dtypes.is_inexact(init.dtype):  # complex: -inf + 0i / inf + 0i, JAX's identities
         return bool(init == (-np.inf if low else np.inf))
     info = np.iinfo(init.dtype)
     return int(init) == (info.min if low else info.max)

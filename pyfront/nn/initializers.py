@@ -15,10 +15,9 @@ runs on NumPy, so the initializers work eagerly, under ``mlax.jit`` with a trace
 under ``mlax.vmap`` over keys. A key is the raw ``uint32[2]`` of ``mlax.random.PRNGKey`` (or a
 jax typed key, which mlax.random reads).
 
-Limits: mlax has no complex dtype (jax's complex variance scaling is absent), no
-sharding (``out_sharding`` must be None) and no QR decomposition yet, so ``orthogonal`` and
-``delta_orthogonal`` check their arguments as jax does and then raise NotImplementedError
-naming ``mlax.numpy.linalg.qr`` (except for empty shapes, which are zeros as in jax).
+Limits: mlax has no complex dtype (jax's complex variance scaling is absent) and no
+sharding (``out_sharding`` must be None). ``orthogonal`` and ``delta_orthogonal`` draw with
+``mlax.random.orthogonal`` (a QR of normals), as jax.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from typing import Any, Literal, Protocol
 from mlax import dtypes as front_dtypes
 from mlax import numpy as mnp
 from mlax import random
-from mlax.not_yet import LAPACK
 
 __all__ = [
     "Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
@@ -254,16 +252,11 @@ kaiming_uniform = he_uniform
 
 # -- orthogonal -----------------------------------------------------------------------------
 
-def _needs_qr(name: str) -> NotImplementedError:
-    return NotImplementedError(f"mlax.nn.initializers.{name} needs a QR decomposition, and "
-                               "mlax.numpy.linalg.qr is not implemented yet")
-
-
 def orthogonal(scale: RealNumeric = 1.0, column_axis: int = -1,
                dtype: DTypeLike | None = None) -> Initializer:
     """An initializer of ``scale`` times a uniformly random matrix with orthonormal rows or
-    columns (whichever are fewer), the columns along ``column_axis``. Not available yet: it
-    needs ``mlax.numpy.linalg.qr`` (only empty shapes, all zeros, work)."""
+    columns (whichever are fewer), the columns along ``column_axis`` (jax's draw: a
+    ``random.orthogonal`` matrix reshaped to ``shape``)."""
     default_dtype = dtype
 
     def init(key: Array, shape: Shape, dtype: DTypeLike | None = default_dtype,
@@ -274,7 +267,12 @@ def orthogonal(scale: RealNumeric = 1.0, column_axis: int = -1,
         shape = _canonical_shape(shape, "orthogonal")
         if 0 in shape:
             return mnp.zeros(shape, dtype)
-        raise _needs_qr("orthogonal")
+        n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
+        rest = list(shape)
+        del rest[column_axis]
+        q = mnp.reshape(q, (*rest, shape[column_axis]))
+        return mnp.array(scale, dtype) * mnp.moveaxis(q, -1, column_axis)
 
     return _named("orthogonal", init, orthogonal.__doc__ or "")
 
@@ -283,7 +281,7 @@ def delta_orthogonal(scale: RealNumeric = 1.0, column_axis: int = -1,
                      dtype: DTypeLike | None = None) -> Initializer:
     """An initializer of 3D-5D convolution kernels that are zero except at the spatial centre,
     which holds an ``orthogonal`` matrix (Xiao et al. 2018), so the layer starts as an
-    isometry. Not available yet: it needs ``mlax.numpy.linalg.qr``."""
+    isometry."""
     default_dtype = dtype
 
     def init(key: Array, shape: Shape, dtype: DTypeLike | None = default_dtype,
@@ -294,12 +292,9 @@ def delta_orthogonal(scale: RealNumeric = 1.0, column_axis: int = -1,
         shape = _canonical_shape(shape, "delta_orthogonal")
         if shape[-1] < shape[-2]:
             raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
-        if 0 in shape[-2:]:  # the orthogonal block is empty, so is everything else
-            return mnp.zeros(shape, dtype)
-        raise _needs_qr("delta_orthogonal")
+        matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return mnp.zeros(shape, dtype).at[centre].set(matrix)
 
     return _named("delta_orthogonal", init, delta_orthogonal.__doc__ or "")
 
-
-orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]
-delta_orthogonal.mlax_not_yet = f"(linalg.qr) {LAPACK}"  # type: ignore[attr-defined]

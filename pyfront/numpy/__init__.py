@@ -3,7 +3,10 @@
 import jax.numpy as _jax_numpy  # noqa: E402
 
 from mlax.array import Array as ndarray  # noqa: F401
-from mlax.numpy import linalg  # noqa: F401  (jnp.linalg's namespace; the products are mlax.numpy.products)
+from mlax.numpy import (
+    fft,  # noqa: F401  (jnp.fft's namespace)
+    linalg,  # noqa: F401  (jnp.linalg's namespace; the products are mlax.numpy.products)
+)
 from mlax.numpy.assembly import *  # noqa: F403
 from mlax.numpy.bessel import *  # noqa: F403
 from mlax.numpy.bitpacking import *  # noqa: F403

@@ -325,10 +325,27 @@ pow = power  # noqa: A001 (jnp.pow)
 
 equal = _keep("equal", "eq")
 not_equal = _keep("not_equal", "ne")
-less = _keep("less", "lt")
-less_equal = _keep("less_equal", "le")
-greater = _keep("greater", "gt")
-greater_equal = _keep("greater_equal", "ge")
+
+
+def _ordering(name: str, prim: str) -> Callable[..., Any]:
+    """An ordering comparison; complex values compare lexicographically, (real, imag), as jnp's."""
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        x, y = promote_args(name, x1, x2)
+        compare = _prim(prim)
+        if not _is(x.dtype, np.complexfloating):
+            return compare(x, y)
+        real_x, real_y = lax.real(x), lax.real(y)
+        return lax.select(lax.eq(real_x, real_y), compare(lax.imag(x), lax.imag(y)), compare(real_x, real_y))
+
+    return _named(name, f"Elementwise ``lax.{prim}`` after JAX's promotion and broadcasting "
+                        "(complex: lexicographic).", fn)
+
+
+less = _ordering("less", "lt")
+less_equal = _ordering("less_equal", "le")
+greater = _ordering("greater", "gt")
+greater_equal = _ordering("greater_equal", "ge")
 bitwise_and = _keep("bitwise_and", "bitwise_and")
 bitwise_or = _keep("bitwise_or", "bitwise_or")
 bitwise_xor = _keep("bitwise_xor", "bitwise_xor")

@@ -3,13 +3,14 @@ products with the array API's signatures (positional-only operands, keyword-only
 diagonal and trace over the last two axes, and the vector and matrix norms.
 
 cholesky, solve, inv, det and slogdet come from linalg_decompositions.py (the LU and Cholesky
-primitives); the other decompositions (qr, svd, eigh, ...) are listed but not yet implemented
-(NotImplementedError when called): they need linalg primitives mlax lacks.
+primitives), tensorsolve and tensorinv reshape to them; qr, svd, eigh and what builds on them
+from linalg_spectral.py, eig and eigvals from linalg_eig.py.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -17,26 +18,26 @@ from typing import Any
 import jax.numpy.linalg as _jax_linalg
 import numpy as np
 
-from mlax.not_yet import LAPACK, define_not_yet
 from mlax.numpy import elementwise as ew
 from mlax.numpy import linalg_decompositions as _decompositions
+from mlax.numpy import linalg_eig as _eig
+from mlax.numpy import linalg_spectral as _spectral
 from mlax.numpy import products
 from mlax.numpy import reductions as red
 from mlax.numpy.einsum import einsum
 from mlax.numpy.linalg_decompositions import *  # noqa: F403
+from mlax.numpy.linalg_eig import *  # noqa: F403
+from mlax.numpy.linalg_spectral import *  # noqa: F403
 from mlax.numpy.manipulation import diagonal as _diagonal
-from mlax.numpy.norms import norm
+from mlax.numpy.norms import norm, squared_magnitude
 from mlax.numpy.products import matrix_transpose, vecdot  # noqa: F401  (the same functions in jnp.linalg)
 from mlax.numpy.util import asarray, check_arraylike, normalize_axis
 from mlax.out_sharding import accept_out_sharding
 from mlax.source_info import where
 
-NOT_YET = ("cond", "eig", "eigh", "eigvals", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd",
-           "svdvals", "tensorinv", "tensorsolve")
-define_not_yet(globals(), "mlax.numpy.linalg", NOT_YET, LAPACK)
-
 __all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot",
-           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm", *_decompositions.__all__, *NOT_YET]
+           "norm", "outer", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
+           *_decompositions.__all__, *_spectral.__all__, *_eig.__all__]
 
 
 def _operands(fname: str, *xs: Any) -> list[Any]:
@@ -99,7 +100,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     the input is not made inexact first: the infinity norms of integers are integers."""
     (x,) = _operands("linalg.vector_norm", x)
     if ord is None or ord == 2:
-        return ew.sqrt(red.sum(ew.multiply(x, x), axis=axis, keepdims=keepdims))
+        return ew.sqrt(red.sum(squared_magnitude(x), axis=axis, keepdims=keepdims))
     if isinstance(ord, str):
         hint = {"inf": " Use 'jax.numpy.inf' instead.", "-inf": " Use '-jax.numpy.inf' instead."}
         raise ValueError(f"Invalid order '{ord}' for vector norm.{hint.get(ord, '')}")
@@ -141,7 +142,7 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
 
 def matrix_power(a: Any, n: int) -> Any:
     """``jnp.linalg.matrix_power``: ``a`` (square in its last two axes) to an integer power by
-    repeated squaring, in jax's product order. Negative powers need ``inv``, which mlax lacks."""
+    repeated squaring, in jax's product order; a negative power is the inverse's."""
     from mlax.numpy.creation import eye
     from mlax.numpy.manipulation import broadcast_to
 
@@ -154,11 +155,10 @@ def matrix_power(a: Any, n: int) -> Any:
         n = operator.index(n)
     except TypeError:
         raise TypeError(f"exponent must be an integer, got {n}") from None
-    if n < 0:
-        raise NotImplementedError("mlax.numpy.linalg.matrix_power: negative powers need "
-                                  "mlax.numpy.linalg.inv, which mlax does not have yet")
     if n == 0:
         return broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
+    if n < 0:
+        a, n = _decompositions.inv(a), -n
     if n <= 3:
         out = a
         for _ in range(n - 1):
@@ -171,6 +171,41 @@ def matrix_power(a: Any, n: int) -> Any:
         if bit:
             result = square if result is None else products.matmul(result, square)
     return result
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """``jnp.linalg.tensorinv``: the inverse of ``a`` for ``tensordot`` over ``ind`` axes: the
+    inverse of ``a`` as a matrix (its first ``ind`` axes against the rest), reshaped back."""
+    (a,) = _operands("tensorinv", a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got ind={ind}")
+    contracting, batch = a.shape[:ind], a.shape[ind:]
+    rows, cols = math.prod(contracting), math.prod(batch)
+    if rows != cols:
+        raise ValueError("tensorinv is only possible when the product of the first `ind` dimensions equals "
+                         f"that of the remaining dimensions. got a.shape={a.shape} with ind={ind}.")
+    return _decompositions.inv(a.reshape(rows, cols)).reshape(*batch, *contracting)
+
+
+def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
+    """``jnp.linalg.tensorsolve``: x with ``tensordot(a, x, x.ndim) == b`` (the ``axes`` of ``a``
+    moved to the end first, in increasing order as jax moves them), solved as one square linear
+    system."""
+    from mlax.numpy.manipulation import transpose
+
+    a, b = _operands("tensorsolve", a, b)
+    if axes is not None:
+        moved = sorted(normalize_axis("tensorsolve", axis, a.ndim) for axis in axes)
+        a = transpose(a, [axis for axis in range(a.ndim) if axis not in moved] + moved)
+    out_shape = a.shape[b.ndim:]
+    if a.shape[:b.ndim] != b.shape:
+        raise ValueError("After moving axes to end, leading shape of a must match shape of b. "
+                         f"got a.shape={a.shape}, b.shape={b.shape}")
+    if b.size != math.prod(out_shape):
+        raise ValueError("Input arrays must have prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]); "
+                         f"got a.shape={a.shape}, b.ndim={b.ndim}.")
+    return _decompositions.solve(a.reshape(b.size, math.prod(out_shape)), b.ravel()).reshape(out_shape)
 
 
 accept_out_sharding(globals(), _jax_linalg, "mlax.numpy.linalg")

@@ -25,6 +25,7 @@ from mlax.lax import decompositions as lax_linalg
 from mlax.lax.transforms import stop_gradient
 from mlax.numpy import elementwise as ew
 from mlax.numpy import reductions as red
+from mlax.numpy.complex_numbers import real
 from mlax.numpy.creation import arange, eye, ones, zeros_like
 from mlax.numpy.differences import _promote_inexact
 from mlax.numpy.manipulation import broadcast_to, concatenate, diagonal, swapaxes
@@ -188,10 +189,15 @@ def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     lu, pivots, _ = lax_linalg.lu(a)
     diag = diagonal(lu, axis1=-2, axis2=-1)
     singular = red.any(diag == 0, axis=-1)
-    parity = _parity(pivots) + red.count_nonzero(diag < 0, axis=-1)
-    sign = where(singular, np.array(0, a.dtype), (-2 * (parity % 2) + 1).astype(a.dtype))
-    logdet = where(singular, np.array(-np.inf, a.dtype), red.sum(ew.log(ew.abs(diag)), axis=-1))
-    return sign, logdet
+    parity = _parity(pivots)
+    if np.iscomplexobj(diag):  # the phase of the product of U's diagonal
+        phase = red.prod(diag / ew.abs(diag).astype(diag.dtype), axis=-1)
+    else:
+        phase = np.array(1, a.dtype)
+        parity = parity + red.count_nonzero(diag < 0, axis=-1)
+    sign = where(singular, np.array(0, a.dtype), phase * (-2 * (parity % 2) + 1).astype(a.dtype))
+    log_abs = red.sum(ew.log(ew.abs(diag)), axis=-1)
+    return sign, where(singular, np.array(-np.inf, log_abs.dtype), log_abs)
 
 
 def _slogdet_tangent(x: Any, g: Any) -> Any:
@@ -213,7 +219,11 @@ def _slogdet(a: Any) -> tuple[Any, Any]:
 def _slogdet_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     (x,), (g,) = primals, tangents
     sign, ans = _slogdet(x)
-    return (sign, ans), (zeros_like(sign), _slogdet_tangent(x, g))
+    ans_dot = _slogdet_tangent(x, g)
+    if not np.iscomplexobj(ans_dot):
+        return (sign, ans), (zeros_like(sign), ans_dot)
+    real_dot = real(ans_dot)  # d log|det| is the real part; the sign turns by the imaginary one
+    return (sign, ans), ((ans_dot - real_dot.astype(ans_dot.dtype)) * sign, real_dot)
 
 
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
@@ -221,8 +231,9 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     (a,) = _inexact("jnp.linalg.slogdet", a)
     _square("slogdet()", a)
     if method == "qr":
-        raise NotImplementedError("mlax.numpy.linalg.slogdet: method='qr' needs the qr primitive, not in "
-                                  "mlax yet; use method='lu'")
+        from mlax.numpy.linalg_spectral import slogdet_qr
+
+        return SlogdetResult(*slogdet_qr(a))
     if method not in (None, "lu"):
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'.")
     return SlogdetResult(*_slogdet(a))

@@ -109,6 +109,8 @@ def isfinite(x: Any, /) -> Any:
     """True where ``x`` is neither infinite nor NaN (always, for integers)."""
     check_arraylike("isfinite", x)
     x = asarray(x)
+    if _is(x.dtype, np.complexfloating):  # both parts finite (jnp's)
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     if _is(x.dtype, np.floating):
         return lax.is_finite(x)
     return _full(x, True, np.bool_)
@@ -118,6 +120,11 @@ def _isinf_of_sign(name: str, sign: int | None) -> Any:
     def fn(x: Any, /) -> Any:
         check_arraylike(name, x)
         x = asarray(x)
+        if _is(x.dtype, np.complexfloating):
+            if sign is not None:  # as jnp's
+                raise ValueError(f"mlax.numpy.{name}: isposinf/isneginf are not well defined for "
+                                 "complex types")
+            return lax.bitwise_or(fn(lax.real(x)), fn(lax.imag(x)))
         if not _is(x.dtype, np.floating):
             return _full(x, False, np.bool_)
         if sign is None:

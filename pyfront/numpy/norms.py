@@ -15,13 +15,13 @@ from mlax.numpy.util import asarray, check_arraylike, normalize_axes, promote_ar
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
     """Vector norms (ord None/2, inf, -inf, 0, 1, other p) and matrix norms ('fro'/'f', 1, -1,
-    inf, -inf), as jnp.linalg.norm; the spectral ones (2, -2, 'nuc') need an SVD. As jnp, the
+    inf, -inf), as jnp.linalg.norm; the spectral ones (2, -2, 'nuc') from the singular values. As jnp, the
     max-based norms of empty inputs are 0 and the min-based ones an error."""
     check_arraylike("norm", x)
     (x,) = promote_args_inexact("norm", asarray(x))
     if axis is None:
         if ord is None:  # the 2-norm of the flattened array, whatever its rank
-            return ew.sqrt(red.sum(ew.multiply(x, x), keepdims=keepdims))
+            return ew.sqrt(red.sum(squared_magnitude(x), keepdims=keepdims))
         axis = tuple(range(x.ndim))
     axes = normalize_axes("norm", (axis,) if isinstance(axis, int) else axis, x.ndim)
     if len(axes) == 1:
@@ -32,10 +32,17 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
                      "vector-norm, or two axes to compute a matrix-norm.")
 
 
+def squared_magnitude(x: Any) -> Any:
+    """``real(x * conj(x))``, jnp's squares for the 2-norms (``x * x`` for real x)."""
+    from mlax.numpy.complex_numbers import conjugate, real
+
+    return real(ew.multiply(x, conjugate(x)))
+
+
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any:  # noqa: A002
     magnitude = ew.absolute(x)
     if ord is None or ord == 2:
-        return ew.sqrt(red.sum(ew.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
+        return ew.sqrt(red.sum(squared_magnitude(x), axis=axes, keepdims=keepdims))
     if ord == np.inf:
         return red.max(magnitude, axis=axes, keepdims=keepdims, initial=0)
     if ord == -np.inf:
@@ -46,7 +53,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
         return red.sum(magnitude, axis=axes, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    p = np.asarray(ord, x.dtype)
+    p = np.asarray(ord, magnitude.dtype)
     return ew.power(red.sum(ew.power(magnitude, p), axis=axes, keepdims=keepdims), ew.reciprocal(p))
 
 
@@ -54,7 +61,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     row, col = axes
     magnitude = ew.absolute(x)
     if ord is None or ord in ("f", "fro"):
-        return ew.sqrt(red.sum(ew.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
+        return ew.sqrt(red.sum(squared_magnitude(x), axis=axes, keepdims=keepdims))
     if ord in (1, -1, np.inf, -np.inf):
         summed, picked = (row, col) if ord in (1, -1) else (col, row)
         totals = red.sum(magnitude, axis=summed, keepdims=True)
@@ -62,6 +69,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
                else red.min(totals, axis=picked, keepdims=True))
         return out if keepdims else squeeze(out, axes)
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"mlax.numpy.linalg.norm: ord={ord!r} for matrices needs an SVD "
-                                  "(LAPACK), which mlax does not have yet")
+        from mlax.numpy.linalg_spectral import spectral_norm
+
+        return spectral_norm(x, ord, axes, keepdims)
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")

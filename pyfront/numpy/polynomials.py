@@ -3,8 +3,8 @@ polyadd/sub/mul/div, polyder, polyint, polyval, vander, convolve, correlate and 
 jax.numpy.
 
 Products of polynomials are convolutions, and convolutions are one ``conv_general_dilated``
-(the shorter operand is the kernel), as in jnp. polyfit (which needs ``linalg.lstsq``) and
-roots (``linalg.eigvals``) are declared but not implemented yet.
+(the shorter operand is the kernel), as in jnp. polyfit solves with ``linalg.lstsq`` and roots
+takes the eigenvalues of the companion matrix (``linalg.eigvals``), both as jnp.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from mlax import dtypes as front_dtypes
 from mlax import lax
-from mlax.not_yet import LAPACK
+from mlax.dialect import dtypes as ir_dtypes
 from mlax.numpy import elementwise as ew
 from mlax.numpy.creation import arange, full, zeros
 from mlax.numpy.manipulation import atleast_1d, concatenate
@@ -126,14 +126,17 @@ def _trim_leading_small(u: Any, tol: Any) -> Any:
 # --- polynomial arithmetic ----------------------------------------------------------------
 
 def poly(seq_of_zeros: Any) -> Any:
-    """The coefficients of the monic polynomial with the given (real) roots."""
+    """The coefficients of the monic polynomial with the given roots (a square matrix: its
+    characteristic polynomial, from its eigenvalues, so complex as in jnp)."""
     check_arraylike("poly", seq_of_zeros)
     (zeros_,) = _promote_inexact(seq_of_zeros)
     zeros_ = atleast_1d(zeros_)
     shape = zeros_.shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
-        raise NotImplementedError("mlax.numpy.poly: the characteristic polynomial of a matrix needs "
-                                  "linalg.eigvals, which mlax does not have yet")
+        from mlax.numpy import linalg
+
+        zeros_ = linalg.eigvals(zeros_)
+        shape = zeros_.shape
     if zeros_.ndim != 1:
         raise ValueError(f"mlax.numpy.poly: input must be 1d or non-empty square 2d array{where()}")
     dtype = zeros_.dtype
@@ -265,33 +268,109 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # no
     return ew.power(x[:, None], powers[None, :])
 
 
-# --- not yet: need LAPACK-like decompositions ---------------------------------------------
+# --- on the decompositions: least squares (an SVD) and eigenvalues -----------------------
 
-def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False, w: Any = None,
-            cov: bool = False) -> Any:
-    """Least-squares polynomial fit. Needs ``linalg.lstsq`` (an SVD), which mlax does not have
-    yet: NotImplementedError after jnp's argument checks."""
+
+def _checked_fit_inputs(x: Any, y: Any, deg: Any, w: Any) -> tuple[Any, Any, int]:
     check_arraylike("polyfit", x, y, *(() if w is None else (w,)))
     x, y = asarray(x), asarray(y)
-    if operator.index(deg) < 0:
+    if operator.index(deg) < 0:  # a traced deg raises ConcretizationTypeError here, as in jnp
         raise ValueError(f"mlax.numpy.polyfit: expected deg >= 0{where()}")
-    if x.ndim != 1 or x.shape[0] == 0:
-        raise TypeError(f"mlax.numpy.polyfit: expected a non-empty 1D vector for x{where()}")
-    if not 1 <= y.ndim <= 2 or x.shape[0] != y.shape[0]:
-        raise TypeError(f"mlax.numpy.polyfit: expected a 1D or 2D y of the length of x{where()}")
-    raise NotImplementedError("mlax.numpy.polyfit needs linalg.lstsq (a singular value decomposition), "
-                              "which mlax does not have yet")
+    if x.ndim != 1:
+        raise TypeError(f"mlax.numpy.polyfit: expected 1D vector for x{where()}")
+    if x.shape[0] == 0:
+        raise TypeError(f"mlax.numpy.polyfit: expected non-empty vector for x{where()}")
+    if not 1 <= y.ndim <= 2:
+        raise TypeError(f"mlax.numpy.polyfit: expected 1D or 2D array for y{where()}")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError(f"mlax.numpy.polyfit: expected x and y to have same length{where()}")
+    return x, y, operator.index(deg)
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False, w: Any = None,
+            cov: bool | str = False) -> Any:
+    """Least-squares polynomial fit (jnp's: the Vandermonde matrix, weighted, its columns scaled to
+    unit norm, then linalg.lstsq; ``full`` adds lstsq's diagnostics, ``cov`` the covariance)."""
+    from mlax.numpy import linalg
+
+    x, y, deg = _checked_fit_inputs(x, y, deg, w)
+    order = deg + 1
+    if rcond is None:
+        rcond = len(x) * float(np.finfo(to_inexact_dtype(x.dtype)).eps)
+    rcond = float(rcond)
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        (w,) = _promote_inexact(w)
+        if w.ndim != 1:
+            raise TypeError(f"mlax.numpy.polyfit: expected a 1-d array for weights{where()}")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError(f"mlax.numpy.polyfit: expected w and y to have the same length{where()}")
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w[:, None] if rhs.ndim == 2 else w)
+    scale = ew.sqrt((lhs * lhs).sum(axis=0))
+    lhs = lhs / scale[None, :]
+    c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
+    if full:
+        return c, resids, rank, s, asarray(rcond)
+    if not cov:
+        return c
+    base = linalg.inv(lhs.T @ lhs) / ew.multiply(scale[:, None], scale[None, :])
+    if cov == "unscaled":
+        fac = asarray(1.0)
+    else:
+        if len(x) <= order:
+            raise ValueError("mlax.numpy.polyfit: the number of data points must exceed order to scale the "
+                             f"covariance matrix{where()}")
+        fac = resids / (len(x) - order)
+    if y.ndim == 1:
+        return c, base * atleast_1d(fac)[None]
+    return c, base[:, :, None] * atleast_1d(fac)[None, None, :]
+
+
+def _complex_of(dtype: np.dtype) -> np.dtype:
+    """The complex dtype of ``dtype``'s precision (roots are complex, as jnp's)."""
+    return dtype if ir_dtypes.is_complex(dtype) else ir_dtypes.complex_dtype(dtype)
+
+
+def _roots_no_zeros(p: Any) -> Any:
+    """The eigenvalues of ``p``'s companion matrix (its first row -p[1:] / p[0], ones below)."""
+    from mlax.numpy import diag, linalg, ones
+
+    if p.size < 2:
+        return zeros((0,), _complex_of(p.dtype))
+    companion = diag(ones((p.size - 2,), p.dtype), -1)
+    companion = companion.at[0, :].set(-p[1:] / p[0])
+    return linalg.eigvals(companion)
+
+
+def _roots_with_zeros(p: Any, leading_zeros: Any) -> Any:
+    """jnp's traceable form: the leading zeros rolled to the end, their roots NaN."""
+    from mlax.numpy import roll
+    from mlax.numpy import where as where_
+
+    p = where_(len(p) == leading_zeros, 1.0, p)  # all zero: no LAPACK failure
+    found = _roots_no_zeros(roll(p, -leading_zeros))
+    found = lax.sort_key_val(found == 0, found)[1]
+    return where_(arange(found.size) < found.size - leading_zeros, found, complex(np.nan, np.nan))
 
 
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
-    """The roots of a polynomial. Needs ``linalg.eigvals`` and complex dtypes, which mlax does
-    not have yet: NotImplementedError after jnp's argument checks."""
+    """The roots of a polynomial (``p`` highest power first), complex, as jnp: the eigenvalues of
+    its companion matrix. ``strip_zeros=False`` keeps shapes static (NaN for each leading zero)."""
+    from mlax.numpy import all as all_
+    from mlax.numpy import argmin
+    from mlax.numpy import where as where_
+
     check_arraylike("roots", p)
-    if atleast_1d(asarray(p)).ndim != 1:
+    (p,) = _promote_inexact(p)
+    p = atleast_1d(p)
+    if p.ndim != 1:
         raise ValueError(f"mlax.numpy.roots: input must be a rank-1 array{where()}")
-    raise NotImplementedError("mlax.numpy.roots needs linalg.eigvals and complex dtypes, which mlax does "
-                              "not have yet")
-
-
-polyfit.mlax_not_yet = f"(linalg.lstsq) {LAPACK}"  # type: ignore[attr-defined]
-roots.mlax_not_yet = f"(linalg.eigvals, complex roots) {LAPACK}"  # type: ignore[attr-defined]
+    if p.size < 2:
+        return zeros((0,), _complex_of(p.dtype))
+    leading_zeros = where_(all_(p == 0), len(p), argmin(p == 0))
+    if strip_zeros:
+        # under jit, int() of the traced count raises ConcretizationTypeError: pass strip_zeros=False
+        return _roots_no_zeros(p[int(leading_zeros):])
+    return _roots_with_zeros(p, leading_zeros)

@@ -122,8 +122,10 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``jnp.vdot``: the dot product of the flattened operands (no complex types in mlax)."""
-    return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
+    """``jnp.vdot``: the dot product of the flattened operands, ``a`` conjugated."""
+    from mlax.numpy.complex_numbers import conjugate
+
+    return dot(conjugate(ravel(a)), ravel(b), preferred_element_type=preferred_element_type)
 
 
 def outer(a: Any, b: Any, out: None = None) -> Any:
@@ -187,11 +189,12 @@ def _batched_product(fname: str, x1: Any, x2: Any, cores: tuple[int, int],
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """``jnp.vecdot``: dot products along ``axis``, the other axes broadcast."""
+    """``jnp.vecdot``: dot products along ``axis`` (``x1`` conjugated), the other axes broadcast."""
+    from mlax.numpy.complex_numbers import conjugate
     from mlax.numpy.manipulation import moveaxis
 
     check_arraylike("vecdot", x1, x2)
-    x1, x2 = asarray(x1), asarray(x2)
+    x1, x2 = conjugate(asarray(x1)), asarray(x2)
     a1, a2 = normalize_axis("vecdot", axis, x1.ndim), normalize_axis("vecdot", axis, x2.ndim)
     if x1.shape[a1] != x2.shape[a2]:
         raise ValueError(f"vecdot: axes must match; got shapes {x1.shape} and {x2.shape} with axis={axis}"

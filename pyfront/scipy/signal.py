@@ -1,14 +1,16 @@
-"""mlax.scipy.signal: direct N-d convolution and correlation, and detrend.
+"""mlax.scipy.signal: direct and FFT N-d convolution, correlation, and detrend.
 
 A convolution of two arrays is one ``lax.conv_general_dilated`` with a single batch element
 and channel: the larger operand is the image, the smaller one, reversed, the kernel, and the
 mode picks the padding ("full": every overlap, "valid": complete overlaps only, "same": the
-first operand's shape, centred as SciPy centres it). The FFT-based functions (fftconvolve,
-welch, stft, ...) wait for FFT support.
+first operand's shape, centred as SciPy centres it). fftconvolve is jax's: the product of the
+(real when the inputs are) spectra at the full size, cut to the mode; `axes` maps the others with
+vmap. The spectral-estimation functions (welch, stft, ...) are not built yet.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,9 +18,10 @@ import numpy as np
 
 import mlax.numpy as mnp
 from mlax import lax
-from mlax.numpy.util import promote_dtypes_inexact
+from mlax.batching import vmap
+from mlax.numpy.util import check_arraylike, normalize_axis, promote_dtypes_inexact
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
 
 _MODES = ("full", "same", "valid")
 
@@ -51,13 +54,55 @@ def _convolve_nd(in1: Any, in2: Any, mode: str, precision: Any) -> Any:
 
 
 def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None) -> Any:
-    """scipy.signal.convolve, computed directly (``method="fft"`` needs FFT support)."""
+    """scipy.signal.convolve: directly ("auto", "direct") or through FFTs ("fft")."""
     if method == "fft":
-        raise NotImplementedError("mlax.scipy.signal.convolve(method='fft') needs FFT, which mlax does not "
-                                  "have yet; use method='direct'")
+        return fftconvolve(in1, in2, mode=mode)
     if method not in ("auto", "direct"):
         raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
     return _convolve_nd(in1, in2, mode, precision)
+
+
+def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Sequence[int] | None = None) -> Any:
+    """scipy.signal.fftconvolve: the convolution over ``axes`` (all by default) through FFTs."""
+    check_arraylike("fftconvolve", in1, in2)
+    in1, in2 = promote_dtypes_inexact(mnp.asarray(in1), mnp.asarray(in2))
+    if in1.ndim != in2.ndim:
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    if mode not in _MODES:
+        raise ValueError("mode must be one of ['same', 'full', 'valid']")
+    convolve_all = functools.partial(_fftconvolve_unbatched, mode=mode)
+    if axes is None:
+        return convolve_all(in1, in2)
+    axes = tuple(normalize_axis("fftconvolve", ax, in1.ndim) for ax in (axes if isinstance(axes, Sequence)
+                                                                          else (axes,)))
+    mapped = sorted(set(range(in1.ndim)) - set(axes))
+    if any(in1.shape[i] != in2.shape[i] for i in mapped):
+        raise ValueError(f"mapped axes must have same shape; got in1.shape={in1.shape} in2.shape={in2.shape} "
+                         f"axes={axes}")
+    for ax in mapped:
+        convolve_all = vmap(convolve_all, in_axes=ax, out_axes=ax)
+    return convolve_all(in1, in2)
+
+
+def _fftconvolve_unbatched(in1: Any, in2: Any, mode: str) -> Any:
+    full_shape = tuple(a + b - 1 for a, b in zip(in1.shape, in2.shape, strict=True))
+    if mode == "valid":
+        swap = all(a <= b for a, b in zip(in1.shape, in2.shape, strict=True))
+        if not (swap or all(a >= b for a, b in zip(in1.shape, in2.shape, strict=True))):
+            raise ValueError("For 'valid' mode, One input must be at least as large as the other in every "
+                             "dimension.")
+        if swap:
+            in1, in2 = in2, in1
+    if all(a == 1 or b == 1 for a, b in zip(in1.shape, in2.shape, strict=True)):
+        conv = in1 * in2
+    else:
+        complex_input = mnp.iscomplexobj(in1)
+        forward, inverse = (mnp.fft.fftn, mnp.fft.ifftn) if complex_input else (mnp.fft.rfftn, mnp.fft.irfftn)
+        conv = inverse(forward(in1, full_shape) * forward(in2, full_shape), full_shape)
+    out_shape = {"full": full_shape, "same": in1.shape,
+                 "valid": tuple(a - b + 1 for a, b in zip(in1.shape, in2.shape, strict=True))}[mode]
+    starts = tuple((n - m) // 2 for n, m in zip(full_shape, out_shape, strict=True))
+    return lax.dynamic_slice(conv, starts, out_shape)
 
 
 def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None) -> Any:

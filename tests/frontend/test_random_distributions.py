@@ -243,9 +243,7 @@ ERRORS = [  # (error, match, call(random module, key)); jax raises the same type
     (ValueError, "method must be one of",
      lambda r, k: r.multivariate_normal(k, np.zeros(2), np.eye(2), method="lu")),
     (ValueError, "requires cov.shape", lambda r, k: r.multivariate_normal(k, np.zeros(2), np.eye(3))),
-    (NotImplementedError, "mlax.numpy.linalg.qr", lambda r, k: r.orthogonal(k, 3)),
-    (NotImplementedError, "mlax.numpy.linalg.svd",
-     lambda r, k: r.multivariate_normal(k, np.zeros(2), np.eye(2), method="svd")),
+    (TypeError, "must be a concrete integer", lambda r, k: r.orthogonal(k, 3.5)),
 ]
 
 

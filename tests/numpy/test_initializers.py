@@ -268,9 +268,9 @@ def test_keys_jax_typed_and_under_vmap(rng: np.random.Generator) -> None:
         np.testing.assert_array_equal(np.asarray(batched[i]), np.asarray(init(keys[i], (4, 3))))
 
 
-def test_orthogonal_needs_qr(rng: np.random.Generator) -> None:
+def test_orthogonal(rng: np.random.Generator) -> None:
     """orthogonal and delta_orthogonal: jax's argument errors, empty results as jax's zeros,
-    otherwise NotImplementedError naming the missing mlax.numpy.linalg.qr."""
+    otherwise jax's draws (a QR of normals, tests/linalg/test_spectral_front.py compares more)."""
     mkey = mrandom.PRNGKey(0)
     ortho, delta = (lambda m: m.orthogonal()), (lambda m: m.delta_orthogonal())
     check([("orthogonal rank 1", ortho, EXACT, (3,), None), ("orthogonal int shape", ortho, EXACT, 3, None),
@@ -282,8 +282,9 @@ def test_orthogonal_needs_qr(rng: np.random.Generator) -> None:
            ("delta empty rows", delta, EXACT, (3, 0, 4), BF16)], rng)
     for build, shape in [(lambda m: m.orthogonal(), (3, 4)), (lambda m: m.orthogonal(2.0, 0), (3, 3, 5)),
                          (lambda m: m.delta_orthogonal(), (3, 3, 4, 4))]:
-        with pytest.raises(NotImplementedError, match=r"mlax\.numpy\.linalg\.qr"):
-            build(mini)(mkey, shape)
+        expected = build(jini)(jax.random.PRNGKey(0), shape)
+        np.testing.assert_allclose(np.asarray(build(mini)(mkey, shape)), np.asarray(expected), rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_api() -> None:

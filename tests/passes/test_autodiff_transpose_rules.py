@@ -376,7 +376,9 @@ def test_every_linear_op_has_a_rule() -> None:
         # test_collectives_vmap.py, tests/dialect/test_sharding.py)
         "psum", "all_gather", "psum_scatter", "all_to_all", "ppermute", "sharding_constraint",
         # complex numbers (tests/complex/test_complex_autodiff.py)
-        "complex", "real", "imag", "conj"}
+        "complex", "real", "imag", "conj",
+        # fft: jax's transposes, checked against jax.vjp (tests/fft/test_fft_autodiff.py)
+        "fft"}
 
 
 def test_padding_value_cotangent_ignores_operand_positions(rng: np.random.Generator) -> None:

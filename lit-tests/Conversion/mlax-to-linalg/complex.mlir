@@ -53,3 +53,36 @@ func.func @test_convert(%z: tensor<2xcomplex<f32>>) -> (tensor<2xf32>, tensor<2x
   %1 = "mlax.convert"(%0) {new_dtype = complex<f64>} : (tensor<2xf32>) -> tensor<2xcomplex<f64>>
   return %0, %1 : tensor<2xf32>, tensor<2xcomplex<f64>>
 }
+
+// Complex sin is JAX's form on the parts (sinh/cosh of the imaginary part from expm1, a zero
+// real part where the operand's is 0); max is lexicographic, (real, imag); reduce_min starts
+// from +inf + 0i and picks lexicographically too; pow and tanh are the complex dialect's.
+// CHECK-LABEL: func.func @test_transcendental
+// CHECK:         %[[RE:.*]] = complex.re %{{.*}} : complex<f32>
+// CHECK:         %[[IM:.*]] = complex.im %{{.*}} : complex<f32>
+// CHECK:         math.sin %[[RE]] : f32
+// CHECK:         math.cos %[[RE]] : f32
+// CHECK:         math.expm1 %[[IM]] : f32
+// CHECK:         complex.create
+// CHECK:         %[[RX:.*]] = complex.re %[[X:.*]] : complex<f32>
+// CHECK:         %[[RY:.*]] = complex.re %[[Y:.*]] : complex<f32>
+// CHECK:         %[[EQ:.*]] = arith.cmpf oeq, %[[RX]], %[[RY]] : f32
+// CHECK:         %[[IGT:.*]] = arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
+// CHECK:         %[[RGT:.*]] = arith.cmpf ogt, %[[RX]], %[[RY]] : f32
+// CHECK:         %[[PICK:.*]] = arith.select %[[EQ]], %[[IGT]], %[[RGT]] : i1
+// CHECK:         arith.select %[[PICK]], %[[X]], %[[Y]] : complex<f32>
+// CHECK:         complex.constant [0x7F800000 : f32, 0.000000e+00 : f32] : complex<f32>
+// CHECK:         iterator_types = ["reduction"]
+// CHECK:         arith.cmpf olt
+// CHECK:         complex.pow %{{.*}}, %{{.*}} : complex<f32>
+// CHECK:         complex.tanh %{{.*}} : complex<f32>
+// CHECK-NOT:     mlax.
+func.func @test_transcendental(%z: tensor<2xcomplex<f32>>, %w: tensor<2xcomplex<f32>>)
+    -> (tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>, tensor<complex<f32>>, tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>) {
+  %0 = "mlax.sin"(%z) : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  %1 = "mlax.max"(%z, %w) : (tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  %2 = "mlax.reduce_min"(%w) {dimensions = array<i64: 0>} : (tensor<2xcomplex<f32>>) -> tensor<complex<f32>>
+  %3 = "mlax.pow"(%z, %w) : (tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  %4 = "mlax.tanh"(%z) : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  return %0, %1, %2, %3, %4 : tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>, tensor<complex<f32>>, tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>
+}

@@ -3,7 +3,7 @@
 // The decompositions' inference rules reject element types LAPACK has no routine for here,
 // operands that are not batches of (square) matrices, and mismatched solve shapes.
 func.func @cholesky_int(%x: tensor<3x3xi32>) -> tensor<3x3xi32> {
-  // expected-error@+1 {{operand must have element type f32 or f64, got int32}}
+  // expected-error@+1 {{operand must have element type f32, f64, complex64 or complex128, got int32}}
   %0 = "mlax.cholesky"(%x) : (tensor<3x3xi32>) -> tensor<3x3xi32>
   return %0 : tensor<3x3xi32>
 }
@@ -38,4 +38,20 @@ func.func @solve_side(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf3
   // expected-error@+1 {{incompatible shapes (3, 3) and (3, 2) (left_side=False)}}
   %0 = "mlax.triangular_solve"(%a, %b) {conjugate_a = false, left_side = false, lower = true, transpose_a = false, unit_diagonal = false} : (tensor<3x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @eig_not_square(%x: tensor<3x2xf32>) -> tensor<3xcomplex<f32>> {
+  // expected-error@+1 {{operand must be a batch of square matrices, got shape (3, 2)}}
+  %0 = "mlax.eig"(%x) {compute_left_eigenvectors = false, compute_right_eigenvectors = false, enable_eigvec_derivs = false} : (tensor<3x2xf32>) -> tensor<3xcomplex<f32>>
+  return %0 : tensor<3xcomplex<f32>>
+}
+
+// -----
+
+func.func @eig_int(%x: tensor<2x2xi32>) -> tensor<2xcomplex<f32>> {
+  // expected-error@+1 {{operand must have element type f32, f64, complex64 or complex128, got int32}}
+  %0 = "mlax.eig"(%x) {compute_left_eigenvectors = false, compute_right_eigenvectors = false, enable_eigvec_derivs = false} : (tensor<2x2xi32>) -> tensor<2xcomplex<f32>>
+  return %0 : tensor<2xcomplex<f32>>
 }

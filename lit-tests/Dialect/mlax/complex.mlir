@@ -14,3 +14,17 @@ func.func @test_complex128_arithmetic(%z: tensor<2xcomplex<f64>>) -> tensor<2xf6
   %2 = "mlax.abs"(%1) : (tensor<2xcomplex<f64>>) -> tensor<2xf64>
   return %2 : tensor<2xf64>
 }
+
+// The transcendental, ordering (lexicographic) and reduction ops that take complex operands.
+// CHECK-LABEL: func.func @test_complex_math(
+// CHECK-NEXT:    %[[S:.*]] = "mlax.sin"(%{{.*}}) : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK-NEXT:    %[[P:.*]] = "mlax.pow"(%[[S]], %{{.*}}) : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK-NEXT:    %[[M:.*]] = "mlax.max"(%[[P]], %{{.*}}) : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK-NEXT:    %{{.*}} = "mlax.cumprod"(%[[M]]) {axis = 0 : i64, reverse = 0 : i64} : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+func.func @test_complex_math(%z: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {
+  %0 = "mlax.sin"(%z) : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  %1 = "mlax.pow"(%0, %z) : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  %2 = "mlax.max"(%1, %z) : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  %3 = "mlax.cumprod"(%2) {axis = 0 : i64, reverse = 0 : i64} : (tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  return %3 : tensor<3xcomplex<f32>>
+}

@@ -288,6 +288,14 @@ func.func @test_complex_parts(%x: tensor<3xf32>, %y: tensor<3xf32>) -> (tensor<3
   return %2, %3 : tensor<3xf32>, tensor<3xf32>
 }
 
+// fft: jax's kind and the trailing lengths; RFFT keeps n // 2 + 1 frequencies of the last axis.
+// CHECK-LABEL: func.func @test_fft(
+// CHECK-NEXT:    %{{.*}} = "mlax.fft"(%{{.*}}) {fft_lengths = array<i64: 4, 6>, fft_type = "RFFT"} : (tensor<2x4x6xf32>) -> tensor<2x4x4xcomplex<f32>>
+func.func @test_fft(%x: tensor<2x4x6xf32>) -> tensor<2x4x4xcomplex<f32>> {
+  %0 = "mlax.fft"(%x) {fft_lengths = array<i64: 4, 6>, fft_type = "RFFT"} : (tensor<2x4x6xf32>) -> tensor<2x4x4xcomplex<f32>>
+  return %0 : tensor<2x4x4xcomplex<f32>>
+}
+
 // The decompositions, batched or not: cholesky keeps its type, triangular_solve carries jax's
 // five flags and takes b's type, lu has three results (the factors, then i32 pivots of the
 // smaller dimension and an i32 permutation of the rows).
@@ -310,4 +318,35 @@ func.func @test_triangular_solve(%a: tensor<3x3xf64>, %b: tensor<2x3xf64>) -> te
 func.func @test_lu(%a: tensor<5x4x3xf32>) -> (tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>) {
   %0:3 = "mlax.lu"(%a) : (tensor<5x4x3xf32>) -> (tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>)
   return %0#0, %0#1, %0#2 : tensor<5x4x3xf32>, tensor<5x3xi32>, tensor<5x4xi32>
+}
+
+// qr: Q (m x k) and R (k x n), k = m with full_matrices; eigh: V and the eigenvalues; svd: s,
+// u and vh (empty 0 x 0 without compute_uv).
+// CHECK-LABEL: func.func @test_qr(
+// CHECK-NEXT:    %{{.*}}:2 = "mlax.qr"(%{{.*}}) {full_matrices = true} : (tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>)
+func.func @test_qr(%a: tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>) {
+  %0:2 = "mlax.qr"(%a) {full_matrices = true} : (tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>)
+  return %0#0, %0#1 : tensor<2x5x5xf32>, tensor<2x5x3xf32>
+}
+
+// CHECK-LABEL: func.func @test_eigh(
+// CHECK-NEXT:    %{{.*}}:2 = "mlax.eigh"(%{{.*}}) {lower = true, sort_eigenvalues = true} : (tensor<4x4xf64>) -> (tensor<4x4xf64>, tensor<4xf64>)
+func.func @test_eigh(%a: tensor<4x4xf64>) -> (tensor<4x4xf64>, tensor<4xf64>) {
+  %0:2 = "mlax.eigh"(%a) {lower = true, sort_eigenvalues = true} : (tensor<4x4xf64>) -> (tensor<4x4xf64>, tensor<4xf64>)
+  return %0#0, %0#1 : tensor<4x4xf64>, tensor<4xf64>
+}
+
+// CHECK-LABEL: func.func @test_svd(
+// CHECK-NEXT:    %{{.*}}:3 = "mlax.svd"(%{{.*}}) {compute_uv = true, full_matrices = false} : (tensor<3x5xf32>) -> (tensor<3xf32>, tensor<3x3xf32>, tensor<3x5xf32>)
+func.func @test_svd(%a: tensor<3x5xf32>) -> (tensor<3xf32>, tensor<3x3xf32>, tensor<3x5xf32>) {
+  %0:3 = "mlax.svd"(%a) {compute_uv = true, full_matrices = false} : (tensor<3x5xf32>) -> (tensor<3xf32>, tensor<3x3xf32>, tensor<3x5xf32>)
+  return %0#0, %0#1, %0#2 : tensor<3xf32>, tensor<3x3xf32>, tensor<3x5xf32>
+}
+
+// eig: complex eigenvalues, then the left and right eigenvectors asked for (1 to 3 results).
+// CHECK-LABEL: func.func @test_eig(
+// CHECK-NEXT:    %{{.*}}:3 = "mlax.eig"(%{{.*}}) {compute_left_eigenvectors = true, compute_right_eigenvectors = true, enable_eigvec_derivs = false} : (tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>)
+func.func @test_eig(%a: tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>) {
+  %0:3 = "mlax.eig"(%a) {compute_left_eigenvectors = true, compute_right_eigenvectors = true, enable_eigvec_derivs = false} : (tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>)
+  return %0#0, %0#1, %0#2 : tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>
 }

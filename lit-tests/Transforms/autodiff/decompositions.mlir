@@ -1,12 +1,12 @@
 // RUN: %mlax-opt --mlax-autodiff %s | FileCheck %s
 // RUN: %mlax-opt --mlax-expand-transforms %s | %mlax-run --entry g_grad --backend cpu --input '[[2, 0], [1, 4]]' --input '[[2], [3]]' --input '[[1], [1]]' | FileCheck %s --check-prefix=NUM
 
-// cholesky's JVP (jax's, Murray 2016): L' = L phi(L^-1 A' L^-T), two triangular_solves of the
+// cholesky's JVP (jax's, Murray 2016): L' = L phi(L^-1 A' L^-H), two triangular_solves of the
 // tangent (the right-side one transposed), phi the lower triangle with its diagonal halved.
 // CHECK-LABEL: func.func private @f_jvp
 // CHECK-SAME:    (%[[A:[a-zA-Z0-9_]+]]: tensor<3x3xf32>, %[[T:[a-zA-Z0-9_]+]]: tensor<3x3xf32>)
 // CHECK:         %[[L:.*]] = "mlax.cholesky"(%[[A]])
-// CHECK:         %[[S1:.*]] = "mlax.triangular_solve"(%[[L]], %[[T]]) {conjugate_a = false, left_side = false, lower = true, transpose_a = true, unit_diagonal = false}
+// CHECK:         %[[S1:.*]] = "mlax.triangular_solve"(%[[L]], %[[T]]) {conjugate_a = true, left_side = false, lower = true, transpose_a = true, unit_diagonal = false}
 // CHECK:         %[[S2:.*]] = "mlax.triangular_solve"(%[[L]], %[[S1]]) {conjugate_a = false, left_side = true, lower = true, transpose_a = false, unit_diagonal = false}
 // CHECK:         %[[TRIL:.*]] = "mlax.select"(%{{.*}}, %[[S2]], %{{.*}})
 // CHECK:         %[[PHI:.*]] = "mlax.mul"(%[[TRIL]], %{{.*}})

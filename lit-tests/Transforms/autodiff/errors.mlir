@@ -33,3 +33,13 @@ func.func @calls_ext(%x: tensor<3xf32>) -> tensor<3xf32> {
   return %0 : tensor<3xf32>
 }
 func.func private @calls_ext_vjp(tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.vjp = {callee = @calls_ext, argnums = array<i64: 0>}}
+
+// -----
+
+// eig's eigenvectors have a derivative only under jax's opt-in (enable_eigvec_derivs).
+func.func @vectors(%a: tensor<2x2xf32>) -> tensor<2x2xcomplex<f32>> {
+  // expected-error@+1 {{Derivatives of non-symmetric eigenvectors are only valid under assumptions on the input}}
+  %0:2 = "mlax.eig"(%a) {compute_left_eigenvectors = false, compute_right_eigenvectors = true, enable_eigvec_derivs = false} : (tensor<2x2xf32>) -> (tensor<2xcomplex<f32>>, tensor<2x2xcomplex<f32>>)
+  return %0#1 : tensor<2x2xcomplex<f32>>
+}
+func.func private @vectors_jvp(tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x2xcomplex<f32>>, tensor<2x2xcomplex<f32>>) attributes {mlax.jvp = {callee = @vectors}}

@@ -4,6 +4,8 @@
 // no transpose = 111, M N K, alpha = 1, A lda B ldb, beta = 1 keeps the fill, C ldc).
 // CHECK-DAG:   func.func private @mlax_sgemm(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 // CHECK-DAG:   func.func private @mlax_dgemm(i32, i32, i32, i64, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64)
+// CHECK-DAG:   func.func private @mlax_cgemm(i32, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64)
+// CHECK-DAG:   memref.global "private" constant @mlax_complex_one_f32 : memref<2xf32> = dense<[1.000000e+00, 0.000000e+00]>
 // CHECK-LABEL: func.func @test_matmul
 // CHECK-DAG:     %[[M:.*]] = arith.constant 8 : i64
 // CHECK-DAG:     %[[N:.*]] = arith.constant 16 : i64
@@ -127,5 +129,19 @@ func.func @test_left_alone(%ai: memref<2x3xi32>, %bi: memref<3x4xi32>, %ci: memr
 func.func @test_slice_at_offset(%stack: memref<5x2x3xf32>, %i: index, %b: memref<3x4xf32>, %c: memref<2x4xf32>) {
   %a = memref.subview %stack[%i, 0, 0] [1, 2, 3] [1, 1, 1] : memref<5x2x3xf32> to memref<2x3xf32, strided<[3, 1], offset: ?>>
   linalg.matmul ins(%a, %b : memref<2x3xf32, strided<[3, 1], offset: ?>>, memref<3x4xf32>) outs(%c : memref<2x4xf32>)
+  return
+}
+
+// A complex matmul (complex.mul / complex.add before convert-complex-to-standard): cgemm, whose
+// alpha and beta are pointers to a module-level constant 1 + 0i (declared at the top, above).
+// CHECK-LABEL: func.func @test_complex
+// CHECK:         %[[G:.*]] = memref.get_global @mlax_complex_one_f32 : memref<2xf32>
+// CHECK:         %[[I:.*]] = memref.extract_aligned_pointer_as_index %[[G]]
+// CHECK:         %[[A:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK:         %[[ONE:.*]] = llvm.inttoptr %[[A]] : i64 to !llvm.ptr
+// CHECK:         call @mlax_cgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     complex.mul
+func.func @test_complex(%a: memref<8x4xcomplex<f32>>, %b: memref<4x16xcomplex<f32>>, %c: memref<8x16xcomplex<f32>>) {
+  linalg.matmul ins(%a, %b : memref<8x4xcomplex<f32>>, memref<4x16xcomplex<f32>>) outs(%c : memref<8x16xcomplex<f32>>)
   return
 }

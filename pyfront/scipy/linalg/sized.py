@@ -1,5 +1,6 @@
 """The matrices of jax.scipy.linalg given by their size alone: Hilbert, Pascal (and their
-closed-form inverses), Helmert and Hadamard. ``n`` is a Python int, as jax's static argument.
+closed-form inverses), Helmert, Hadamard and the (complex) DFT matrix. ``n`` is a Python int,
+as jax's static argument.
 
 Pascal entries are binomials through lgamma as in jax (not exact factorials), so the values
 match jax's to the ulp, rounding included.
@@ -17,7 +18,7 @@ from mlax import lax
 from mlax import numpy as mnp
 from mlax.scipy.special import comb
 
-__all__ = ["hadamard", "helmert", "hilbert", "invhilbert", "invpascal", "pascal"]
+__all__ = ["dft", "hadamard", "helmert", "hilbert", "invhilbert", "invpascal", "pascal"]
 
 _KINDS = ["symmetric", "lower", "upper"]
 
@@ -99,3 +100,22 @@ def hadamard(n: int, dtype: Any = int) -> Any:
     for _ in range(int(math.log2(n))):
         out = mnp.block([[out, out], [out, -out]])
     return out
+
+
+def dft(n: int, scale: str | None = None, *, dtype: Any = None) -> Any:
+    """The n-by-n discrete Fourier transform matrix ``exp(-2 pi i j k / n)``, unscaled or scaled
+    by ``1 / sqrt(n)`` (``'sqrtn'``: unitary) or ``1 / n`` (``'n'``); complex64 by default
+    (complex128 with x64)."""
+    if scale is not None and scale not in ("sqrtn", "n"):
+        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
+    if dtype is None:
+        dtype = front_dtypes.default_complex()
+    else:
+        dtype = front_dtypes.canonicalize(np.dtype(dtype))
+        if not np.issubdtype(dtype, np.complexfloating):
+            raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
+    a = mnp.arange(n, dtype=np.finfo(dtype).dtype).astype(dtype)  # iota is real-only: count, then convert
+    omegas = mnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
+    if scale == "sqrtn":
+        return omegas / mnp.sqrt(n)
+    return omegas / n if scale == "n" else omegas

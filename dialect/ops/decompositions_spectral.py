@@ -1,0 +1,166 @@
+"""The orthogonal and spectral decompositions: qr, eigh and svd, as jax's `lax.linalg` primitives.
+
+Like cholesky and lu (decompositions.py) each works on the last two dimensions and treats the
+leading ones as a batch; element types f32 and f64. The references call the LAPACK routines
+jax's CPU lowering calls, through SciPy, one matrix at a time: qr is jax's `_qr_lowering`
+(`?geqrf`, then `?orgqr` on the reflectors, padded to square for full tall matrices, cut to the
+leading square for wide ones, and R the upper triangle), eigh is `?syevd` and svd `?gesdd`
+(jobz A, S or N for full, reduced or no vectors). A routine that fails (`info != 0`) leaves its
+matrix's results NaN, as jax's lowering does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlax.dialect.ops.decompositions import _check_matrix, _per_matrix, _routine
+from mlax.dialect.registry import define_op
+from mlax.dialect.tensor_spec import TensorSpec
+
+
+def _nan_unless(ok: bool, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    return tuple(a if ok else np.full_like(a, np.nan) for a in arrays)
+
+
+# --- qr ------------------------------------------------------------------------------------------
+
+
+def qr_shapes(m: int, n: int, full_matrices: bool) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The shapes of Q and R of an m x n matrix (jax's `_qr_shape_rule`)."""
+    k = m if full_matrices else min(m, n)
+    return (m, k), (k, n)
+
+
+def _infer_qr(x: TensorSpec, *, full_matrices: bool) -> tuple[TensorSpec, TensorSpec]:
+    _check_matrix("qr", x, square=False)
+    *batch, m, n = x.shape
+    q, r = qr_shapes(m, n, full_matrices)
+    return TensorSpec((*batch, *q), x.dtype), TensorSpec((*batch, *r), x.dtype)
+
+
+def _qr(x: np.ndarray, *, full_matrices: bool) -> tuple[np.ndarray, np.ndarray]:
+    geqrf, orgqr = _routine("geqrf", x.dtype), _routine("orgqr", x.dtype)
+    m, n = x.shape[-2:]
+    q_shape, r_shape = qr_shapes(m, n, full_matrices)
+
+    def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if a.size == 0:
+            return np.eye(*q_shape, dtype=a.dtype), np.zeros(r_shape, a.dtype)
+        r, taus, _, info = geqrf(a)
+        if m < n:
+            reflectors = r[:, :m]
+        elif full_matrices:
+            reflectors = np.pad(r, ((0, 0), (0, m - n)))
+        else:
+            reflectors, r = r, r[:n, :n]
+        q, _, _ = orgqr(reflectors, taus)
+        return q, np.triu(r)
+
+    return _per_matrix(x, 2, one)
+
+
+define_op(
+    "qr", "(operand: T) -> (q: U, r: V)",
+    attributes={"full_matrices": "bool"},
+    infer=_infer_qr, reference=_qr, weak_type="never",
+    summary="QR decomposition A = Q R (LAPACK `?geqrf` and `?orgqr`, as jax's CPU lowering).",
+    description="""
+`operand`: f32 or f64, `(..., m, n)`. With k = m when `full_matrices` else min(m, n), `q` is
+`(..., m, k)` with orthonormal columns and `r` `(..., k, n)` upper triangular (zeros below the
+diagonal). The Householder reflectors of `?geqrf` are expanded by `?orgqr` exactly as jax's
+`_qr_lowering` does, so the signs are LAPACK's (R's diagonal may be negative). An empty matrix
+gives the identity's leading columns and a zero R, as jax.
+""",
+)
+
+
+# --- eigh ----------------------------------------------------------------------------------------
+
+
+def _infer_eigh(x: TensorSpec, *, lower: bool, sort_eigenvalues: bool) -> tuple[TensorSpec, TensorSpec]:
+    _check_matrix("eigh", x)
+    return x, TensorSpec(x.shape[:-1], x.dtype)
+
+
+def _eigh(x: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> tuple[np.ndarray, np.ndarray]:
+    syevd = _routine("syevd", x.dtype)
+
+    def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if a.size == 0:
+            return a.copy(), np.zeros(0, a.dtype)
+        w, v, info = syevd(a, compute_v=1, lower=int(lower))
+        return _nan_unless(info == 0, v, w)
+
+    return _per_matrix(x, 2, one)
+
+
+define_op(
+    "eigh", "(operand: T) -> (v: T, w: U)",
+    attributes={"lower": "bool", "sort_eigenvalues": "bool"},
+    infer=_infer_eigh, reference=_eigh, weak_type="never",
+    summary="Eigenvectors and eigenvalues of symmetric matrices (LAPACK `?syevd`).",
+    description="""
+`operand`: f32 or f64, `(..., n, n)`; only its `lower` (else upper) triangle is read (the front
+end symmetrizes first, as `jax.lax.linalg.eigh`). `v` has its type, the normalized eigenvector
+of eigenvalue `w[..., i]` in column `v[..., :, i]`; `w` is `(..., n)`, ascending (LAPACK always
+sorts, so `sort_eigenvalues` changes nothing on CPU, as in jax). NaN where `?syevd` fails.
+""",
+)
+
+
+# --- svd -----------------------------------------------------------------------------------------
+
+
+def svd_shapes(m: int, n: int, full_matrices: bool, compute_uv: bool) -> tuple[tuple[int, ...], ...]:
+    """The shapes of s, u and vh of an m x n matrix; u and vh are empty (0 x 0) without vectors."""
+    k = min(m, n)
+    if not compute_uv:
+        return (k,), (0, 0), (0, 0)
+    return (k,), (m, m if full_matrices else k), (n if full_matrices else k, n)
+
+
+def _infer_svd(x: TensorSpec, *, full_matrices: bool, compute_uv: bool) -> tuple[TensorSpec, ...]:
+    _check_matrix("svd", x, square=False)
+    *batch, m, n = x.shape
+    shapes = svd_shapes(m, n, full_matrices, compute_uv)
+    return tuple(TensorSpec((*batch, *shape), x.dtype) for shape in shapes)
+
+
+def _empty_svd(m: int, n: int, dtype: np.dtype, full_matrices: bool,
+               compute_uv: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """jax's `_empty_svd` for a matrix with no elements."""
+    shapes = svd_shapes(m, n, full_matrices, compute_uv)
+    s, u, vh = (np.zeros(shape, dtype) for shape in shapes)
+    if compute_uv and full_matrices:
+        u, vh = np.eye(m, dtype=dtype), np.eye(n, dtype=dtype)
+    return s, u, vh
+
+
+def _svd(x: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> tuple[np.ndarray, ...]:
+    gesdd = _routine("gesdd", x.dtype)
+    m, n = x.shape[-2:]
+    if 0 in (m, n):
+        return _per_matrix(x, 3, lambda a: _empty_svd(m, n, a.dtype, full_matrices, compute_uv))
+
+    def one(a: np.ndarray) -> tuple[np.ndarray, ...]:
+        u, s, vh, info = gesdd(a, compute_uv=int(compute_uv), full_matrices=int(full_matrices))
+        if not compute_uv:
+            u, vh = np.zeros((0, 0), a.dtype), np.zeros((0, 0), a.dtype)
+        return _nan_unless(info == 0, s, u, vh)
+
+    return _per_matrix(x, 3, one)
+
+
+define_op(
+    "svd", "(operand: T) -> (s: U, u: V, vh: W)",
+    attributes={"full_matrices": "bool", "compute_uv": "bool"},
+    infer=_infer_svd, reference=_svd, weak_type="never",
+    summary="Singular value decomposition A = U diag(s) Vh (LAPACK `?gesdd`, as jax on CPU).",
+    description="""
+`operand`: f32 or f64, `(..., m, n)`, k = min(m, n). `s`: `(..., k)`, descending, non-negative.
+With `compute_uv`, `u` is `(..., m, m)` when `full_matrices` else `(..., m, k)`, and `vh`
+`(..., n, n)` or `(..., k, n)`; without, both are empty `(..., 0, 0)` (jobz N: no vectors
+computed; the front end returns `s` alone, as jax). The results order is jax's `svd_p`'s. NaN
+where `?gesdd` fails; an empty matrix gives jax's `_empty_svd` (identities for full vectors).
+""",
+)

@@ -1,0 +1,65 @@
+// RUN: %mlax-opt --mlax-lower-to-linalg %s | FileCheck %s
+// RUN: %mlax-opt --mlax-lower-to-linalg %s | %mlir-opt > /dev/null
+// RUN: %mlax-run %s --entry test_fft --backend cpu --precision 5 --input '[[1, 2j, 0, -1], [0.5, 0.5, 0.5, 0.5]]' | FileCheck %s --check-prefix=FFT
+// RUN: %mlax-run %s --entry test_irfft2 --backend cpu --precision 5 --input '[[1+1j, 2], [0.5j, -1]]' | FileCheck %s --check-prefix=IRFFT
+
+// fft calls MKL's DFTI through variadic llvm.func declarations (llvm.call ... vararg sets the
+// x86-64 vector-register count a variadic callee reads): a descriptor per execution, created
+// (single precision 35, complex domain 32, rank 1, length 4), not in place (placement 11 = 44),
+// one transform per batch row (number of transforms 7, distances 14/15), committed, run
+// forward from the operand's buffer into a fresh one, and freed.
+// CHECK-DAG:   llvm.func @mlax_dfti_create(!llvm.ptr, i32, i32, i64, ...) -> i64
+// CHECK-DAG:   llvm.func @mlax_dfti_set(!llvm.ptr, i32, ...) -> i64
+// CHECK-DAG:   llvm.func @mlax_dfti_forward(!llvm.ptr, !llvm.ptr, ...) -> i64
+// CHECK-LABEL: func.func @test_fft
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<2x4xcomplex<f32>>
+// CHECK:         memref.alloca_scope {{ *}}{
+// CHECK:           %[[IN:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK:           %[[SLOT:.*]] = llvm.alloca
+// CHECK:           llvm.call @mlax_dfti_create(%[[SLOT]], %c35_i32, %c32_i32, %{{.*}}, %c4_i64) vararg(!llvm.func<i64 (ptr, i32, i32, i64, ...)>)
+// CHECK:           %[[H:.*]] = llvm.load %[[SLOT]]
+// CHECK:           llvm.call @mlax_dfti_set(%[[H]], %c11_i32, %c44_i64) vararg
+// CHECK:           llvm.call @mlax_dfti_set(%[[H]], %c7_i32, %c2_i64) vararg
+// CHECK:           llvm.call @mlax_dfti_commit(%[[H]])
+// CHECK:           llvm.call @mlax_dfti_forward(%[[H]], %{{.*}}, %{{.*}}) vararg(!llvm.func<i64 (ptr, ptr, ...)>) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i64
+// CHECK:           llvm.call @mlax_dfti_free(%[[SLOT]])
+// CHECK:         bufferization.to_tensor %[[OUT]] restrict writable
+func.func @test_fft(%x: tensor<2x4xcomplex<f32>>) -> tensor<2x4xcomplex<f32>> {
+  %0 = "mlax.fft"(%x) {fft_lengths = array<i64: 4>, fft_type = "FFT"} : (tensor<2x4xcomplex<f32>>) -> tensor<2x4xcomplex<f32>>
+  return %0 : tensor<2x4xcomplex<f32>>
+}
+// numpy.fft.fft of the same rows
+// FFT: result[0]: tensor<2x4xcomplex<f32>> = {{\[\[}}(0, 2), (3, -1), (2, -2), (-1, 1)], [(2, 0), (0, 0), (0, 0), (0, 0)]]
+
+// RFFT of a double-precision 3-d transform: real domain (33), conjugate-even storage
+// COMPLEX_COMPLEX (10 = 39), the row-major strides of the real input (12) and of the half
+// spectrum (13).
+// CHECK-LABEL: func.func @test_rfft3
+// CHECK:         llvm.call @mlax_dfti_create(%{{.*}}, %c36_i32, %c33_i32, %c3_i64{{.*}}, %{{.*}}) vararg
+// CHECK:         llvm.call @mlax_dfti_set(%{{.*}}, %c10_i32, %c39_i64) vararg
+// CHECK:         llvm.call @mlax_dfti_set(%{{.*}}, %c12_i32, %{{.*}}) vararg
+// CHECK:         llvm.call @mlax_dfti_set(%{{.*}}, %c13_i32, %{{.*}}) vararg
+// CHECK:         llvm.call @mlax_dfti_forward
+func.func @test_rfft3(%x: tensor<3x4x5xf64>) -> tensor<3x4x3xcomplex<f64>> {
+  %0 = "mlax.fft"(%x) {fft_lengths = array<i64: 3, 4, 5>, fft_type = "RFFT"} : (tensor<3x4x5xf64>) -> tensor<3x4x3xcomplex<f64>>
+  return %0 : tensor<3x4x3xcomplex<f64>>
+}
+
+// IRFFT over two axes: numpy's (only the last axis conjugate-even): an in-place complex inverse
+// of the leading axis on a copy (backward scale 1/2 (5 = 0.5), strided by the 2 frequencies),
+// then the one-dimensional complex-to-real inverse of the last (scale 1/3), both backward.
+// CHECK-LABEL: func.func @test_irfft2
+// CHECK:         bufferization.materialize_in_destination %expanded
+// CHECK:         %[[H:.*]] = memref.alloca_scope {{ *}}-> (!llvm.ptr) {
+// CHECK:           llvm.call @mlax_dfti_create(%{{.*}}, %c35_i32, %c32_i32, %{{.*}}, %c2_i64) vararg
+// CHECK:           llvm.call @mlax_dfti_set(%{{.*}}, %c5_i32, %cst) vararg(!llvm.func<i64 (ptr, i32, ...)>) : (!llvm.ptr, i32, f64) -> i64
+// CHECK:         llvm.call @mlax_dfti_backward(%[[H]], %{{.*}}) vararg
+// CHECK:         llvm.call @mlax_dfti_free
+// CHECK:         llvm.call @mlax_dfti_create(%{{.*}}, %c35_i32, %c33_i32, %{{.*}}, %c3_i64) vararg
+// CHECK:         llvm.call @mlax_dfti_backward(%{{.*}}, %{{.*}}, %{{.*}}) vararg
+func.func @test_irfft2(%x: tensor<2x2xcomplex<f32>>) -> tensor<2x3xf32> {
+  %0 = "mlax.fft"(%x) {fft_lengths = array<i64: 2, 3>, fft_type = "IRFFT"} : (tensor<2x2xcomplex<f32>>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+// numpy.fft.irfft2([[1+1j, 2], [0.5j, -1]], s=(2, 3))
+// IRFFT: result[0]: tensor<2x3xf32> = {{\[\[}}0.5, 0, 0], [1.1667, -0.33333, -0.33333]]

@@ -1,0 +1,186 @@
+"""JVP rules of qr, eigh and svd: jax's rules (jax/_src/lax/linalg.py) on real matrices, batched.
+
+- qr (jax's `qr_jvp_rule`, j-towns.github.io/papers/qr-derivative.pdf): for a tall or square
+  Q R, with C = Q^T dX R^-1 and the skew-symmetric Ω = tril(C, -1) - tril(C, -1)^T,
+  dQ = Q (Ω - C) + dX R^-1 and dR = (C - Ω) R. Wide matrices X = [X1 X2] differentiate the
+  square X1 = Q R1 and dR2 = dQ^T X2 + Q^T dX2. Full tall matrices add the trailing columns
+  of dQ by arXiv:2409.13374 (eqs. 32-33), with Z = Q_pn (Q_nn - I)^-1 solved through an LU of
+  the primal, as jax.
+- eigh (jax's `_eigh_jvp_rule`, nondegenerate perturbation theory: it assumes distinct
+  eigenvalues, a repeated one gives inf/NaN): with Y = V^T dA V and F_ij = 1/(w_j - w_i) off
+  the diagonal, 0 on it, dV = V (F * Y) and dw = diag(Y). jax re-runs eigh on the symmetrized
+  operand; this rule uses the op's results, which are the same for the symmetric operands the
+  front end passes (symmetrize_input=True).
+- svd (jax's `_svd_jvp_rule`): with dS = U^T dA V, ds = diag(dS); F_ij = 1/(s_j^2 - s_i^2)
+  off the diagonal, dU = U (F * (dS S + S dS^T)), dV = V (F * (S dS + dS^T S)), plus the
+  components outside U's (m > n) or V's (n > m) span. Like jax it needs the reduced vectors
+  (a second svd when the op has none or full square ones) and refuses full rectangular ones;
+  repeated singular values give inf/NaN, zero ones are skipped as jax's `s_inv`.
+
+Every op that consumes a tangent is linear in it with a transpose rule (dot_general with one
+tangent operand, triangular_solve in b, mul by a primal, select, sub, transpose, slice, pad,
+concatenate, reduce_sum), so reverse mode follows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from mlax.dialect import read_attributes
+from mlax.passes.autodiff.emit import Emitter, MaybeValue, spec
+from mlax.passes.autodiff.jvp_rules_decompositions import (
+    JvpRule,
+    _pad_last_two,
+    _take,
+    eye,
+    matmul,
+    solve,
+    transpose_last,
+    triangle,
+)
+from mlax.passes.registry import PassFailure
+
+
+def _cut(e: Emitter, x: ir.Value, rows: tuple[int, int], cols: tuple[int, int]) -> ir.Value:
+    """The block ``x[..., rows[0]:rows[1], cols[0]:cols[1]]``."""
+    shape = spec(x).shape
+    lead = len(shape) - 2
+    return e("slice", x, start_indices=(0,) * lead + (rows[0], cols[0]),
+             limit_indices=(*shape[:-2], rows[1], cols[1]), strides=(1,) * len(shape))
+
+
+def _concat(e: Emitter, x: ir.Value, y: ir.Value, axis: int) -> ir.Value:
+    return e("concatenate", x, y, dimension=spec(x).ndim + axis)
+
+
+def _along(e: Emitter, v: ir.Value, shape: tuple[int, ...], axis: int) -> ir.Value:
+    """A vector per matrix (``v`` of shape (..., k)) broadcast to ``shape`` along ``axis`` (-1: the
+    value varies along the columns, -2: along the rows)."""
+    lead = len(shape) - 2
+    dims = (*range(lead), len(shape) + axis)
+    return e("broadcast_in_dim", v, shape=shape, broadcast_dimensions=dims)
+
+
+def _diagonal(e: Emitter, x: ir.Value) -> ir.Value:
+    """The diagonal of each square matrix (linear in ``x``: masked, then summed)."""
+    masked = e("mul", x, eye(e, x))
+    return e("reduce_sum", masked, dimensions=(spec(x).ndim - 1,))
+
+
+def _reciprocal_gaps(e: Emitter, gaps: ir.Value) -> ir.Value:
+    """1 / gaps off the diagonal and 0 on it (jax's `1 / (gaps + I) - I`)."""
+    identity = eye(e, gaps)
+    return e("sub", e("div", e.full(gaps, 1.0), e("add", gaps, identity)), identity)
+
+
+# --- qr ------------------------------------------------------------------------------------------
+
+
+def _thin_qr(e: Emitter, q: ir.Value, r: ir.Value, dx: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """jax's `_thin_qr_jvp` for m >= n (real matrices: no diagonal correction)."""
+    dx_rinv = solve(e, r, dx)
+    c = matmul(e, transpose_last(e, q), dx_rinv)
+    below = triangle(e, c, -1, lower=True)
+    omega = e("sub", below, transpose_last(e, below))
+    dq = e("add", matmul(e, q, e("sub", omega, c)), dx_rinv)
+    dr = matmul(e, e("sub", c, omega), r)
+    return dq, dr
+
+
+def _solve_transposed(e: Emitter, a: ir.Value, b: ir.Value) -> ir.Value:
+    """z with a^T z = b, through an LU of ``a`` (all primal), as jax's lu_solve(trans=1):
+    U^T L^T P z = b, so z = P^T L^-T U^-T b."""
+    packed, _, permutation = e.many("lu", a)
+    y = solve(e, packed, b, left_side=True, lower=False, transpose_a=True)
+    y = solve(e, packed, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True)
+    shape = spec(packed).shape
+    columns = e("iota", shape=shape, dtype=np.dtype(np.int32), dimension=len(shape) - 1)
+    rows = _along(e, permutation, shape, -2)
+    onehot = e("convert", e("compare", columns, rows, comparison_direction="EQ"), new_dtype=spec(a).dtype)
+    return matmul(e, transpose_last(e, onehot), y)
+
+
+def _qr(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
+        outs: list[ir.Value]) -> list[MaybeValue]:
+    (x,), (dx,), (q, r) = primals, tangents, outs
+    if dx is None:
+        return [None, None]
+    full = read_attributes(op)["full_matrices"]
+    m, n = spec(x).shape[-2:]
+    if m < n:
+        dq, dr1 = _thin_qr(e, q, _cut(e, r, (0, m), (0, m)), _cut(e, dx, (0, m), (0, m)))
+        dr2 = e("add", matmul(e, transpose_last(e, dq), _cut(e, x, (0, m), (m, n))),
+                matmul(e, transpose_last(e, q), _cut(e, dx, (0, m), (m, n))))
+        return [dq, _concat(e, dr1, dr2, -1)]
+    q_mn = _take(e, q, m, n)
+    dq_mn, dr_nn = _thin_qr(e, q_mn, _take(e, r, n, n), dx)
+    if not full or m == n:
+        return [dq_mn, dr_nn]
+    q_nn, q_pn = _cut(e, q_mn, (0, n), (0, n)), _cut(e, q_mn, (n, m), (0, n))
+    q_mp = _cut(e, q, (0, m), (n, m))
+    dq_nn, dq_pn = _cut(e, dq_mn, (0, n), (0, n)), _cut(e, dq_mn, (n, m), (0, n))
+    z_t = _solve_transposed(e, e("sub", q_nn, eye(e, q_nn)), transpose_last(e, q_pn))  # Z_pn^T
+    z = transpose_last(e, z_t)
+    left = e("add", q_mn, matmul(e, q_mp, z))
+    inner = e("sub", dq_pn, matmul(e, z, dq_nn))
+    dq_mp = e("sub", matmul(e, dq_mn, z_t), matmul(e, left, transpose_last(e, inner)))
+    return [_concat(e, dq_mn, dq_mp, -1), _pad_last_two(e, dr_nn, m - n, 0)]
+
+
+# --- eigh ----------------------------------------------------------------------------------------
+
+
+def _eigh(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
+          outs: list[ir.Value]) -> list[MaybeValue]:
+    (da,), (v, w) = tangents, outs
+    if da is None:
+        return [None, None]
+    shape = spec(v).shape
+    gaps = e("sub", _along(e, w, shape, -1), _along(e, w, shape, -2))  # w_j - w_i
+    y = matmul(e, matmul(e, transpose_last(e, v), da), v)
+    dv = matmul(e, v, e("mul", _reciprocal_gaps(e, gaps), y))
+    return [dv, _diagonal(e, y)]
+
+
+# --- svd -----------------------------------------------------------------------------------------
+
+
+def _svd(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
+         outs: list[ir.Value]) -> list[MaybeValue]:
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return [None, None, None]
+    flags = read_attributes(op)
+    m, n = spec(a).shape[-2:]
+    if flags["compute_uv"] and flags["full_matrices"] and m != n:
+        raise PassFailure("mlax-autodiff: Singular value decomposition JVP not implemented for full matrices",
+                          op.location)
+    reduced = flags["compute_uv"] and (not flags["full_matrices"] or m == n)
+    s, u, vt = outs if reduced else e.many("svd", a, full_matrices=False, compute_uv=True)
+    v = transpose_last(e, vt)
+    ds_matrix = matmul(e, matmul(e, transpose_last(e, u), da), v)
+    ds = _diagonal(e, ds_matrix)
+    if not flags["compute_uv"]:
+        return [ds, None, None]
+    square = spec(ds_matrix).shape
+    s_col, s_row = _along(e, s, square, -1), _along(e, s, square, -2)  # s_j, s_i
+    f = _reciprocal_gaps(e, e("mul", e("add", s_col, s_row), e("sub", s_col, s_row)))
+    dss, sds = e("mul", s_col, ds_matrix), e("mul", s_row, ds_matrix)
+    du = matmul(e, u, e("mul", f, e("add", dss, transpose_last(e, dss))))
+    dv = matmul(e, v, e("mul", f, e("add", sds, transpose_last(e, sds))))
+
+    def outside(basis: ir.Value, basis_t: ir.Value, image: ir.Value) -> ir.Value:
+        """(image - basis basis^T image) / s_j: the part of the tangent outside the span."""
+        rest = e("sub", image, matmul(e, basis, matmul(e, basis_t, image)))
+        inverse = e("div", e.full(rest, 1.0), _along(e, s, spec(rest).shape, -1))
+        return e("mul", rest, inverse)
+
+    if m > n:
+        du = e("add", du, outside(u, transpose_last(e, u), matmul(e, da, v)))
+    if n > m:
+        dv = e("add", dv, outside(v, vt, matmul(e, transpose_last(e, da), u)))
+    return [ds, du, transpose_last(e, dv)]
+
+
+SPECTRAL_JVP_RULES: dict[str, JvpRule] = {"qr": _qr, "eigh": _eigh, "svd": _svd}

@@ -1,0 +1,223 @@
+"""Rules for qr, eigh and svd: calls to LAPACK (`?geqrf` + `?orgqr`, `?syevd`, `?gesdd`).
+
+The scheme of decompositions.py: operands copied into fresh buffers, one call per matrix of
+the flattened batch, the buffers returned as tensors. The routines are LAPACKE's high-level C
+interfaces of SciPy's OpenBLAS (`@mlax_sgeqrf` ... bound by mlax.runtime.lapack), called with
+LAPACK_ROW_MAJOR: LAPACKE transposes to and from column-major around the Fortran routine, so
+the numbers are those of jax's column-major calls, and it sizes and allocates the workspaces
+itself (a workspace query, then the call). Character flags (jobz, uplo) are i8 by value.
+
+qr follows jax's `_qr_lowering`: geqrf leaves R above the diagonal and the reflectors below;
+the reflectors (padded with zero columns to m x m for full tall matrices, the leading m x m
+block of a wide one) go to orgqr, which expands them into Q in place; R is the upper triangle
+(the leading n x n block for reduced tall matrices). eigh and svd make a matrix's results NaN
+where the routine reports `info != 0`, as jax's lowering. Empty matrices make no calls: qr
+gives the identity's columns and a zero R, svd jax's `_empty_svd`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from mlir import ir
+from mlir.dialects import arith, func, llvm, memref, tensor
+
+from mlax.dialect.opviews import linalg
+from mlax.passes.lower_to_linalg.common import Rule, generic, scalar
+from mlax.passes.lower_to_linalg.decompositions import (
+    _ROW_MAJOR,
+    _address,
+    _as_tensor,
+    _at,
+    _bytes,
+    _copy,
+    _declare,
+    _flag,
+    _fold,
+    _for_each,
+    _i32,
+    _per_matrix_maps,
+    _prefix,
+    _unfold,
+)
+
+Keep = Callable[[ir.Value, ir.Value], ir.Value]
+
+
+def _block(source: ir.Value, shape: list[int], keep: Keep | None = None) -> ir.Value:
+    """A (count, rows, cols) tensor: ``source`` (count, R, C) where (i, j) is inside it and
+    ``keep(i, j)`` holds, else zero (the source read at clamped indices, always in bounds)."""
+    t = ir.RankedTensorType(source.type)
+    element = t.element_type
+    index = ir.IndexType.get()
+
+    def body() -> ir.Value:
+        b, i, j = (linalg.IndexOp(d).result for d in range(3))
+        limits = [arith.constant(index, n - 1) for n in t.shape[1:]]
+        value = tensor.extract(source, [b, arith.minsi(i, limits[0]), arith.minsi(j, limits[1])])
+        inside = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, i, limits[0]),
+                            arith.cmpi(arith.CmpIPredicate.ule, j, limits[1]))
+        if keep is not None:
+            inside = arith.andi(inside, keep(i, j))
+        return arith.select(inside, value, scalar(element, 0.0))
+
+    return generic([], ir.RankedTensorType.get(shape, element), body)
+
+
+def _identity(shape: list[int], element: ir.Type) -> ir.Value:
+    """Ones where row == column on every (count, rows, cols) matrix, zeros elsewhere."""
+    def body() -> ir.Value:
+        same = arith.cmpi(arith.CmpIPredicate.eq, linalg.IndexOp(1).result, linalg.IndexOp(2).result)
+        return arith.select(same, scalar(element, 1.0), scalar(element, 0.0))
+
+    return generic([], ir.RankedTensorType.get(shape, element), body)
+
+
+def _vectors(count: int, size: int, element: ir.Type) -> ir.Value:
+    """A (count, size) buffer: one vector per matrix (taus, eigenvalues, singular values)."""
+    return memref.alloc(ir.MemRefType.get([count, size], element), [], [])
+
+
+def _nan_where_failed(value: ir.Value, info: ir.Value) -> ir.Value:
+    """``value`` (count, ...) with every element of a matrix whose ``info`` (count,) != 0 NaN
+    (``info`` a tensor: one `to_tensor` per buffer, as `restrict` requires)."""
+    t = ir.RankedTensorType(value.type)
+
+    def clean(x: ir.Value, status: ir.Value) -> ir.Value:
+        failed = arith.cmpi(arith.CmpIPredicate.ne, status, _i32(0))
+        return arith.select(failed, scalar(t.element_type, math.nan), x)
+
+    return generic([value, info], t, clean, _per_matrix_maps(t.rank))
+
+
+def _vector_bytes(size: int, element: ir.Type) -> int:
+    return size * ir.FloatType(element).width // 8
+
+
+def _qr(op: ir.Operation) -> ir.Value:
+    (operand,) = op.operands
+    q_type, r_type = (r.type for r in op.results)
+    x = _fold(operand, 2)
+    count, m, n = ir.RankedTensorType(x.type).shape
+    element = ir.RankedTensorType(x.type).element_type
+    kq, k = ir.RankedTensorType(q_type).shape[-1], min(m, n)
+    kr = ir.RankedTensorType(r_type).shape[-2]
+    if 0 in (m, n, count):
+        q = _identity([count, m, kq], element)
+        r = generic([], ir.RankedTensorType.get([count, kr, n], element), lambda: scalar(element, 0.0))
+        op.results[1].replace_all_uses_with(_unfold(r, r_type))
+        return _unfold(q, q_type)
+    i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
+    t = _prefix(element)
+    geqrf = _declare(op, f"mlax_{t}geqrf", [i32, i32, i32, pointer, i32, pointer], [i32])
+    orgqr = _declare(op, f"mlax_{t}orgqr", [i32, i32, i32, i32, pointer, i32, pointer], [i32])
+    taus = _vectors(count, k, element)
+    factors = _copy(x)
+    base, taus_base = _address(factors), _address(taus)
+    tau_bytes = _vector_bytes(k, element)
+
+    def factor(matrix: ir.Value) -> None:
+        func.CallOp([i32], geqrf, [_i32(_ROW_MAJOR), _i32(m), _i32(n), _at(base, matrix, _bytes(x.type)),
+                                   _i32(n), _at(taus_base, matrix, tau_bytes)])
+
+    _for_each(count, factor)
+    packed = _as_tensor(factors)
+    reflectors = _copy(_block(packed, [count, m, kq]))
+    q_base, q_bytes = _address(reflectors), m * kq * ir.FloatType(element).width // 8
+
+    def expand(matrix: ir.Value) -> None:
+        func.CallOp([i32], orgqr, [_i32(_ROW_MAJOR), _i32(m), _i32(kq), _i32(k), _at(q_base, matrix, q_bytes),
+                                   _i32(kq), _at(taus_base, matrix, tau_bytes)])
+
+    _for_each(count, expand)
+    upper = _block(packed, [count, kr, n], lambda i, j: arith.cmpi(arith.CmpIPredicate.ule, i, j))
+    op.results[1].replace_all_uses_with(_unfold(upper, r_type))
+    return _unfold(_as_tensor(reflectors), q_type)
+
+
+def _eigh(op: ir.Operation) -> ir.Value:
+    (operand,) = op.operands
+    v_type, w_type = (r.type for r in op.results)
+    if 0 in ir.RankedTensorType(v_type).shape:
+        op.results[1].replace_all_uses_with(tensor.empty(ir.RankedTensorType(w_type).shape,
+                                                         ir.RankedTensorType(w_type).element_type))
+        return operand
+    x = _fold(operand, 2)
+    count, n, _ = ir.RankedTensorType(x.type).shape
+    element = ir.RankedTensorType(x.type).element_type
+    i32, i8, pointer = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), llvm.PointerType.get()
+    syevd = _declare(op, f"mlax_{_prefix(element)}syevd", [i32, i8, i8, i32, pointer, i32, pointer], [i32])
+    values, info = _vectors(count, n, element), memref.alloc(ir.MemRefType.get([count], i32), [], [])
+    vectors = _copy(x)
+    base, values_base = _address(vectors), _address(values)
+    uplo = "L" if _flag(op, "lower") else "U"
+    flags = [_i32(_ROW_MAJOR), arith.constant(i8, ord("V")), arith.constant(i8, ord(uplo)), _i32(n)]
+
+    def one(matrix: ir.Value) -> None:
+        (status,) = func.CallOp([i32], syevd, [*flags, _at(base, matrix, _bytes(x.type)), _i32(n),
+                                               _at(values_base, matrix, _vector_bytes(n, element))]).results
+        memref.store(status, info, [matrix])
+
+    _for_each(count, one)
+    status = _as_tensor(info)
+    op.results[1].replace_all_uses_with(_unfold(_nan_where_failed(_as_tensor(values), status), w_type))
+    return _unfold(_nan_where_failed(_as_tensor(vectors), status), v_type)
+
+
+def _svd(op: ir.Operation) -> ir.Value:
+    (operand,) = op.operands
+    s_type, u_type, vh_type = (r.type for r in op.results)
+    full, vectors = _flag(op, "full_matrices"), _flag(op, "compute_uv")
+    x = _fold(operand, 2)
+    count, m, n = ir.RankedTensorType(x.type).shape
+    element = ir.RankedTensorType(x.type).element_type
+    k = min(m, n)
+    u_shape = [count, *ir.RankedTensorType(u_type).shape[-2:]]
+    vh_shape = [count, *ir.RankedTensorType(vh_type).shape[-2:]]
+    if 0 in (m, n, count):
+        s = tensor.empty([count, k], element)
+        u, vh = ((_identity(shape, element) if full and vectors else tensor.empty(shape, element))
+                 for shape in (u_shape, vh_shape))
+    else:
+        s, u, vh = _gesdd(op, x, u_shape, vh_shape, "N" if not vectors else "A" if full else "S")
+    op.results[1].replace_all_uses_with(_unfold(u, u_type))
+    op.results[2].replace_all_uses_with(_unfold(vh, vh_type))
+    return _unfold(s, s_type)
+
+
+def _gesdd(op: ir.Operation, x: ir.Value, u_shape: list[int], vh_shape: list[int],
+           jobz: str) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """s, u and vh of every matrix of ``x`` (count, m, n) from `?gesdd` (u, vh empty for jobz N)."""
+    count, m, n = ir.RankedTensorType(x.type).shape
+    element = ir.RankedTensorType(x.type).element_type
+    k = min(m, n)
+    i32, i8, pointer = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), llvm.PointerType.get()
+    gesdd = _declare(op, f"mlax_{_prefix(element)}gesdd",
+                     [i32, i8, i32, i32, pointer, i32, pointer, pointer, i32, pointer, i32], [i32])
+    values, info = _vectors(count, k, element), memref.alloc(ir.MemRefType.get([count], i32), [], [])
+    # jobz N touches neither u nor vh: both point at a one-element scratch buffer then.
+    shapes = (u_shape, vh_shape) if jobz != "N" else ([1, 1, 1], [1, 1, 1])
+    u, vh = (memref.alloc(ir.MemRefType.get(shape, element), [], []) for shape in shapes)
+    work = _copy(x)
+    bases = [_address(b) for b in (work, values, u, vh)]
+    sizes = [_bytes(x.type), _vector_bytes(k, element)] + [
+        0 if jobz == "N" else math.prod(shape[1:]) * ir.FloatType(element).width // 8 for shape in shapes]
+    lead_u, lead_vh = (max(1, u_shape[-1]), n) if jobz != "N" else (1, n)
+    flags = [_i32(_ROW_MAJOR), arith.constant(i8, ord(jobz)), _i32(m), _i32(n)]
+
+    def one(matrix: ir.Value) -> None:
+        a, s, u_at, vh_at = (_at(base, matrix, size) for base, size in zip(bases, sizes, strict=True))
+        (status,) = func.CallOp([i32], gesdd, [*flags, a, _i32(n), s, u_at, _i32(lead_u), vh_at,
+                                               _i32(lead_vh)]).results
+        memref.store(status, info, [matrix])
+
+    _for_each(count, one)
+    status = _as_tensor(info)
+    s = _nan_where_failed(_as_tensor(values), status)
+    if jobz == "N":
+        return s, tensor.empty(u_shape, element), tensor.empty(vh_shape, element)
+    return s, _nan_where_failed(_as_tensor(u), status), _nan_where_failed(_as_tensor(vh), status)
+
+
+RULES: dict[str, Rule] = {"qr": _qr, "eigh": _eigh, "svd": _svd}

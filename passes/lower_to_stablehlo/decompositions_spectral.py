@@ -1,0 +1,136 @@
+"""Rules for qr, eigh and svd: what jax emits on CPU, custom calls of jaxlib's LAPACK targets.
+
+qr is jax's `_qr_lowering`: `lapack_?geqrf_ffi` (R above the diagonal, the reflectors below,
+and the taus), then `lapack_?orgqr_ffi` on the reflectors (zero-padded to m x m for full tall
+matrices, the leading m x m block of a wide one) and R's upper triangle (its leading n x n
+block for reduced tall matrices). eigh is `lapack_?syevd_ffi` (mode V, uplo L or U), svd
+`lapack_?gesdd_ffi` (mode A, S or N), each followed by jax's NaN selects where `info != 0`.
+Empty matrices make no call: qr gives the identity's columns and a zero R, svd jax's
+`_empty_svd`. The call attributes and layouts are decompositions.py's `_lapack`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from mlax.passes.lower_to_stablehlo.common import (
+    Rule,
+    broadcast,
+    compare,
+    iota,
+    select,
+    splat,
+    tensor_type,
+    value,
+)
+from mlax.passes.lower_to_stablehlo.decompositions import _flag, _info_type, _lapack, _per_matrix
+
+
+def _full(number: float, t: ir.Type) -> ir.Value:
+    """A tensor of type ``t`` filled with ``number``: a rank-0 constant broadcast, so no array of
+    ``t``'s size is ever built while lowering."""
+    return broadcast(splat(number, ir.RankedTensorType.get([], tensor_type(t).element_type)), t, [])
+
+
+def _identity(t: ir.Type) -> ir.Value:
+    """Ones on the diagonal of every matrix of type ``t``, zeros elsewhere."""
+    index = ir.RankedTensorType.get(tensor_type(t).shape, ir.IntegerType.get_signless(32))
+    rank = tensor_type(t).rank
+    return select(compare(iota(index, rank - 2), iota(index, rank - 1), "EQ"), _full(1, t), _full(0, t))
+
+
+def _block(x: ir.Value, rows: int, cols: int) -> ir.Value:
+    """The leading ``rows`` x ``cols`` block of every matrix of ``x``, zero-padded where larger."""
+    t = tensor_type(x)
+    *batch, m, n = t.shape
+    zeros, rank = [0] * t.rank, t.rank
+    if (rows, cols) == (m, n):
+        return x
+    if rows <= m and cols <= n:
+        return value("slice", [x], ir.RankedTensorType.get([*batch, rows, cols], t.element_type), {
+            "start_indices": ir.DenseI64ArrayAttr.get(zeros),
+            "limit_indices": ir.DenseI64ArrayAttr.get([*batch, rows, cols]),
+            "strides": ir.DenseI64ArrayAttr.get([1] * rank)})
+    pad = splat(0, ir.RankedTensorType.get([], t.element_type))
+    return value("pad", [x, pad], ir.RankedTensorType.get([*batch, rows, cols], t.element_type), {
+        "edge_padding_low": ir.DenseI64ArrayAttr.get(zeros),
+        "edge_padding_high": ir.DenseI64ArrayAttr.get([0] * (rank - 2) + [rows - m, cols - n]),
+        "interior_padding": ir.DenseI64ArrayAttr.get(zeros)})
+
+
+def _upper(x: ir.Value) -> ir.Value:
+    """jnp.triu of every matrix (jax's select of zero where row - 1 >= column)."""
+    t = tensor_type(x)
+    index = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(32))
+    below = compare(iota(index, t.rank - 2), iota(index, t.rank - 1), "GT")
+    return select(below, _full(0, x.type), x)
+
+
+def _qr(op: ir.Operation) -> ir.Value:
+    (x,) = op.operands
+    q_type, r_type = (r.type for r in op.results)
+    *batch, m, n = tensor_type(x).shape
+    if 0 in (m, n):
+        op.results[1].replace_all_uses_with(_full(0, r_type))
+        return _identity(q_type)
+    k = min(m, n)
+    taus_type = ir.RankedTensorType.get([*batch, k], tensor_type(x).element_type)
+    packed, taus = _lapack("geqrf", [x], [x.type, taus_type], [True, False])
+    reflectors = _block(packed, m, tensor_type(q_type).shape[-1])
+    (q,) = _lapack("orgqr", [reflectors, taus], [reflectors.type], [True], matrix_operands=[True, False])
+    op.results[1].replace_all_uses_with(_upper(_block(packed, tensor_type(r_type).shape[-2], n)))
+    return q
+
+
+def _nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
+    return select(_per_matrix(ok, x), x, _full(math.nan, x.type))
+
+
+def _ok(info: ir.Value) -> ir.Value:
+    return compare(info, _full(0, info.type), "EQ")
+
+
+def _eigh(op: ir.Operation) -> ir.Value:
+    (x,) = op.operands
+    v_type, w_type = (r.type for r in op.results)
+    if 0 in tensor_type(x).shape:
+        op.results[1].replace_all_uses_with(_full(0, w_type))
+        return x
+    v, w, info = _lapack("syevd", [x], [v_type, w_type, _info_type(x)], [True, False, False], mode="V",
+                         uplo="L" if _flag(op, "lower") else "U")
+    ok = _ok(info)
+    op.results[1].replace_all_uses_with(_nan_unless(ok, w))
+    return _nan_unless(ok, v)
+
+
+def _svd(op: ir.Operation) -> ir.Value:
+    (x,) = op.operands
+    s_type, u_type, vh_type = (r.type for r in op.results)
+    full, vectors = _flag(op, "full_matrices"), _flag(op, "compute_uv")
+    t = tensor_type(x)
+    *batch, m, n = t.shape
+    if 0 in (m, n):
+        u, vh = ((_identity(r) if full and vectors else _full(0, r)) for r in (u_type, vh_type))
+        s = _full(0, s_type)
+    else:
+        k = min(m, n)
+        u_shape, vh_shape = (m, m if full else k), (n if full else k, n)  # jax's, with or without vectors
+        u_full, vh_full = (ir.RankedTensorType.get([*batch, *shape], t.element_type)
+                           for shape in (u_shape, vh_shape))
+        _, s, u, vh, info = _lapack("gesdd", [x], [x.type, s_type, u_full, vh_full, _info_type(x)],
+                                    [True, False, True, True, False],
+                                    mode="N" if not vectors else "A" if full else "S")
+        ok = _ok(info)
+        s = _nan_unless(ok, s)
+        if vectors:
+            u, vh = _nan_unless(ok, u), _nan_unless(ok, vh)
+        else:
+            u, vh = _full(0, u_type), _full(0, vh_type)
+    op.results[1].replace_all_uses_with(u)
+    op.results[2].replace_all_uses_with(vh)
+    return s
+
+
+RULES: dict[str, Rule] = {"qr": _qr, "eigh": _eigh, "svd": _svd}

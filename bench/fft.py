@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import format_seconds, machine_line, median_time  # noqa: E402
+from harness import library_row, machine_line  # noqa: E402
 
 
 def _complex(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -53,17 +53,11 @@ def main() -> None:
     options = parser.parse_args()
     print(machine_line())
     for name, systems, args in rows(options.points, options.side):
-        expected = np.asarray(systems["jax"](*args))
-        scale = float(np.abs(expected).max())
-        times = {}
-        for system, fn in systems.items():
-            np.testing.assert_allclose(np.asarray(fn(*args)), expected, rtol=0, atol=1e-5 * scale)
-            times[system] = median_time(fn, args, options.repeats)
-        cells = ", ".join(f"{system} {format_seconds(t)}" for system, t in times.items())
-        print(f"{name}: {cells}; mlax/jax {times['mlax'] / times['jax']:.2f}, "
-              f"mlax/numpy {times['mlax'] / times['numpy']:.2f}, "
-              f"mlax xla/jax {times['mlax xla'] / times['jax']:.2f}")
+        def check(got: Any, expected: Any) -> None:
+            scale = float(np.abs(np.asarray(expected)).max())
+            np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=0, atol=1e-5 * scale)
 
+        print(library_row(name, systems, args, options.repeats, check))
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-"""What bench/run.py and bench/train.py share: timing, the machine line, the loaded mode
+"""What bench/run.py, bench/train.py and the library benches share: timing, the machine line, the loaded mode
 (one busy process pinned to one core) and the peak-memory probe.
 
 Kept in one place so that both suites time, load and describe the machine the same way.
@@ -45,6 +45,21 @@ def median_time(f: Callable[..., Any], args: tuple[Any, ...], repeats: int) -> f
 
 def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def library_row(name: str, systems: dict[str, Callable[..., Any]], args: tuple[Any, ...], repeats: int,
+                check: Callable[[Any, Any], None]) -> str:
+    """One line of a library bench (bench/linalg.py, bench/fft.py): each system's median time
+    after ``check(its result, jax's)``, then mlax/jax, mlax/numpy and mlax xla/jax."""
+    expected = systems["jax"](*args)
+    times = {}
+    for system, fn in systems.items():
+        check(fn(*args), expected)
+        times[system] = median_time(fn, args, repeats)
+    cells = ", ".join(f"{system} {format_seconds(t)}" for system, t in times.items())
+    return (f"{name}: {cells}; mlax/jax {times['mlax'] / times['jax']:.2f}, "
+            f"mlax/numpy {times['mlax'] / times['numpy']:.2f}, "
+            f"mlax xla/jax {times['mlax xla'] / times['jax']:.2f}")
 
 
 def cpu_model() -> str:

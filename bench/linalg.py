@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import format_seconds, machine_line, median_time  # noqa: E402
+from harness import library_row, machine_line  # noqa: E402
 
 
 def _problems(size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,16 +69,11 @@ def main() -> None:
     options = parser.parse_args()
     print(machine_line())
     for name, systems, args, invariant in rows(options.size, options.spectral_size):
-        times = {}
-        expected = np.asarray(invariant(systems["jax"](*args)))
-        for system, fn in systems.items():
-            np.testing.assert_allclose(np.asarray(invariant(fn(*args))), expected, rtol=2e-2, atol=2e-2)
-            times[system] = median_time(fn, args, options.repeats)
-        cells = ", ".join(f"{system} {format_seconds(t)}" for system, t in times.items())
-        print(f"{name}: {cells}; mlax/jax {times['mlax'] / times['jax']:.2f}, "
-              f"mlax/numpy {times['mlax'] / times['numpy']:.2f}, "
-              f"mlax xla/jax {times['mlax xla'] / times['jax']:.2f}")
+        def check(got: Any, expected: Any, invariant: Callable[[Any], Any] = invariant) -> None:
+            np.testing.assert_allclose(np.asarray(invariant(got)), np.asarray(invariant(expected)),
+                                       rtol=2e-2, atol=2e-2)
 
+        print(library_row(name, systems, args, options.repeats, check))
 
 if __name__ == "__main__":
     main()

@@ -20,7 +20,9 @@ JAX = SimpleNamespace(np=jnp, grad=jax.grad, jvp=jax.jvp, vjp=jax.vjp, random=ja
 MLAX = SimpleNamespace(np=mnp, grad=mlax.grad, jvp=mlax.jvp, vjp=mlax.vjp, random=mlax.random)
 
 
-def _coefficients(lib: Any, seed: int) -> tuple[Any, ...]:
+def _setup(lib: Any, seed: int) -> tuple[Any, ...]:
+    """The cookbook's random f(z) = u(x, y) + i v(x, y) (u, v linear), a point x + iy and a
+    vector s + it, drawn from ``lib``'s PRNG as the cookbook draws them."""
     key = lib.random.PRNGKey(seed)
     key, subkey = lib.random.split(key)
     a, b, c, d = lib.random.uniform(subkey, (4,))
@@ -28,12 +30,6 @@ def _coefficients(lib: Any, seed: int) -> tuple[Any, ...]:
     x, y = lib.random.uniform(subkey, (2,))
     key, subkey = lib.random.split(key)
     s, t = lib.random.uniform(subkey, (2,))
-    return a, b, c, d, x, y, s, t
-
-
-def _jvp_check(lib: Any, seed: int) -> tuple[Any, Any]:
-    """The cookbook's JVP check: the tangent of f(z) = u + i v against the real Jacobian."""
-    a, b, c, d, x, y, s, t = _coefficients(lib, seed)
 
     def u(x: Any, y: Any) -> Any:
         return a * x + b * y
@@ -42,9 +38,15 @@ def _jvp_check(lib: Any, seed: int) -> tuple[Any, Any]:
         return c * x + d * y
 
     def fun(z: Any) -> Any:
-        x, y = lib.np.real(z), lib.np.imag(z)
-        return u(x, y) + v(x, y) * 1j
+        re, im = lib.np.real(z), lib.np.imag(z)
+        return u(re, im) + v(re, im) * 1j
 
+    return u, v, fun, x, y, s, t
+
+
+def _jvp_check(lib: Any, seed: int) -> tuple[Any, Any]:
+    """The cookbook's JVP check: the tangent of f against the real Jacobian of (u, v)."""
+    u, v, fun, x, y, s, t = _setup(lib, seed)
     _, ans = lib.jvp(fun, (x + y * 1j,), (s + t * 1j,))
     expected = (lib.grad(u, 0)(x, y) * s + lib.grad(u, 1)(x, y) * t + lib.grad(v, 0)(x, y) * s * 1j
                 + lib.grad(v, 1)(x, y) * t * 1j)
@@ -52,19 +54,8 @@ def _jvp_check(lib: Any, seed: int) -> tuple[Any, Any]:
 
 
 def _vjp_check(lib: Any, seed: int) -> tuple[Any, Any]:
-    """The cookbook's VJP check: the cotangent pulled back through f(z) = u + i v."""
-    a, b, c, d, x, y, s, t = _coefficients(lib, seed)
-
-    def u(x: Any, y: Any) -> Any:
-        return a * x + b * y
-
-    def v(x: Any, y: Any) -> Any:
-        return c * x + d * y
-
-    def fun(z: Any) -> Any:
-        x, y = lib.np.real(z), lib.np.imag(z)
-        return u(x, y) + v(x, y) * 1j
-
+    """The cookbook's VJP check: the cotangent s + it pulled back through f."""
+    u, v, fun, x, y, s, t = _setup(lib, seed)
     _, fun_vjp = lib.vjp(fun, x + y * 1j)
     (ans,) = fun_vjp(lib.np.array(s + t * 1j))
     expected = (lib.grad(u, 0)(x, y) * s + lib.grad(v, 0)(x, y) * (-t) + lib.grad(u, 1)(x, y) * s * (-1j)

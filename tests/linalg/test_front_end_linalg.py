@@ -24,13 +24,6 @@ from tests.oracle import assert_same
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
 
 
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request: pytest.FixtureRequest) -> Any:
-    if request.param == np.float64:
-        request.getfixturevalue("x64")
-    return np.dtype(request.param)
-
-
 def diagonals(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any,
               dominant: bool) -> list[np.ndarray]:
     """dl, d, du of tridiagonal matrices; not diagonally dominant ones make gtsv swap rows."""

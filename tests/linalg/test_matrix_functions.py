@@ -26,13 +26,6 @@ NORMS = {np.dtype(np.float32): (0.2, 1.0, 3.0, 40.0),
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
 
 
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request: pytest.FixtureRequest) -> Any:
-    if request.param == np.float64:
-        request.getfixturevalue("x64")
-    return np.dtype(request.param)
-
-
 def with_norm(rng: np.random.Generator, shape: tuple[int, ...], norm: float, dtype: Any) -> np.ndarray:
     """A random matrix (batch) whose 1-norm (largest column sum of |a|) is ``norm``."""
     x = rng.standard_normal(shape)

@@ -30,13 +30,6 @@ def check(fn: Callable[..., Any], jax_fn: Callable[..., Any], backend: str, *arg
     assert_same(plain(run(fn, backend, *args)), plain(jax_fn(*args)), rtol=tol, atol=tol)
 
 
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request: pytest.FixtureRequest) -> Any:
-    if request.param == np.float64:
-        request.getfixturevalue("x64")
-    return request.param
-
-
 def general(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return (rng.standard_normal(shape) + 2 * np.eye(shape[-1])).astype(dtype)
 

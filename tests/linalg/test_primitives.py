@@ -43,17 +43,6 @@ def triangular(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> 
     return (x + 2 * shape[-1] * np.eye(shape[-1]) * rng.choice([-1, 1], shape[:-1])[..., None]).astype(dtype)
 
 
-def _dtypes(request: pytest.FixtureRequest) -> Any:
-    if request.param == np.float64:
-        request.getfixturevalue("x64")
-    return request.param
-
-
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request: pytest.FixtureRequest) -> Any:
-    return _dtypes(request)
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5, 5), (3, 0, 0), (1, 1)])
 def test_cholesky(rng: np.random.Generator, dtype: Any, backend: str, shape: tuple[int, ...]) -> None:

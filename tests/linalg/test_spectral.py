@@ -28,13 +28,6 @@ from tests.oracle import assert_same
 jlinalg = jax.lax.linalg
 
 
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request: pytest.FixtureRequest) -> Any:
-    if request.param == np.float64:
-        request.getfixturevalue("x64")
-    return request.param
-
-
 def symmetric(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """Symmetric matrices with eigenvalues 1, 2, ..., n (well separated) in random bases."""
     n = shape[-1]

@@ -26,13 +26,6 @@ from tests.oracle import assert_same
 TOL = {np.dtype(np.float32): 2e-4, np.dtype(np.float64): 1e-10}
 
 
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request: pytest.FixtureRequest) -> Any:
-    if request.param == np.float64:
-        request.getfixturevalue("x64")
-    return request.param
-
-
 def check(fn: Callable[..., Any], jax_fn: Callable[..., Any], backend: str, *args: Any,
           tol_dtype: Any = None) -> None:
     tol = TOL[np.dtype(tol_dtype or np.result_type(*args))]

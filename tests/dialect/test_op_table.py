@@ -24,6 +24,10 @@ LAX_NAMES = {
     "cholesky": "linalg.cholesky",
     "triangular_solve": "linalg.triangular_solve",
     "lu": "linalg.lu",
+    "qr": "linalg.qr",
+    "eigh": "linalg.eigh",
+    "svd": "linalg.svd",
+    "eig": "linalg.eig",
 }
 
 

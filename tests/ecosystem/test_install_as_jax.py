@@ -52,7 +52,7 @@ def test_jax_names_become_mlax_and_tracing_free_modules_pass_through() -> None:
 
 
 @pytest.mark.parametrize("expression, message", [
-    ("jax.numpy.fft.fft", "'jax.numpy.fft' has no attribute 'fft'"),
+    ("jax.scipy.signal.stft", "'jax.scipy.signal' has no attribute 'stft'"),
     ("jax.lax.after_all", "'jax.lax' has no attribute 'after_all'"),
     ("jax.lax.ragged_all_to_all", "'jax.lax' has no attribute 'ragged_all_to_all'"),
     ("jax.numpy.no_such_name", "'jax.numpy' has no attribute 'no_such_name'"),
@@ -61,12 +61,11 @@ def test_names_mlax_lacks_raise_attribute_error_saying_so(expression: str, messa
     out = check(f"""
         import mlax
         mlax.install_as_jax()
-        import jax, jax.numpy, jax.image, jax.lax
+        import jax, jax.numpy, jax.image, jax.lax, jax.scipy.signal
         try:
             {expression}
         except AttributeError as err:
             print(err)
-        print(hasattr(jax.numpy, "fft") and not hasattr(jax.numpy.fft, "fft"))
         """)
     assert message in out and "mlax.install_as_jax()" in out and "docs/compatibility.md" in out
 

@@ -26,7 +26,7 @@ from mlax.array import Array
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.lower_to_stablehlo.callbacks import add_result
-from mlax.passes.lower_to_stablehlo.decompositions import TARGET_PREFIX as LAPACK_TARGET_PREFIX
+from mlax.passes.lower_to_stablehlo.lapack_calls import TARGET_PREFIX as LAPACK_TARGET_PREFIX
 from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import host_callbacks, pjrt, xla_sharded
 from mlax.runtime.dumping import dump_path, run_dumped

@@ -174,12 +174,12 @@ def _bitcast_convert(op: ir.Operation) -> ir.Value:
     (operand,) = op.operands
     result = ir.RankedTensorType(op.results[0].type)
     source, target = element_type(operand), result.element_type
+    if source == target:  # the only bitcast of complex (and i1) values
+        return operand
     if width(source) > width(target):
         return _narrower(operand, result)
     if width(source) < width(target):
         return _wider(operand, result)
-    if source == target:
-        return operand
     if is_float(source) or is_float(target):
         return generic([operand], result, lambda x: arith.bitcast(target, x))
     return generic([operand], result, lambda x: x)  # iN <-> uiN: the same iN after the pass

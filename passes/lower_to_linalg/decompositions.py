@@ -1,7 +1,7 @@
 """Rules for the decompositions: calls to LAPACK (`?potrf`, `?getrf`) and CBLAS (`?trsm`).
 
 LAPACK works in place, so each rule copies its operands into fresh buffers (`memref.alloc`
-and `bufferization.materialize_in_destination`, see `_copy`), calls the routine on every
+and `bufferization.materialize_in_destination`, see `fresh_copy`), calls the routine on every
 matrix of the flattened batch in an scf.for (a pointer at each matrix's offset), and returns
 the buffer as a tensor (`bufferization.to_tensor restrict writable`). The calls are to private declarations
 `@mlax_spotrf`, `@mlax_dgetrf`, `@mlax_strsm`, ... with the C interfaces' signatures (LP64:
@@ -21,232 +21,122 @@ swaps applied to an iota (scf loops on the buffer, per matrix). Empty matrices m
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-
 from mlir import ir
-from mlir.dialects import arith, bufferization, func, llvm, memref, scf, tensor
+from mlir.dialects import arith, func, llvm, memref, scf
 from mlir.dialects import complex as cplx
 
 from mlax.dialect.opviews import linalg
-from mlax.passes.lower_to_linalg.common import Rule, generic, reassociation, scalar
-from mlax.passes.symbols import declare_function
-
-_ROW_MAJOR, _COL_MAJOR = 101, 102
-_NO_TRANS, _TRANS, _CONJ_TRANS = 111, 112, 113
-_UPPER, _LOWER, _NON_UNIT, _UNIT, _LEFT, _RIGHT = 121, 122, 131, 132, 141, 142
-
-
-def _i32(value: int) -> ir.Value:
-    return arith.constant(ir.IntegerType.get_signless(32), value)
-
-
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
-
-
-def _prefix(element: ir.Type) -> str:
-    """The BLAS/LAPACK type letter of an f32, f64, complex<f32> or complex<f64> element."""
-    if isinstance(element, ir.ComplexType):
-        return "c" if ir.FloatType(element.element_type).width == 32 else "z"
-    return "s" if ir.FloatType(element).width == 32 else "d"
-
-
-def _nan(element: ir.Type) -> ir.Value:
-    """NaN of a float or complex element type (NaN in both parts, as jax's failed factors)."""
-    return scalar(element, complex(math.nan, math.nan) if isinstance(element, ir.ComplexType) else math.nan)
-
-
-def _declare(op: ir.Operation, name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type]) -> str:
-    module = op
-    while module.name != "builtin.module":
-        module = module.parent
-    declare_function(module, name, ir.FunctionType.get(list(inputs), list(results)))
-    return name
-
-
-def _fold(x: ir.Value, trailing: int) -> ir.Value:
-    """``x`` with its leading dimensions (all but ``trailing``) folded into one (added if none)."""
-    t = ir.RankedTensorType(x.type)
-    lead = t.rank - trailing
-    shape = [math.prod(t.shape[:lead]), *t.shape[lead:]]
-    folded = ir.RankedTensorType.get(shape, t.element_type)
-    if lead == 1:
-        return x
-    if lead == 0:
-        return tensor.expand_shape(folded, x, reassociation([[0, 1], *[[d + 1] for d in range(1, trailing)]]),
-                                   [], shape)
-    return tensor.collapse_shape(folded, x, reassociation([list(range(lead)),
-                                                           *[[lead + d] for d in range(trailing)]]))
-
-
-def _unfold(x: ir.Value, result_type: ir.Type) -> ir.Value:
-    """The inverse of `_fold`: ``x`` back to ``result_type``'s shape."""
-    t, result = ir.RankedTensorType(x.type), ir.RankedTensorType(result_type)
-    trailing = t.rank - 1
-    lead = result.rank - trailing
-    if lead == 1:
-        return x
-    if lead == 0:
-        groups = reassociation([[0, 1], *[[d + 1] for d in range(1, trailing)]])
-        return tensor.collapse_shape(result, x, groups)
-    groups = reassociation([list(range(lead)), *[[lead + d] for d in range(trailing)]])
-    return tensor.expand_shape(result, x, groups, [], list(result.shape))
-
-
-def _memref_type(t: ir.Type) -> ir.MemRefType:
-    tensor_type = ir.RankedTensorType(t)
-    return ir.MemRefType.get(list(tensor_type.shape), tensor_type.element_type)
-
-
-def _address(buffer: ir.Value) -> ir.Value:
-    return arith.index_cast(ir.IntegerType.get_signless(64), memref.extract_aligned_pointer_as_index(buffer))
-
-
-def _at(base: ir.Value, matrix: ir.Value, stride_bytes: int) -> ir.Value:
-    """The pointer to matrix number ``matrix`` (an index) of a buffer at address ``base``."""
-    i64 = ir.IntegerType.get_signless(64)
-    offset = arith.muli(arith.index_cast(i64, matrix), arith.constant(i64, stride_bytes))
-    return llvm.inttoptr(llvm.PointerType.get(), arith.addi(base, offset))
-
-
-def _bytes(t: ir.Type) -> int:
-    """The size of one matrix (the trailing dimensions) of a folded tensor type, in bytes."""
-    tensor_type = ir.RankedTensorType(t)
-    element = tensor_type.element_type
-    if isinstance(element, ir.ComplexType):
-        bits = 2 * ir.FloatType(element.element_type).width
-    elif isinstance(element, ir.IntegerType):
-        bits = ir.IntegerType(element).width
-    else:
-        bits = ir.FloatType(element).width
-    return math.prod(tensor_type.shape[1:]) * bits // 8
-
-
-def _copy(x: ir.Value) -> ir.Value:
-    """A fresh buffer holding the tensor ``x``: `bufferization.materialize_in_destination`, which
-    reads ``x`` where it stands and, writing memory, is never merged with another by cse (two
-    `to_buffer`s of one tensor would be, and bufferization could then overwrite the tensor
-    between the merged read and the library call)."""
-    buffer = memref.alloc(_memref_type(x.type), [], [])
-    bufferization.materialize_in_destination(None, x, buffer, restrict=True, writable=True)
-    return buffer
-
-
-def _for_each(count: int, body: Callable[[ir.Value], None]) -> None:
-    """``body(i)`` for i in 0 .. count-1 (an scf.for; no loop for one)."""
-    if count == 1:
-        body(_index(0))
-        return
-    loop = scf.ForOp(_index(0), _index(count), _index(1))
-    with ir.InsertionPoint(loop.body):
-        body(loop.induction_variable)
-        scf.YieldOp([])
-
-
-def _as_tensor(buffer: ir.Value) -> ir.Value:
-    t = ir.MemRefType(buffer.type)
-    return bufferization.to_tensor(ir.RankedTensorType.get(t.shape, t.element_type), buffer, restrict=True,
-                                   writable=True)
-
-
-def _per_matrix_maps(rank: int) -> list[ir.AffineMap]:
-    """A matrix-shaped operand and one value per matrix (indexed by the folded batch)."""
-    return [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(0)])]
+from mlax.passes.lower_to_linalg.common import Rule, generic, scalar
+from mlax.passes.lower_to_linalg.library_calls import (
+    COL_MAJOR,
+    CONJ_TRANS,
+    LEFT,
+    LOWER,
+    NO_TRANS,
+    NON_UNIT,
+    RIGHT,
+    ROW_MAJOR,
+    TRANS,
+    UNIT,
+    UPPER,
+    address,
+    as_tensor,
+    bool_attr,
+    cblas_scalar,
+    declare,
+    fold_batch,
+    for_each_matrix,
+    fresh_copy,
+    index_constant,
+    int32,
+    matrix_bytes,
+    nan_scalar,
+    per_matrix_maps,
+    pointer_at,
+    type_letter,
+    unfold_batch,
+)
 
 
 def _cholesky(op: ir.Operation) -> ir.Value:
     (operand,), result_type = op.operands, op.results[0].type
     if 0 in ir.RankedTensorType(result_type).shape:
         return operand
-    x = _fold(operand, 2)
+    x = fold_batch(operand, 2)
     count, n, _ = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
-    symbol = _declare(op, f"mlax_{_prefix(element)}potrf", [i32, i8, i32, llvm.PointerType.get(), i32], [i32])
+    pointer = llvm.PointerType.get()
+    symbol = declare(op, f"mlax_{type_letter(element)}potrf", [i32, i8, i32, pointer, i32], [i32])
     info = memref.alloc(ir.MemRefType.get([count], i32), [], [])
 
-    factor = _copy(x)
-    base = _address(factor)
-    fixed = [_i32(_COL_MAJOR), arith.constant(i8, ord("U")), _i32(n)]
+    factor = fresh_copy(x)
+    base = address(factor)
+    fixed = [int32(COL_MAJOR), arith.constant(i8, ord("U")), int32(n)]
 
     def one(matrix: ir.Value) -> None:
-        pointer = _at(base, matrix, _bytes(x.type))
-        (status,) = func.CallOp([i32], symbol, [*fixed, pointer, _i32(n)]).results
+        pointer = pointer_at(base, matrix, matrix_bytes(x.type))
+        (status,) = func.CallOp([i32], symbol, [*fixed, pointer, int32(n)]).results
         memref.store(status, info, [matrix])
 
-    _for_each(count, one)
+    for_each_matrix(count, one)
 
     def clean(value: ir.Value, status: ir.Value) -> ir.Value:
         above = arith.cmpi(arith.CmpIPredicate.ugt, linalg.IndexOp(2).result, linalg.IndexOp(1).result)
-        failed = arith.cmpi(arith.CmpIPredicate.ne, status, _i32(0))
-        value = arith.select(failed, _nan(element), value)
+        failed = arith.cmpi(arith.CmpIPredicate.ne, status, int32(0))
+        value = arith.select(failed, nan_scalar(element), value)
         return arith.select(above, scalar(element, 0.0), value)
 
-    cleaned = generic([_as_tensor(factor), _as_tensor(info)], x.type, clean, _per_matrix_maps(3))
-    return _unfold(cleaned, result_type)
-
-
-def _flag(op: ir.Operation, name: str) -> bool:
-    return bool(ir.BoolAttr(op.attributes[name]).value)
-
-
-def _scalar_argument(element: ir.Type, value: float) -> tuple[ir.Type, ir.Value]:
-    """CBLAS's type and value of a scalar argument: by value for real types, through a pointer to
-    a one-element buffer for complex ones."""
-    if not isinstance(element, ir.ComplexType):
-        return element, scalar(element, value)
-    cell = memref.alloc(ir.MemRefType.get([1], element), [], [])
-    memref.store(scalar(element, value), cell, [_index(0)])
-    return llvm.PointerType.get(), llvm.inttoptr(llvm.PointerType.get(), _address(cell))
+    cleaned = generic([as_tensor(factor), as_tensor(info)], x.type, clean, per_matrix_maps(3))
+    return unfold_batch(cleaned, result_type)
 
 
 def _triangular_solve(op: ir.Operation) -> ir.Value:
     (a_operand, b_operand), result_type = op.operands, op.results[0].type
     if 0 in ir.RankedTensorType(result_type).shape:
         return b_operand
-    a, b = _fold(a_operand, 2), _fold(b_operand, 2)
+    a, b = fold_batch(a_operand, 2), fold_batch(b_operand, 2)
     count, rows, cols = ir.RankedTensorType(b.type).shape
     size = ir.RankedTensorType(a.type).shape[-1]
     element = ir.RankedTensorType(b.type).element_type
-    transpose, conjugate = _flag(op, "transpose_a"), _flag(op, "conjugate_a")
+    transpose, conjugate = bool_attr(op, "transpose_a"), bool_attr(op, "conjugate_a")
     conjugate = conjugate and isinstance(element, ir.ComplexType)
     if conjugate and not transpose:  # CBLAS conjugates only with the transpose: conj(A) first
         a = generic([a], a.type, cplx.conj)
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
-    alpha_type, alpha = _scalar_argument(element, 1.0)
-    symbol = _declare(op, f"mlax_{_prefix(element)}trsm",
+    alpha_type, alpha = cblas_scalar(element, 1.0)
+    symbol = declare(op, f"mlax_{type_letter(element)}trsm",
                       [i32] * 7 + [alpha_type, pointer, i32, pointer, i32], [])
-    trans = (_CONJ_TRANS if conjugate else _TRANS) if transpose else _NO_TRANS
-    flags = [_ROW_MAJOR, _LEFT if _flag(op, "left_side") else _RIGHT,
-             _LOWER if _flag(op, "lower") else _UPPER, trans,
-             _UNIT if _flag(op, "unit_diagonal") else _NON_UNIT, rows, cols]
+    trans = (CONJ_TRANS if conjugate else TRANS) if transpose else NO_TRANS
+    flags = [ROW_MAJOR, LEFT if bool_attr(op, "left_side") else RIGHT,
+             LOWER if bool_attr(op, "lower") else UPPER, trans,
+             UNIT if bool_attr(op, "unit_diagonal") else NON_UNIT, rows, cols]
 
-    solution = _copy(b)
-    a_base, b_base = _address(_copy(a)), _address(solution)
-    fixed = [_i32(f) for f in flags] + [alpha]
+    solution = fresh_copy(b)
+    a_base, b_base = address(fresh_copy(a)), address(solution)
+    fixed = [int32(f) for f in flags] + [alpha]
 
     def one(matrix: ir.Value) -> None:
-        func.CallOp([], symbol, [*fixed, _at(a_base, matrix, _bytes(a.type)), _i32(size),
-                                 _at(b_base, matrix, _bytes(b.type)), _i32(cols)])
+        func.CallOp([], symbol, [*fixed, pointer_at(a_base, matrix, matrix_bytes(a.type)), int32(size),
+                                 pointer_at(b_base, matrix, matrix_bytes(b.type)), int32(cols)])
 
-    _for_each(count, one)
-    return _unfold(_as_tensor(solution), result_type)
+    for_each_matrix(count, one)
+    return unfold_batch(as_tensor(solution), result_type)
 
 
 def _iota_permutation(perm: ir.Value, pivots: ir.Value, matrix: ir.Value, rows: int, swaps: int) -> None:
     """perm[matrix] = 0 .. rows-1, then for i < swaps: swap perm[matrix, i] and
     perm[matrix, pivots[matrix, i] - 1] (LAPACK's 1-based pivots)."""
     i32 = ir.IntegerType.get_signless(32)
-    fill = scf.ForOp(_index(0), _index(rows), _index(1))
+    fill = scf.ForOp(index_constant(0), index_constant(rows), index_constant(1))
     with ir.InsertionPoint(fill.body):
         i = fill.induction_variable
         memref.store(arith.index_cast(i32, i), perm, [matrix, i])
         scf.YieldOp([])
-    swap = scf.ForOp(_index(0), _index(swaps), _index(1))
+    swap = scf.ForOp(index_constant(0), index_constant(swaps), index_constant(1))
     with ir.InsertionPoint(swap.body):
         i = swap.induction_variable
-        j = arith.index_cast(ir.IndexType.get(), arith.subi(memref.load(pivots, [matrix, i]), _i32(1)))
+        j = arith.index_cast(ir.IndexType.get(), arith.subi(memref.load(pivots, [matrix, i]), int32(1)))
         at_i, at_j = memref.load(perm, [matrix, i]), memref.load(perm, [matrix, j])
         memref.store(at_j, perm, [matrix, i])
         memref.store(at_i, perm, [matrix, j])
@@ -256,7 +146,7 @@ def _iota_permutation(perm: ir.Value, pivots: ir.Value, matrix: ir.Value, rows: 
 def _lu(op: ir.Operation) -> ir.Value:
     (operand,) = op.operands
     factors_type, pivots_type, perm_type = (r.type for r in op.results)
-    x = _fold(operand, 2)
+    x = fold_batch(operand, 2)
     count, rows, cols = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
@@ -264,33 +154,34 @@ def _lu(op: ir.Operation) -> ir.Value:
     pivots = memref.alloc(ir.MemRefType.get([count, k], i32), [], [])
     perm = memref.alloc(ir.MemRefType.get([count, rows], i32), [], [])
     info = memref.alloc(ir.MemRefType.get([count], i32), [], [])
-    symbol = _declare(op, f"mlax_{_prefix(element)}getrf", [i32, i32, i32, pointer, i32, pointer], [i32])
+    symbol = declare(op, f"mlax_{type_letter(element)}getrf", [i32, i32, i32, pointer, i32, pointer], [i32])
 
-    factors = _copy(x)
-    base, pivots_base = _address(factors), _address(pivots)
+    factors = fresh_copy(x)
+    base, pivots_base = address(factors), address(pivots)
 
     def one(matrix: ir.Value) -> None:
-        status = _i32(0)
+        status = int32(0)
         if k:
             (status,) = func.CallOp([i32], symbol, [
-                _i32(_ROW_MAJOR), _i32(rows), _i32(cols), _at(base, matrix, _bytes(x.type)), _i32(cols),
-                _at(pivots_base, matrix, 4 * k)]).results
+                int32(ROW_MAJOR), int32(rows), int32(cols),
+                pointer_at(base, matrix, matrix_bytes(x.type)), int32(cols),
+                pointer_at(pivots_base, matrix, 4 * k)]).results
         memref.store(status, info, [matrix])
         _iota_permutation(perm, pivots, matrix, rows, k)
 
     if count:
-        _for_each(count, one)
+        for_each_matrix(count, one)
 
     def clean(value: ir.Value, status: ir.Value) -> ir.Value:
-        failed = arith.cmpi(arith.CmpIPredicate.slt, status, _i32(0))
-        return arith.select(failed, _nan(element), value)
+        failed = arith.cmpi(arith.CmpIPredicate.slt, status, int32(0))
+        return arith.select(failed, nan_scalar(element), value)
 
-    cleaned = generic([_as_tensor(factors), _as_tensor(info)], x.type, clean, _per_matrix_maps(3))
-    zero_based = generic([_as_tensor(pivots)], ir.RankedTensorType.get([count, k], i32),
-                         lambda p: arith.subi(p, _i32(1)))
-    op.results[1].replace_all_uses_with(_unfold(zero_based, pivots_type))
-    op.results[2].replace_all_uses_with(_unfold(_as_tensor(perm), perm_type))
-    return _unfold(cleaned, factors_type)
+    cleaned = generic([as_tensor(factors), as_tensor(info)], x.type, clean, per_matrix_maps(3))
+    zero_based = generic([as_tensor(pivots)], ir.RankedTensorType.get([count, k], i32),
+                         lambda p: arith.subi(p, int32(1)))
+    op.results[1].replace_all_uses_with(unfold_batch(zero_based, pivots_type))
+    op.results[2].replace_all_uses_with(unfold_batch(as_tensor(perm), perm_type))
+    return unfold_batch(cleaned, factors_type)
 
 
 RULES: dict[str, Rule] = {

@@ -25,21 +25,21 @@ from mlir.dialects import arith, func, llvm, memref, tensor
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, scalar
-from mlax.passes.lower_to_linalg.decompositions import (
-    _ROW_MAJOR,
-    _address,
-    _as_tensor,
-    _at,
-    _bytes,
-    _copy,
-    _declare,
-    _flag,
-    _fold,
-    _for_each,
-    _i32,
-    _per_matrix_maps,
-    _prefix,
-    _unfold,
+from mlax.passes.lower_to_linalg.library_calls import (
+    ROW_MAJOR,
+    address,
+    as_tensor,
+    bool_attr,
+    declare,
+    fold_batch,
+    for_each_matrix,
+    fresh_copy,
+    int32,
+    matrix_bytes,
+    per_matrix_maps,
+    pointer_at,
+    type_letter,
+    unfold_batch,
 )
 
 Keep = Callable[[ir.Value, ir.Value], ir.Value]
@@ -85,10 +85,10 @@ def _nan_where_failed(value: ir.Value, info: ir.Value) -> ir.Value:
     t = ir.RankedTensorType(value.type)
 
     def clean(x: ir.Value, status: ir.Value) -> ir.Value:
-        failed = arith.cmpi(arith.CmpIPredicate.ne, status, _i32(0))
+        failed = arith.cmpi(arith.CmpIPredicate.ne, status, int32(0))
         return arith.select(failed, scalar(t.element_type, math.nan), x)
 
-    return generic([value, info], t, clean, _per_matrix_maps(t.rank))
+    return generic([value, info], t, clean, per_matrix_maps(t.rank))
 
 
 def _vector_bytes(size: int, element: ir.Type) -> int:
@@ -98,7 +98,7 @@ def _vector_bytes(size: int, element: ir.Type) -> int:
 def _qr(op: ir.Operation) -> ir.Value:
     (operand,) = op.operands
     q_type, r_type = (r.type for r in op.results)
-    x = _fold(operand, 2)
+    x = fold_batch(operand, 2)
     count, m, n = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
     kq, k = ir.RankedTensorType(q_type).shape[-1], min(m, n)
@@ -106,34 +106,36 @@ def _qr(op: ir.Operation) -> ir.Value:
     if 0 in (m, n, count):
         q = _identity([count, m, kq], element)
         r = generic([], ir.RankedTensorType.get([count, kr, n], element), lambda: scalar(element, 0.0))
-        op.results[1].replace_all_uses_with(_unfold(r, r_type))
-        return _unfold(q, q_type)
+        op.results[1].replace_all_uses_with(unfold_batch(r, r_type))
+        return unfold_batch(q, q_type)
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
-    t = _prefix(element)
-    geqrf = _declare(op, f"mlax_{t}geqrf", [i32, i32, i32, pointer, i32, pointer], [i32])
-    orgqr = _declare(op, f"mlax_{t}orgqr", [i32, i32, i32, i32, pointer, i32, pointer], [i32])
+    t = type_letter(element)
+    geqrf = declare(op, f"mlax_{t}geqrf", [i32, i32, i32, pointer, i32, pointer], [i32])
+    orgqr = declare(op, f"mlax_{t}orgqr", [i32, i32, i32, i32, pointer, i32, pointer], [i32])
     taus = _vectors(count, k, element)
-    factors = _copy(x)
-    base, taus_base = _address(factors), _address(taus)
+    factors = fresh_copy(x)
+    base, taus_base = address(factors), address(taus)
     tau_bytes = _vector_bytes(k, element)
 
     def factor(matrix: ir.Value) -> None:
-        func.CallOp([i32], geqrf, [_i32(_ROW_MAJOR), _i32(m), _i32(n), _at(base, matrix, _bytes(x.type)),
-                                   _i32(n), _at(taus_base, matrix, tau_bytes)])
+        func.CallOp([i32], geqrf, [int32(ROW_MAJOR), int32(m), int32(n),
+                                   pointer_at(base, matrix, matrix_bytes(x.type)), int32(n),
+                                   pointer_at(taus_base, matrix, tau_bytes)])
 
-    _for_each(count, factor)
-    packed = _as_tensor(factors)
-    reflectors = _copy(_block(packed, [count, m, kq]))
-    q_base, q_bytes = _address(reflectors), m * kq * ir.FloatType(element).width // 8
+    for_each_matrix(count, factor)
+    packed = as_tensor(factors)
+    reflectors = fresh_copy(_block(packed, [count, m, kq]))
+    q_base, q_bytes = address(reflectors), m * kq * ir.FloatType(element).width // 8
 
     def expand(matrix: ir.Value) -> None:
-        func.CallOp([i32], orgqr, [_i32(_ROW_MAJOR), _i32(m), _i32(kq), _i32(k), _at(q_base, matrix, q_bytes),
-                                   _i32(kq), _at(taus_base, matrix, tau_bytes)])
+        func.CallOp([i32], orgqr, [int32(ROW_MAJOR), int32(m), int32(kq), int32(k),
+                                   pointer_at(q_base, matrix, q_bytes), int32(kq),
+                                   pointer_at(taus_base, matrix, tau_bytes)])
 
-    _for_each(count, expand)
+    for_each_matrix(count, expand)
     upper = _block(packed, [count, kr, n], lambda i, j: arith.cmpi(arith.CmpIPredicate.ule, i, j))
-    op.results[1].replace_all_uses_with(_unfold(upper, r_type))
-    return _unfold(_as_tensor(reflectors), q_type)
+    op.results[1].replace_all_uses_with(unfold_batch(upper, r_type))
+    return unfold_batch(as_tensor(reflectors), q_type)
 
 
 def _eigh(op: ir.Operation) -> ir.Value:
@@ -143,33 +145,34 @@ def _eigh(op: ir.Operation) -> ir.Value:
         op.results[1].replace_all_uses_with(tensor.empty(ir.RankedTensorType(w_type).shape,
                                                          ir.RankedTensorType(w_type).element_type))
         return operand
-    x = _fold(operand, 2)
+    x = fold_batch(operand, 2)
     count, n, _ = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
     i32, i8, pointer = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), llvm.PointerType.get()
-    syevd = _declare(op, f"mlax_{_prefix(element)}syevd", [i32, i8, i8, i32, pointer, i32, pointer], [i32])
+    syevd = declare(op, f"mlax_{type_letter(element)}syevd", [i32, i8, i8, i32, pointer, i32, pointer], [i32])
     values, info = _vectors(count, n, element), memref.alloc(ir.MemRefType.get([count], i32), [], [])
-    vectors = _copy(x)
-    base, values_base = _address(vectors), _address(values)
-    uplo = "L" if _flag(op, "lower") else "U"
-    flags = [_i32(_ROW_MAJOR), arith.constant(i8, ord("V")), arith.constant(i8, ord(uplo)), _i32(n)]
+    vectors = fresh_copy(x)
+    base, values_base = address(vectors), address(values)
+    uplo = "L" if bool_attr(op, "lower") else "U"
+    flags = [int32(ROW_MAJOR), arith.constant(i8, ord("V")), arith.constant(i8, ord(uplo)), int32(n)]
 
     def one(matrix: ir.Value) -> None:
-        (status,) = func.CallOp([i32], syevd, [*flags, _at(base, matrix, _bytes(x.type)), _i32(n),
-                                               _at(values_base, matrix, _vector_bytes(n, element))]).results
+        matrix_at = pointer_at(base, matrix, matrix_bytes(x.type))
+        values_at = pointer_at(values_base, matrix, _vector_bytes(n, element))
+        (status,) = func.CallOp([i32], syevd, [*flags, matrix_at, int32(n), values_at]).results
         memref.store(status, info, [matrix])
 
-    _for_each(count, one)
-    status = _as_tensor(info)
-    op.results[1].replace_all_uses_with(_unfold(_nan_where_failed(_as_tensor(values), status), w_type))
-    return _unfold(_nan_where_failed(_as_tensor(vectors), status), v_type)
+    for_each_matrix(count, one)
+    status = as_tensor(info)
+    op.results[1].replace_all_uses_with(unfold_batch(_nan_where_failed(as_tensor(values), status), w_type))
+    return unfold_batch(_nan_where_failed(as_tensor(vectors), status), v_type)
 
 
 def _svd(op: ir.Operation) -> ir.Value:
     (operand,) = op.operands
     s_type, u_type, vh_type = (r.type for r in op.results)
-    full, vectors = _flag(op, "full_matrices"), _flag(op, "compute_uv")
-    x = _fold(operand, 2)
+    full, vectors = bool_attr(op, "full_matrices"), bool_attr(op, "compute_uv")
+    x = fold_batch(operand, 2)
     count, m, n = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
     k = min(m, n)
@@ -181,9 +184,9 @@ def _svd(op: ir.Operation) -> ir.Value:
                  for shape in (u_shape, vh_shape))
     else:
         s, u, vh = _gesdd(op, x, u_shape, vh_shape, "N" if not vectors else "A" if full else "S")
-    op.results[1].replace_all_uses_with(_unfold(u, u_type))
-    op.results[2].replace_all_uses_with(_unfold(vh, vh_type))
-    return _unfold(s, s_type)
+    op.results[1].replace_all_uses_with(unfold_batch(u, u_type))
+    op.results[2].replace_all_uses_with(unfold_batch(vh, vh_type))
+    return unfold_batch(s, s_type)
 
 
 def _gesdd(op: ir.Operation, x: ir.Value, u_shape: list[int], vh_shape: list[int],
@@ -193,31 +196,31 @@ def _gesdd(op: ir.Operation, x: ir.Value, u_shape: list[int], vh_shape: list[int
     element = ir.RankedTensorType(x.type).element_type
     k = min(m, n)
     i32, i8, pointer = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), llvm.PointerType.get()
-    gesdd = _declare(op, f"mlax_{_prefix(element)}gesdd",
+    gesdd = declare(op, f"mlax_{type_letter(element)}gesdd",
                      [i32, i8, i32, i32, pointer, i32, pointer, pointer, i32, pointer, i32], [i32])
     values, info = _vectors(count, k, element), memref.alloc(ir.MemRefType.get([count], i32), [], [])
     # jobz N touches neither u nor vh: both point at a one-element scratch buffer then.
     shapes = (u_shape, vh_shape) if jobz != "N" else ([1, 1, 1], [1, 1, 1])
     u, vh = (memref.alloc(ir.MemRefType.get(shape, element), [], []) for shape in shapes)
-    work = _copy(x)
-    bases = [_address(b) for b in (work, values, u, vh)]
-    sizes = [_bytes(x.type), _vector_bytes(k, element)] + [
+    work = fresh_copy(x)
+    bases = [address(b) for b in (work, values, u, vh)]
+    sizes = [matrix_bytes(x.type), _vector_bytes(k, element)] + [
         0 if jobz == "N" else math.prod(shape[1:]) * ir.FloatType(element).width // 8 for shape in shapes]
     lead_u, lead_vh = (max(1, u_shape[-1]), n) if jobz != "N" else (1, n)
-    flags = [_i32(_ROW_MAJOR), arith.constant(i8, ord(jobz)), _i32(m), _i32(n)]
+    flags = [int32(ROW_MAJOR), arith.constant(i8, ord(jobz)), int32(m), int32(n)]
 
     def one(matrix: ir.Value) -> None:
-        a, s, u_at, vh_at = (_at(base, matrix, size) for base, size in zip(bases, sizes, strict=True))
-        (status,) = func.CallOp([i32], gesdd, [*flags, a, _i32(n), s, u_at, _i32(lead_u), vh_at,
-                                               _i32(lead_vh)]).results
+        a, s, u_at, vh_at = (pointer_at(base, matrix, size) for base, size in zip(bases, sizes, strict=True))
+        (status,) = func.CallOp([i32], gesdd, [*flags, a, int32(n), s, u_at, int32(lead_u), vh_at,
+                                               int32(lead_vh)]).results
         memref.store(status, info, [matrix])
 
-    _for_each(count, one)
-    status = _as_tensor(info)
-    s = _nan_where_failed(_as_tensor(values), status)
+    for_each_matrix(count, one)
+    status = as_tensor(info)
+    s = _nan_where_failed(as_tensor(values), status)
     if jobz == "N":
         return s, tensor.empty(u_shape, element), tensor.empty(vh_shape, element)
-    return s, _nan_where_failed(_as_tensor(u), status), _nan_where_failed(_as_tensor(vh), status)
+    return s, _nan_where_failed(as_tensor(u), status), _nan_where_failed(as_tensor(vh), status)
 
 
 RULES: dict[str, Rule] = {"qr": _qr, "eigh": _eigh, "svd": _svd}

@@ -21,6 +21,7 @@ from mlir.dialects import complex as cplx
 from mlax.passes.lower_to_linalg.common import (
     Body,
     Rule,
+    element_type,
     elementwise,
     generic,
     in_f32,
@@ -234,7 +235,16 @@ def _compare(op: ir.Operation) -> ir.Value:
 def _clamp(op: ir.Operation) -> ir.Value:
     lo, x, hi = op.operands
     big, small = _BINARY["max"], _BINARY["min"]
-    return generic([x, lo, hi], op.results[0].type, lambda x, lo, hi: small(big(x, lo), hi))
+    body = _complex_clamp if is_complex(element_type(x)) else lambda x, lo, hi: small(big(x, lo), hi)
+    return generic([x, lo, hi], op.results[0].type, body)
+
+
+def _complex_clamp(x: ir.Value, lo: ir.Value, hi: ir.Value) -> ir.Value:
+    """XLA's clamp of complex values, by real parts only: lo where lo.re >= x.re, else x; then
+    that value unless hi.re is not >= its real part (NaN), else hi."""
+    oge = arith.CmpFPredicate.OGE
+    raised = _where(arith.cmpf(oge, cplx.re(lo), cplx.re(x)), lo, x)
+    return _where(arith.cmpf(oge, cplx.re(hi), cplx.re(raised)), raised, hi)
 
 
 def _lexicographic(predicate: str) -> Body:
@@ -289,6 +299,13 @@ def _complex_log1p(x: ir.Value) -> ir.Value:
     return cplx.create_(x.type, _where(near, small, large), math.atan2(b, a1))
 
 
+def _complex_atan2(y: ir.Value, x: ir.Value) -> ir.Value:
+    """XLA's complex atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), the reference's formula."""
+    squares = cplx.add(cplx.mul(x, x), cplx.mul(y, y))
+    ratio = cplx.div(cplx.add(x, cplx.mul(scalar(x.type, 1j), y)), cplx.sqrt(squares))
+    return cplx.mul(scalar(x.type, -1j), cplx.log(ratio))
+
+
 def _complex_exp2(x: ir.Value) -> ir.Value:
     return cplx.exp(cplx.mul(scalar(x.type, pymath.log(2)), x))
 
@@ -306,7 +323,7 @@ _COMPLEX: dict[str, Body] = {
     "expm1": cplx.expm1, "log1p": _complex_log1p, "rsqrt": cplx.rsqrt,
     "sin": lambda x: _sin_cos(x, cosine=False), "cos": lambda x: _sin_cos(x, cosine=True),
     "tan": cplx.tan, "tanh": cplx.tanh, "exp2": _complex_exp2,
-    "logistic": _complex_logistic, "max": COMPLEX_MAX, "min": COMPLEX_MIN,
+    "logistic": _complex_logistic, "max": COMPLEX_MAX, "min": COMPLEX_MIN, "atan2": _complex_atan2,
 }
 
 

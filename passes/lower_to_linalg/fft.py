@@ -31,14 +31,14 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, llvm, memref, tensor
 
 from mlax.passes.lower_to_linalg.common import Rule, reassociation
-from mlax.passes.lower_to_linalg.decompositions import (
-    _address,
-    _as_tensor,
-    _at,
-    _copy,
-    _fold,
-    _for_each,
-    _unfold,
+from mlax.passes.lower_to_linalg.library_calls import (
+    address,
+    as_tensor,
+    fold_batch,
+    for_each_matrix,
+    fresh_copy,
+    pointer_at,
+    unfold_batch,
 )
 
 # mkl_dfti.h
@@ -76,7 +76,7 @@ def _i64(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(64), value)
 
 
-def _i32(value: int) -> ir.Value:
+def int32(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(32), value)
 
 
@@ -84,7 +84,7 @@ def _ptr() -> ir.Type:
     return llvm.PointerType.get()
 
 
-def _declare(op: ir.Operation, name: str) -> ir.Type:
+def declare(op: ir.Operation, name: str) -> ir.Type:
     """The variadic-aware ``llvm.func`` declaration of ``name`` at the top of the module."""
     module = op
     while module.name != "builtin.module":
@@ -98,7 +98,7 @@ def _declare(op: ir.Operation, name: str) -> ir.Type:
 
 
 def _call(op: ir.Operation, name: str, *args: ir.Value) -> None:
-    function_type = _declare(op, name)
+    function_type = declare(op, name)
     vararg = ir.TypeAttr.get(function_type) if "..." in DFTI_FUNCTIONS[name] else None
     llvm.call(ir.IntegerType.get_signless(64), list(args), [], [], callee=ir.FlatSymbolRefAttr.get(name),
               var_callee_type=vararg)
@@ -117,12 +117,12 @@ def _configure(op: ir.Operation, plan: _Plan) -> tuple[ir.Value, ir.Value]:
     slot = llvm.alloca(_ptr(), _i64(1), _ptr())
     d = len(plan.lengths)
     size = _i64(plan.lengths[0]) if d == 1 else _array(plan.lengths)
-    _call(op, "mlax_dfti_create", slot, _i32(_DOUBLE if plan.double else _SINGLE),
-          _i32(_REAL if plan.real else _COMPLEX), _i64(d), size)
+    _call(op, "mlax_dfti_create", slot, int32(_DOUBLE if plan.double else _SINGLE),
+          int32(_REAL if plan.real else _COMPLEX), _i64(d), size)
     handle = llvm.load(_ptr(), slot)
 
     def set_value(parameter: int, value: ir.Value) -> None:
-        _call(op, "mlax_dfti_set", handle, _i32(parameter), value)
+        _call(op, "mlax_dfti_set", handle, int32(parameter), value)
 
     if not plan.in_place:
         set_value(_PLACEMENT, _i64(_NOT_INPLACE))
@@ -146,7 +146,7 @@ def _compute(op: ir.Operation, handle: ir.Value, forward: bool, *data: ir.Value)
 
 
 def _pointer(buffer: ir.Value) -> ir.Value:
-    return llvm.inttoptr(_ptr(), _address(buffer))
+    return llvm.inttoptr(_ptr(), address(buffer))
 
 
 def _memref(t: ir.Type) -> ir.MemRefType:
@@ -175,14 +175,14 @@ def _transform(op: ir.Operation, x: ir.Value, out_type: ir.Type, plan: _Plan, fo
         _compute(op, handle, forward, _pointer(source), _pointer(out))
         _call(op, "mlax_dfti_free", slot)
         memref.AllocaScopeReturnOp([])
-    return _as_tensor(out)
+    return as_tensor(out)
 
 
 def _irfft_leading(op: ir.Operation, x: ir.Value, lengths: tuple[int, ...]) -> ir.Value:
     """The complex inverse over the leading fft axes of the folded ``x`` (count, *lengths[:-1], m),
     in place in a copy: per batch element, m strided transforms of distance 1."""
     count, *leading, m = ir.RankedTensorType(x.type).shape
-    copy = _copy(x)
+    copy = fresh_copy(x)
     strides = tuple(s * m for s in _row_strides(leading))
     plan = _Plan(_is_double(x.type), False, tuple(leading), m, (1, 1), (strides, strides),
                  1 / math.prod(leading), in_place=True)
@@ -192,16 +192,16 @@ def _irfft_leading(op: ir.Operation, x: ir.Value, lengths: tuple[int, ...]) -> i
     with ir.InsertionPoint(scope.bodyRegion.blocks.append()):
         memref.AllocaScopeReturnOp([_configure(op, plan)[0]])
     handle = scope.results[0]
-    base = _address(copy)
+    base = address(copy)
     item_bytes = math.prod(leading) * m * (16 if _is_double(x.type) else 8)
-    _for_each(count, lambda i: _compute(op, handle, False, _at(base, i, item_bytes)))
+    for_each_matrix(count, lambda i: _compute(op, handle, False, pointer_at(base, i, item_bytes)))
     scope = memref.AllocaScopeOp([])
     with ir.InsertionPoint(scope.bodyRegion.blocks.append()):
         slot = llvm.alloca(_ptr(), _i64(1), _ptr())
         llvm.store(handle, slot)
         _call(op, "mlax_dfti_free", slot)
         memref.AllocaScopeReturnOp([])
-    return _as_tensor(copy)
+    return as_tensor(copy)
 
 
 def _fft(op: ir.Operation) -> ir.Value:
@@ -211,7 +211,7 @@ def _fft(op: ir.Operation) -> ir.Value:
     d = len(lengths)
     if 0 in ir.RankedTensorType(result_type).shape:
         return bufferization.alloc_tensor(result_type, [])  # nothing to transform
-    x = _fold(operand, d)
+    x = fold_batch(operand, d)
     count = ir.RankedTensorType(x.type).shape[0]
     out_type = ir.RankedTensorType(_fold_type(result_type, d))
     double = _is_double(operand.type)
@@ -232,7 +232,7 @@ def _fft(op: ir.Operation) -> ir.Value:
         plan = _Plan(double, True, (last,), transforms, (m, last), scale=1 / last)
         flat_out = ir.RankedTensorType.get([transforms, last], out_type.element_type)
         out = _split_leading(_transform(op, _merge_leading(x), flat_out, plan, False), out_type)
-    return _unfold(out, result_type)
+    return unfold_batch(out, result_type)
 
 
 def _fold_type(t: ir.Type, trailing: int) -> ir.Type:

@@ -34,13 +34,17 @@ def _constant(op: ir.Operation) -> ir.Value:
 
 
 def _iota(op: ir.Operation) -> ir.Value:
-    """Count in i64 (from linalg.index) and convert: narrow integers wrap, floats round once."""
+    """Count in i64 (from linalg.index) and convert: narrow integers wrap, floats round once,
+    complex values get the float count and imaginary part 0."""
     dimension = ir.IntegerAttr(op.attributes["dimension"]).value
     t = ir.RankedTensorType(op.results[0].type).element_type
 
     def body() -> ir.Value:
         i64 = ir.IntegerType.get_signless(64)
         count = arith.index_cast(i64, linalg.IndexOp(dimension).result)
+        if is_complex(t):
+            part = ir.ComplexType(t).element_type
+            return cplx.create_(t, arith.sitofp(part, count), scalar(part, 0.0))
         if is_float(t):
             return arith.sitofp(t, count)
         return count if width(t) == 64 else arith.trunci(t, count)

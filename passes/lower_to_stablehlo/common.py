@@ -63,6 +63,10 @@ def i64_array(op: ir.Operation, name: str) -> list[int]:
     return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
+def bool_attr(op: ir.Operation, name: str) -> bool:
+    return bool(ir.BoolAttr(op.attributes[name]).value)
+
+
 def i64_attr(op: ir.Operation, name: str) -> int:
     return ir.IntegerAttr(op.attributes[name]).value
 

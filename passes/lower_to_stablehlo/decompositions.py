@@ -1,10 +1,8 @@
 """Rules for the decompositions: what jax emits on CPU, custom calls to jaxlib's LAPACK targets.
 
 cholesky is `lapack_?potrf_ffi` (uplo L), triangular_solve `lapack_?trsm_ffi` (side, uplo,
-trans_x, diag from the op's flags), lu `lapack_?getrf_ffi`, each with jax's attributes: typed
-FFI (`mhlo.backend_config` a dictionary of ui8 characters), column-major layouts for the
-matrices (`operand_layouts` / `result_layouts` minor-to-major: the two matrix dimensions,
-then the batch), row-major for the rest. Around them, jax's post-processing: cholesky's
+trans_x, diag from the op's flags), lu `lapack_?getrf_ffi`, each with jax's attributes
+(lapack_calls.py). Around them, jax's post-processing: cholesky's
 factor is NaN where `info != 0`, then its upper triangle zeroed; lu's is NaN where
 `info < 0`, its pivots made 0-based, and its permutation built from them by a stablehlo.while
 over the k swaps (one-hot selections and sums over the last dimension, so every matrix of
@@ -16,13 +14,12 @@ them; these custom calls are CPU-only, as jax's lowering.
 
 from __future__ import annotations
 
-import math
-
 from mlir import ir
 
 from mlax.passes.lower_to_stablehlo.common import (
     Rule,
     body,
+    bool_attr,
     broadcast,
     compare,
     hlo,
@@ -37,52 +34,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     with_shape,
 )
 from mlax.passes.lower_to_stablehlo.complex_parts import conjugate as conjugate_value
-
-TARGET_PREFIX = "lapack_"
-
-
-def _layout(rank: int, matrices: bool) -> str:
-    """A minor-to-major layout: column-major matrices (then the batch), or row-major."""
-    order = [rank - 2, rank - 1, *range(rank - 3, -1, -1)] if matrices else list(range(rank - 1, -1, -1))
-    if not rank:
-        return "dense<> : tensor<0xindex>"
-    return f"dense<[{', '.join(map(str, order))}]> : tensor<{rank}xindex>"
-
-
-def _layouts(types: list[ir.Type], matrices: list[bool]) -> ir.Attribute:
-    return ir.Attribute.parse("[" + ", ".join(_layout(tensor_type(t).rank, m)
-                                              for t, m in zip(types, matrices, strict=True)) + "]")
-
-
-def _lapack(name: str, operands: list[ir.Value], results: list[ir.Type], matrix_results: list[bool],
-            matrix_operands: list[bool] | None = None, **chars: str) -> list[ir.Value]:
-    """The custom call of jaxlib's ``lapack_<s|d|c|z><name>_ffi`` as jax emits it (every operand a
-    batch of column-major matrices unless ``matrix_operands`` says which are)."""
-    element = tensor_type(operands[0]).element_type
-    complex_type = isinstance(element, ir.ComplexType)
-    width = ir.FloatType(element.element_type if complex_type else element).width
-    prefix = ("c" if width == 32 else "z") if complex_type else ("s" if width == 32 else "d")
-    config = ", ".join(f"{key} = {ord(char)} : ui8" for key, char in sorted(chars.items()))
-    call = hlo("custom_call", operands, results, {
-        "call_target_name": ir.StringAttr.get(f"{TARGET_PREFIX}{prefix}{name}_ffi"),
-        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
-        "backend_config": ir.StringAttr.get(""),
-        "has_side_effect": ir.BoolAttr.get(False),
-        "operand_layouts": _layouts([v.type for v in operands], matrix_operands or [True] * len(operands)),
-        "result_layouts": _layouts(results, matrix_results),
-        "mhlo.backend_config": ir.Attribute.parse("{" + config + "}"),
-    })
-    return list(call.results)
-
-
-def _per_matrix(flags: ir.Value, like: ir.Value) -> ir.Value:
-    """A per-matrix i1 ``flags`` (the batch shape) broadcast over every element of ``like``."""
-    mask_type = with_element(like, ir.IntegerType.get_signless(1))
-    return broadcast(flags, mask_type, range(tensor_type(flags).rank))
-
-
-def _info_type(x: ir.Value) -> ir.Type:
-    return ir.RankedTensorType.get(tensor_type(x).shape[:-2], ir.IntegerType.get_signless(32))
+from mlax.passes.lower_to_stablehlo.lapack_calls import info_type, lapack_call, nan_unless
 
 
 def _below_diagonal(like: ir.Value) -> ir.Value:
@@ -96,34 +48,23 @@ def _cholesky(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
     if 0 in tensor_type(x).shape:
         return x
-    factor, info = _lapack("potrf", [x], [x.type, _info_type(x)], [True, False], uplo="L")
-    ok = compare(info, splat(0, info.type), "EQ")
-    factor = select(_per_matrix(ok, factor), factor, splat(_nan(factor), factor.type))
+    factor, info = lapack_call("potrf", [x], [x.type, info_type(x)], [True, False], uplo="L")
+    factor = nan_unless(compare(info, splat(0, info.type), "EQ"), factor)
     return select(_below_diagonal(factor), factor, splat(0, factor.type))
-
-
-def _nan(like: ir.Value) -> float | complex:
-    """NaN for ``like``'s element type (in both parts of a complex one, as jax's failures)."""
-    complex_type = isinstance(tensor_type(like).element_type, ir.ComplexType)
-    return complex(math.nan, math.nan) if complex_type else math.nan
-
-
-def _flag(op: ir.Operation, name: str) -> bool:
-    return bool(ir.BoolAttr(op.attributes[name]).value)
 
 
 def _triangular_solve(op: ir.Operation) -> ir.Value:
     a, b = op.operands
     if 0 in tensor_type(b).shape:
         return b
-    transpose = _flag(op, "transpose_a")
-    conjugate = _flag(op, "conjugate_a") and isinstance(tensor_type(a).element_type, ir.ComplexType)
+    transpose = bool_attr(op, "transpose_a")
+    conjugate = bool_attr(op, "conjugate_a") and isinstance(tensor_type(a).element_type, ir.ComplexType)
     if conjugate and not transpose:  # as jax: conj(A), then no transpose
         a = conjugate_value(a)
-    (out,) = _lapack("trsm", [a, b], [b.type], [True], side="L" if _flag(op, "left_side") else "R",
-                     uplo="L" if _flag(op, "lower") else "U",
+    (out,) = lapack_call("trsm", [a, b], [b.type], [True], side="L" if bool_attr(op, "left_side") else "R",
+                     uplo="L" if bool_attr(op, "lower") else "U",
                      trans_x=("C" if conjugate else "T") if transpose else "N",
-                     diag="U" if _flag(op, "unit_diagonal") else "N")
+                     diag="U" if bool_attr(op, "unit_diagonal") else "N")
     return out
 
 
@@ -170,11 +111,10 @@ def _lu(op: ir.Operation) -> ir.Value:
     if 0 in tensor_type(x).shape:
         factors, pivots = x, splat(0, pivots_type)
     else:
-        factors, pivots, info = _lapack("getrf", [x], [factors_type, pivots_type, _info_type(x)],
+        factors, pivots, info = lapack_call("getrf", [x], [factors_type, pivots_type, info_type(x)],
                                         [True, False, False])
         pivots = value("subtract", [pivots, splat(1, pivots_type)], pivots_type)
-        ok = compare(info, splat(0, info.type), "GE")
-        factors = select(_per_matrix(ok, factors), factors, splat(_nan(factors), factors_type))
+        factors = nan_unless(compare(info, splat(0, info.type), "GE"), factors)
     op.results[1].replace_all_uses_with(pivots)
     op.results[2].replace_all_uses_with(_permutation(pivots, perm_type))
     return factors

@@ -6,17 +6,16 @@ matrices, the leading m x m block of a wide one) and R's upper triangle (its lea
 block for reduced tall matrices). eigh is `lapack_?syevd_ffi` (mode V, uplo L or U), svd
 `lapack_?gesdd_ffi` (mode A, S or N), each followed by jax's NaN selects where `info != 0`.
 Empty matrices make no call: qr gives the identity's columns and a zero R, svd jax's
-`_empty_svd`. The call attributes and layouts are decompositions.py's `_lapack`.
+`_empty_svd`. The call attributes and layouts are decompositions.py's `lapack_call`.
 """
 
 from __future__ import annotations
-
-import math
 
 from mlir import ir
 
 from mlax.passes.lower_to_stablehlo.common import (
     Rule,
+    bool_attr,
     broadcast,
     compare,
     iota,
@@ -25,7 +24,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     tensor_type,
     value,
 )
-from mlax.passes.lower_to_stablehlo.decompositions import _flag, _info_type, _lapack, _per_matrix
+from mlax.passes.lower_to_stablehlo.lapack_calls import info_type, lapack_call, nan_unless
 
 
 def _full(number: float, t: ir.Type) -> ir.Value:
@@ -77,15 +76,11 @@ def _qr(op: ir.Operation) -> ir.Value:
         return _identity(q_type)
     k = min(m, n)
     taus_type = ir.RankedTensorType.get([*batch, k], tensor_type(x).element_type)
-    packed, taus = _lapack("geqrf", [x], [x.type, taus_type], [True, False])
+    packed, taus = lapack_call("geqrf", [x], [x.type, taus_type], [True, False])
     reflectors = _block(packed, m, tensor_type(q_type).shape[-1])
-    (q,) = _lapack("orgqr", [reflectors, taus], [reflectors.type], [True], matrix_operands=[True, False])
+    (q,) = lapack_call("orgqr", [reflectors, taus], [reflectors.type], [True], matrix_operands=[True, False])
     op.results[1].replace_all_uses_with(_upper(_block(packed, tensor_type(r_type).shape[-2], n)))
     return q
-
-
-def _nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
-    return select(_per_matrix(ok, x), x, _full(math.nan, x.type))
 
 
 def _ok(info: ir.Value) -> ir.Value:
@@ -98,17 +93,17 @@ def _eigh(op: ir.Operation) -> ir.Value:
     if 0 in tensor_type(x).shape:
         op.results[1].replace_all_uses_with(_full(0, w_type))
         return x
-    v, w, info = _lapack("syevd", [x], [v_type, w_type, _info_type(x)], [True, False, False], mode="V",
-                         uplo="L" if _flag(op, "lower") else "U")
+    v, w, info = lapack_call("syevd", [x], [v_type, w_type, info_type(x)], [True, False, False], mode="V",
+                         uplo="L" if bool_attr(op, "lower") else "U")
     ok = _ok(info)
-    op.results[1].replace_all_uses_with(_nan_unless(ok, w))
-    return _nan_unless(ok, v)
+    op.results[1].replace_all_uses_with(nan_unless(ok, w))
+    return nan_unless(ok, v)
 
 
 def _svd(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
     s_type, u_type, vh_type = (r.type for r in op.results)
-    full, vectors = _flag(op, "full_matrices"), _flag(op, "compute_uv")
+    full, vectors = bool_attr(op, "full_matrices"), bool_attr(op, "compute_uv")
     t = tensor_type(x)
     *batch, m, n = t.shape
     if 0 in (m, n):
@@ -119,13 +114,13 @@ def _svd(op: ir.Operation) -> ir.Value:
         u_shape, vh_shape = (m, m if full else k), (n if full else k, n)  # jax's, with or without vectors
         u_full, vh_full = (ir.RankedTensorType.get([*batch, *shape], t.element_type)
                            for shape in (u_shape, vh_shape))
-        _, s, u, vh, info = _lapack("gesdd", [x], [x.type, s_type, u_full, vh_full, _info_type(x)],
+        _, s, u, vh, info = lapack_call("gesdd", [x], [x.type, s_type, u_full, vh_full, info_type(x)],
                                     [True, False, True, True, False],
                                     mode="N" if not vectors else "A" if full else "S")
         ok = _ok(info)
-        s = _nan_unless(ok, s)
+        s = nan_unless(ok, s)
         if vectors:
-            u, vh = _nan_unless(ok, u), _nan_unless(ok, vh)
+            u, vh = nan_unless(ok, u), nan_unless(ok, vh)
         else:
             u, vh = _full(0, u_type), _full(0, vh_type)
     op.results[1].replace_all_uses_with(u)

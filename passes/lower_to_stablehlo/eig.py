@@ -1,6 +1,6 @@
 """Rule for eig: jax's CPU lowering, the custom call of jaxlib's `lapack_?geev_ffi`.
 
-The call (decompositions.py's `_lapack`: typed FFI attributes, column-major matrices) takes
+The call (lapack_calls.py's `lapack_call`: typed FFI attributes, column-major matrices) takes
 `compute_left` / `compute_right` ('V' or 'N') and returns the eigenvalues (for a real matrix
 their real and imaginary parts), both eigenvector matrices (complex: jaxlib unpacks a real
 geev's conjugate pairs) and `info`; as jax, a real matrix's eigenvalues are `stablehlo.complex`
@@ -11,25 +11,23 @@ for.
 
 from __future__ import annotations
 
-import math
-
 from mlir import ir
 
 from mlax.passes.lower_to_stablehlo.common import (
     Rule,
+    bool_attr,
     compare,
-    select,
     splat,
     tensor_type,
     value,
     with_element,
 )
-from mlax.passes.lower_to_stablehlo.decompositions import _flag, _info_type, _lapack, _per_matrix
+from mlax.passes.lower_to_stablehlo.lapack_calls import info_type, lapack_call, nan_unless
 
 
 def _eig(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
-    left, right = _flag(op, "compute_left_eigenvectors"), _flag(op, "compute_right_eigenvectors")
+    left, right = bool_attr(op, "compute_left_eigenvectors"), bool_attr(op, "compute_right_eigenvectors")
     values_type = op.results[0].type
     vectors_type = with_element(x, tensor_type(values_type).element_type)
     parts_type = with_element(values_type, tensor_type(x).element_type)
@@ -38,14 +36,13 @@ def _eig(op: ir.Operation) -> ir.Value:
     else:
         real_input = not isinstance(tensor_type(x).element_type, ir.ComplexType)
         values_types = [parts_type, parts_type] if real_input else [values_type]
-        *w, vl, vr, info = _lapack("geev", [x], [*values_types, vectors_type, vectors_type, _info_type(x)],
+        *w, vl, vr, info = lapack_call("geev", [x], [*values_types, vectors_type, vectors_type, info_type(x)],
                                    [False] * len(values_types) + [True, True, False],
                                    compute_left="V" if left else "N", compute_right="V" if right else "N")
         ok = compare(info, splat(0, info.type), "EQ")
         results = [value("complex", w, values_type) if real_input else w[0]]
         results += [v for v, wanted in ((vl, left), (vr, right)) if wanted]
-        nan = complex(math.nan, math.nan)
-        results = [select(_per_matrix(ok, r), r, splat(nan, r.type)) for r in results]
+        results = [nan_unless(ok, r) for r in results]
     for result, replacement in zip(op.results[1:], results[1:], strict=True):
         result.replace_all_uses_with(replacement)
     return results[0]

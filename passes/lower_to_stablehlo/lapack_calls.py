@@ -1,0 +1,68 @@
+"""jaxlib's LAPACK targets as jax's CPU lowering calls them, and what every rule around them needs.
+
+`lapack_call` is the custom call of ``lapack_<s|d|c|z><routine>_ffi``: typed FFI (the
+`mhlo.backend_config` a dictionary of ui8 characters: uplo, trans_x, mode...), column-major
+layouts for the matrices (`operand_layouts` / `result_layouts` minor-to-major: the two matrix
+dimensions, then the batch), row-major for the rest. A failed matrix (LAPACK's ``info``) is NaN
+in jax's results, in both parts of a complex one: `nan_unless`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from mlax.passes.lower_to_stablehlo.common import broadcast, hlo, select, splat, tensor_type, with_element
+
+TARGET_PREFIX = "lapack_"
+
+
+def _layout(rank: int, matrices: bool) -> str:
+    """A minor-to-major layout: column-major matrices (then the batch), or row-major."""
+    order = [rank - 2, rank - 1, *range(rank - 3, -1, -1)] if matrices else list(range(rank - 1, -1, -1))
+    if not rank:
+        return "dense<> : tensor<0xindex>"
+    return f"dense<[{', '.join(map(str, order))}]> : tensor<{rank}xindex>"
+
+
+def _layouts(types: list[ir.Type], matrices: list[bool]) -> ir.Attribute:
+    return ir.Attribute.parse("[" + ", ".join(_layout(tensor_type(t).rank, m)
+                                              for t, m in zip(types, matrices, strict=True)) + "]")
+
+
+def lapack_call(name: str, operands: list[ir.Value], results: list[ir.Type], matrix_results: list[bool],
+            matrix_operands: list[bool] | None = None, **chars: str) -> list[ir.Value]:
+    """The custom call of jaxlib's ``lapack_<s|d|c|z><name>_ffi`` as jax emits it (every operand a
+    batch of column-major matrices unless ``matrix_operands`` says which are)."""
+    element = tensor_type(operands[0]).element_type
+    complex_type = isinstance(element, ir.ComplexType)
+    width = ir.FloatType(element.element_type if complex_type else element).width
+    prefix = ("c" if width == 32 else "z") if complex_type else ("s" if width == 32 else "d")
+    config = ", ".join(f"{key} = {ord(char)} : ui8" for key, char in sorted(chars.items()))
+    call = hlo("custom_call", operands, results, {
+        "call_target_name": ir.StringAttr.get(f"{TARGET_PREFIX}{prefix}{name}_ffi"),
+        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
+        "backend_config": ir.StringAttr.get(""),
+        "has_side_effect": ir.BoolAttr.get(False),
+        "operand_layouts": _layouts([v.type for v in operands], matrix_operands or [True] * len(operands)),
+        "result_layouts": _layouts(results, matrix_results),
+        "mhlo.backend_config": ir.Attribute.parse("{" + config + "}"),
+    })
+    return list(call.results)
+
+
+def per_matrix(flags: ir.Value, like: ir.Value) -> ir.Value:
+    """A per-matrix i1 ``flags`` (the batch shape) broadcast over every element of ``like``."""
+    mask_type = with_element(like, ir.IntegerType.get_signless(1))
+    return broadcast(flags, mask_type, range(tensor_type(flags).rank))
+
+
+def info_type(x: ir.Value) -> ir.Type:
+    return ir.RankedTensorType.get(tensor_type(x).shape[:-2], ir.IntegerType.get_signless(32))
+
+
+def nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
+    """``x`` where the per-matrix i1 ``ok`` holds, NaN (in both parts of a complex one) elsewhere."""
+    nan = complex(math.nan, math.nan) if isinstance(tensor_type(x).element_type, ir.ComplexType) else math.nan
+    return select(per_matrix(ok, x), x, splat(nan, x.type))

@@ -31,8 +31,11 @@ from mlax.runtime.blas import load_openblas, symbol_addresses
 # IR symbol -> the library's export, for each routine and the element types it is called on
 # (s, d: f32, f64; c, z: complex64, complex128).
 _ROUTINES = (("potrf", "LAPACKE", "sdcz"), ("getrf", "LAPACKE", "sdcz"), ("trsm", "cblas", "sdcz"),
-             ("geqrf", "LAPACKE", "sd"), ("orgqr", "LAPACKE", "sd"), ("syevd", "LAPACKE", "sd"),
-             ("gesdd", "LAPACKE", "sd"), ("geev", "LAPACKE", "sdcz"))
+             ("geqrf", "LAPACKE", "sdcz"), ("orgqr", "LAPACKE", "sd"), ("ungqr", "LAPACKE", "cz"),
+             ("syevd", "LAPACKE", "sd"), ("heevd", "LAPACKE", "cz"), ("gesdd", "LAPACKE", "sdcz"),
+             ("geev", "LAPACKE", "sdcz"), ("gehrd", "LAPACKE", "sdcz"), ("sytrd", "LAPACKE", "sd"),
+             ("hetrd", "LAPACKE", "cz"), ("gees", "LAPACKE", "sdcz"),
+             ("geqp3", "LAPACKE", "sdcz"))
 SYMBOLS = {f"mlax_{t}{routine}": f"scipy_{interface}_{t}{routine}"
            for routine, interface, types in _ROUTINES for t in types}
 
@@ -53,7 +56,8 @@ def lapack_symbols() -> dict[str, int]:
 
 
 DECOMPOSITIONS = frozenset({"mlax.cholesky", "mlax.triangular_solve", "mlax.lu", "mlax.qr", "mlax.eigh",
-                            "mlax.svd", "mlax.eig"})
+                            "mlax.svd", "mlax.eig", "mlax.geqrf", "mlax.geqp3", "mlax.householder_product",
+                            "mlax.hessenberg", "mlax.tridiagonal", "mlax.schur"})
 
 
 def calls_lapack(module: ir.Module) -> bool:

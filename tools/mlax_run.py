@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from mlax.configuration import enable_x64
 from mlax.dialect import dtypes, make_context
 from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
@@ -182,8 +183,10 @@ def execute(text: str, filename: str, args: argparse.Namespace) -> str:
             if len(args.input) != len(specs):
                 raise ToolError(f"@{args.entry} takes {len(specs)} arguments, got {len(args.input)} --input")
             inputs = [parse_input(t, s, i) for i, (t, s) in enumerate(zip(args.input, specs, strict=True))]
-        try:
-            results = [np.asarray(r) for r in get_backend(args.backend).compile(module, args.entry)(inputs)]
+        try:  # the module's types are explicit: 64-bit arguments must reach XLA as given, not narrowed
+            with enable_x64(True):
+                program = get_backend(args.backend).compile(module, args.entry)
+                results = [np.asarray(r) for r in program(inputs)]
         except Exception as error:  # the backend names the op and location it failed on
             raise ToolError(f"running @{args.entry} failed: {type(error).__name__}: {error}") from None
         return format_results(results, args.precision)

@@ -1,20 +1,22 @@
 """The orthogonal and spectral decompositions: qr, eigh and svd, as jax's `lax.linalg` primitives.
 
 Like cholesky and lu (decompositions.py) each works on the last two dimensions and treats the
-leading ones as a batch; element types f32 and f64. The references call the LAPACK routines
-jax's CPU lowering calls, through SciPy, one matrix at a time: qr is jax's `_qr_lowering`
-(`?geqrf`, then `?orgqr` on the reflectors, padded to square for full tall matrices, cut to the
-leading square for wide ones, and R the upper triangle), eigh is `?syevd` and svd `?gesdd`
-(jobz A, S or N for full, reduced or no vectors). A routine that fails (`info != 0`) leaves its
-matrix's results NaN, as jax's lowering does.
+leading ones as a batch; element types f32, f64, complex64 and complex128 (eigenvalues and
+singular values are real: f32 or f64). The references call the LAPACK routines jax's CPU
+lowering calls, through SciPy, one matrix at a time: qr is jax's `_qr_lowering` (`?geqrf`,
+then `?orgqr` (`?ungqr` for complex) on the reflectors, padded to square for full tall
+matrices, cut to the leading square for wide ones, and R the upper triangle), eigh is `?syevd`
+(`?heevd`) and svd `?gesdd` (jobz A, S or N for full, reduced or no vectors). A routine that
+fails (`info != 0`) leaves its matrix's results NaN, as jax's lowering does.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from mlax.dialect.dtypes import real_dtype
 from mlax.dialect.ops.decompositions import _check_matrix, _per_matrix, _routine
-from mlax.dialect.registry import define_op
+from mlax.dialect.registry import COMPLEX_OPS, define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 
@@ -32,14 +34,15 @@ def qr_shapes(m: int, n: int, full_matrices: bool) -> tuple[tuple[int, int], tup
 
 
 def _infer_qr(x: TensorSpec, *, full_matrices: bool) -> tuple[TensorSpec, TensorSpec]:
-    _check_matrix("qr", x, square=False)
+    _check_matrix("qr", x, square=False, complex_ok=True)
     *batch, m, n = x.shape
     q, r = qr_shapes(m, n, full_matrices)
     return TensorSpec((*batch, *q), x.dtype), TensorSpec((*batch, *r), x.dtype)
 
 
 def _qr(x: np.ndarray, *, full_matrices: bool) -> tuple[np.ndarray, np.ndarray]:
-    geqrf, orgqr = _routine("geqrf", x.dtype), _routine("orgqr", x.dtype)
+    expander = "ungqr" if np.iscomplexobj(x) else "orgqr"
+    geqrf, orgqr = _routine("geqrf", x.dtype), _routine(expander, x.dtype)
     m, n = x.shape[-2:]
     q_shape, r_shape = qr_shapes(m, n, full_matrices)
 
@@ -65,11 +68,12 @@ define_op(
     infer=_infer_qr, reference=_qr, weak_type="never",
     summary="QR decomposition A = Q R (LAPACK `?geqrf` and `?orgqr`, as jax's CPU lowering).",
     description="""
-`operand`: f32 or f64, `(..., m, n)`. With k = m when `full_matrices` else min(m, n), `q` is
-`(..., m, k)` with orthonormal columns and `r` `(..., k, n)` upper triangular (zeros below the
-diagonal). The Householder reflectors of `?geqrf` are expanded by `?orgqr` exactly as jax's
-`_qr_lowering` does, so the signs are LAPACK's (R's diagonal may be negative). An empty matrix
-gives the identity's leading columns and a zero R, as jax.
+`operand`: f32, f64, complex64 or complex128, `(..., m, n)`. With k = m when `full_matrices`
+else min(m, n), `q` is `(..., m, k)` with orthonormal (unitary) columns and `r` `(..., k, n)`
+upper triangular (zeros below the diagonal). The Householder reflectors of `?geqrf` are
+expanded by `?orgqr` exactly as jax's `_qr_lowering` does, so the signs are LAPACK's (R's
+diagonal may be negative). An empty matrix gives the identity's leading columns and a zero R,
+as jax.
 """,
 )
 
@@ -78,16 +82,16 @@ gives the identity's leading columns and a zero R, as jax.
 
 
 def _infer_eigh(x: TensorSpec, *, lower: bool, sort_eigenvalues: bool) -> tuple[TensorSpec, TensorSpec]:
-    _check_matrix("eigh", x)
-    return x, TensorSpec(x.shape[:-1], x.dtype)
+    _check_matrix("eigh", x, complex_ok=True)
+    return x, TensorSpec(x.shape[:-1], real_dtype(x.dtype))
 
 
 def _eigh(x: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> tuple[np.ndarray, np.ndarray]:
-    syevd = _routine("syevd", x.dtype)
+    syevd = _routine("heevd" if np.iscomplexobj(x) else "syevd", x.dtype)
 
     def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if a.size == 0:
-            return a.copy(), np.zeros(0, a.dtype)
+            return a.copy(), np.zeros(0, real_dtype(a.dtype))
         w, v, info = syevd(a, compute_v=1, lower=int(lower))
         return _nan_unless(info == 0, v, w)
 
@@ -100,9 +104,10 @@ define_op(
     infer=_infer_eigh, reference=_eigh, weak_type="never",
     summary="Eigenvectors and eigenvalues of symmetric matrices (LAPACK `?syevd`).",
     description="""
-`operand`: f32 or f64, `(..., n, n)`; only its `lower` (else upper) triangle is read (the front
-end symmetrizes first, as `jax.lax.linalg.eigh`). `v` has its type, the normalized eigenvector
-of eigenvalue `w[..., i]` in column `v[..., :, i]`; `w` is `(..., n)`, ascending (LAPACK always
+`operand`: f32, f64, complex64 or complex128, `(..., n, n)`, symmetric (Hermitian); only its
+`lower` (else upper) triangle is read (the front end symmetrizes first, as
+`jax.lax.linalg.eigh`). `v` has its type, the normalized eigenvector of eigenvalue `w[..., i]`
+in column `v[..., :, i]`; `w` is `(..., n)`, real (f32 or f64), ascending (LAPACK always
 sorts, so `sort_eigenvalues` changes nothing on CPU, as in jax). NaN where `?syevd` fails.
 """,
 )
@@ -120,17 +125,19 @@ def svd_shapes(m: int, n: int, full_matrices: bool, compute_uv: bool) -> tuple[t
 
 
 def _infer_svd(x: TensorSpec, *, full_matrices: bool, compute_uv: bool) -> tuple[TensorSpec, ...]:
-    _check_matrix("svd", x, square=False)
+    _check_matrix("svd", x, square=False, complex_ok=True)
     *batch, m, n = x.shape
-    shapes = svd_shapes(m, n, full_matrices, compute_uv)
-    return tuple(TensorSpec((*batch, *shape), x.dtype) for shape in shapes)
+    (s, *vectors) = svd_shapes(m, n, full_matrices, compute_uv)
+    return (TensorSpec((*batch, *s), real_dtype(x.dtype)),
+            *(TensorSpec((*batch, *shape), x.dtype) for shape in vectors))
 
 
 def _empty_svd(m: int, n: int, dtype: np.dtype, full_matrices: bool,
                compute_uv: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """jax's `_empty_svd` for a matrix with no elements."""
     shapes = svd_shapes(m, n, full_matrices, compute_uv)
-    s, u, vh = (np.zeros(shape, dtype) for shape in shapes)
+    dtypes = (real_dtype(dtype), dtype, dtype)
+    s, u, vh = (np.zeros(shape, d) for shape, d in zip(shapes, dtypes, strict=True))
     if compute_uv and full_matrices:
         u, vh = np.eye(m, dtype=dtype), np.eye(n, dtype=dtype)
     return s, u, vh
@@ -157,10 +164,13 @@ define_op(
     infer=_infer_svd, reference=_svd, weak_type="never",
     summary="Singular value decomposition A = U diag(s) Vh (LAPACK `?gesdd`, as jax on CPU).",
     description="""
-`operand`: f32 or f64, `(..., m, n)`, k = min(m, n). `s`: `(..., k)`, descending, non-negative.
+`operand`: f32, f64, complex64 or complex128, `(..., m, n)`, k = min(m, n). `s`: `(..., k)`,
+real (f32 or f64), descending, non-negative.
 With `compute_uv`, `u` is `(..., m, m)` when `full_matrices` else `(..., m, k)`, and `vh`
 `(..., n, n)` or `(..., k, n)`; without, both are empty `(..., 0, 0)` (jobz N: no vectors
 computed; the front end returns `s` alone, as jax). The results order is jax's `svd_p`'s. NaN
 where `?gesdd` fails; an empty matrix gives jax's `_empty_svd` (identities for full vectors).
 """,
 )
+
+COMPLEX_OPS.update({"qr", "eigh", "svd"})

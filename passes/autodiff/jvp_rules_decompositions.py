@@ -48,6 +48,12 @@ def transpose_last(e: Emitter, x: ir.Value) -> ir.Value:
     return e("transpose", x, permutation=(*range(rank - 2), rank - 1, rank - 2))
 
 
+def adjoint(e: Emitter, x: ir.Value) -> ir.Value:
+    """``x``'s conjugate transpose (its transpose when real): jax's `_H`."""
+    swapped = transpose_last(e, x)
+    return e("conj", swapped) if dtypes.is_complex(spec(x).dtype) else swapped
+
+
 def triangle(e: Emitter, x: ir.Value, k: int, lower: bool) -> ir.Value:
     """jnp.tril(x, k) (``lower``) or jnp.triu(x, k) of each matrix: the rest zeroed by a select
     on a mask made of iotas (linear in ``x``)."""

@@ -1,4 +1,5 @@
-"""Rules for qr, eigh and svd: calls to LAPACK (`?geqrf` + `?orgqr`, `?syevd`, `?gesdd`).
+"""Rules for qr, eigh and svd: calls to LAPACK (`?geqrf` + `?orgqr`, `?syevd`, `?gesdd`; for
+complex matrices `?ungqr` and `?heevd`, whose eigenvalues and singular values are real).
 
 The scheme of decompositions.py: operands copied into fresh buffers, one call per matrix of
 the flattened batch, the buffers returned as tensors. The routines are LAPACKE's high-level C
@@ -31,11 +32,13 @@ from mlax.passes.lower_to_linalg.library_calls import (
     as_tensor,
     bool_attr,
     declare,
+    element_bytes,
     fold_batch,
     for_each_matrix,
     fresh_copy,
     int32,
     matrix_bytes,
+    nan_scalar,
     per_matrix_maps,
     pointer_at,
     type_letter,
@@ -86,13 +89,9 @@ def _nan_where_failed(value: ir.Value, info: ir.Value) -> ir.Value:
 
     def clean(x: ir.Value, status: ir.Value) -> ir.Value:
         failed = arith.cmpi(arith.CmpIPredicate.ne, status, int32(0))
-        return arith.select(failed, scalar(t.element_type, math.nan), x)
+        return arith.select(failed, nan_scalar(t.element_type), x)
 
     return generic([value, info], t, clean, per_matrix_maps(t.rank))
-
-
-def _vector_bytes(size: int, element: ir.Type) -> int:
-    return size * ir.FloatType(element).width // 8
 
 
 def _qr(op: ir.Operation) -> ir.Value:
@@ -110,12 +109,13 @@ def _qr(op: ir.Operation) -> ir.Value:
         return unfold_batch(q, q_type)
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
     t = type_letter(element)
+    expander = "ungqr" if isinstance(element, ir.ComplexType) else "orgqr"
     geqrf = declare(op, f"mlax_{t}geqrf", [i32, i32, i32, pointer, i32, pointer], [i32])
-    orgqr = declare(op, f"mlax_{t}orgqr", [i32, i32, i32, i32, pointer, i32, pointer], [i32])
+    orgqr = declare(op, f"mlax_{t}{expander}", [i32, i32, i32, i32, pointer, i32, pointer], [i32])
     taus = _vectors(count, k, element)
     factors = fresh_copy(x)
     base, taus_base = address(factors), address(taus)
-    tau_bytes = _vector_bytes(k, element)
+    tau_bytes = k * element_bytes(element)
 
     def factor(matrix: ir.Value) -> None:
         func.CallOp([i32], geqrf, [int32(ROW_MAJOR), int32(m), int32(n),
@@ -125,7 +125,7 @@ def _qr(op: ir.Operation) -> ir.Value:
     for_each_matrix(count, factor)
     packed = as_tensor(factors)
     reflectors = fresh_copy(_block(packed, [count, m, kq]))
-    q_base, q_bytes = address(reflectors), m * kq * ir.FloatType(element).width // 8
+    q_base, q_bytes = address(reflectors), m * kq * element_bytes(element)
 
     def expand(matrix: ir.Value) -> None:
         func.CallOp([i32], orgqr, [int32(ROW_MAJOR), int32(m), int32(kq), int32(k),
@@ -148,9 +148,12 @@ def _eigh(op: ir.Operation) -> ir.Value:
     x = fold_batch(operand, 2)
     count, n, _ = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
+    real = ir.RankedTensorType(w_type).element_type
     i32, i8, pointer = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), llvm.PointerType.get()
-    syevd = declare(op, f"mlax_{type_letter(element)}syevd", [i32, i8, i8, i32, pointer, i32, pointer], [i32])
-    values, info = _vectors(count, n, element), memref.alloc(ir.MemRefType.get([count], i32), [], [])
+    routine = "heevd" if isinstance(element, ir.ComplexType) else "syevd"
+    signature = [i32, i8, i8, i32, pointer, i32, pointer]
+    syevd = declare(op, f"mlax_{type_letter(element)}{routine}", signature, [i32])
+    values, info = _vectors(count, n, real), memref.alloc(ir.MemRefType.get([count], i32), [], [])
     vectors = fresh_copy(x)
     base, values_base = address(vectors), address(values)
     uplo = "L" if bool_attr(op, "lower") else "U"
@@ -158,7 +161,7 @@ def _eigh(op: ir.Operation) -> ir.Value:
 
     def one(matrix: ir.Value) -> None:
         matrix_at = pointer_at(base, matrix, matrix_bytes(x.type))
-        values_at = pointer_at(values_base, matrix, _vector_bytes(n, element))
+        values_at = pointer_at(values_base, matrix, n * element_bytes(real))
         (status,) = func.CallOp([i32], syevd, [*flags, matrix_at, int32(n), values_at]).results
         memref.store(status, info, [matrix])
 
@@ -179,7 +182,7 @@ def _svd(op: ir.Operation) -> ir.Value:
     u_shape = [count, *ir.RankedTensorType(u_type).shape[-2:]]
     vh_shape = [count, *ir.RankedTensorType(vh_type).shape[-2:]]
     if 0 in (m, n, count):
-        s = tensor.empty([count, k], element)
+        s = tensor.empty([count, k], ir.RankedTensorType(s_type).element_type)
         u, vh = ((_identity(shape, element) if full and vectors else tensor.empty(shape, element))
                  for shape in (u_shape, vh_shape))
     else:
@@ -194,18 +197,19 @@ def _gesdd(op: ir.Operation, x: ir.Value, u_shape: list[int], vh_shape: list[int
     """s, u and vh of every matrix of ``x`` (count, m, n) from `?gesdd` (u, vh empty for jobz N)."""
     count, m, n = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
+    real = element.element_type if isinstance(element, ir.ComplexType) else element
     k = min(m, n)
     i32, i8, pointer = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), llvm.PointerType.get()
     gesdd = declare(op, f"mlax_{type_letter(element)}gesdd",
                      [i32, i8, i32, i32, pointer, i32, pointer, pointer, i32, pointer, i32], [i32])
-    values, info = _vectors(count, k, element), memref.alloc(ir.MemRefType.get([count], i32), [], [])
+    values, info = _vectors(count, k, real), memref.alloc(ir.MemRefType.get([count], i32), [], [])
     # jobz N touches neither u nor vh: both point at a one-element scratch buffer then.
     shapes = (u_shape, vh_shape) if jobz != "N" else ([1, 1, 1], [1, 1, 1])
     u, vh = (memref.alloc(ir.MemRefType.get(shape, element), [], []) for shape in shapes)
     work = fresh_copy(x)
     bases = [address(b) for b in (work, values, u, vh)]
-    sizes = [matrix_bytes(x.type), _vector_bytes(k, element)] + [
-        0 if jobz == "N" else math.prod(shape[1:]) * ir.FloatType(element).width // 8 for shape in shapes]
+    sizes = [matrix_bytes(x.type), k * element_bytes(real)] + [
+        0 if jobz == "N" else math.prod(shape[1:]) * element_bytes(element) for shape in shapes]
     lead_u, lead_vh = (max(1, u_shape[-1]), n) if jobz != "N" else (1, n)
     flags = [int32(ROW_MAJOR), arith.constant(i8, ord(jobz)), int32(m), int32(n)]
 

@@ -96,17 +96,19 @@ def pointer_at(base: ir.Value, matrix: ir.Value, stride_bytes: int) -> ir.Value:
     return llvm.inttoptr(llvm.PointerType.get(), arith.addi(base, offset))
 
 
+def element_bytes(element: ir.Type) -> int:
+    """The size of one element (a complex one is its two parts side by side) in bytes."""
+    if isinstance(element, ir.ComplexType):
+        return 2 * ir.FloatType(element.element_type).width // 8
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerType(element).width // 8
+    return ir.FloatType(element).width // 8
+
+
 def matrix_bytes(t: ir.Type) -> int:
     """The size of one matrix (the trailing dimensions) of a folded tensor type, in bytes."""
     tensor_type = ir.RankedTensorType(t)
-    element = tensor_type.element_type
-    if isinstance(element, ir.ComplexType):
-        bits = 2 * ir.FloatType(element.element_type).width
-    elif isinstance(element, ir.IntegerType):
-        bits = ir.IntegerType(element).width
-    else:
-        bits = ir.FloatType(element).width
-    return math.prod(tensor_type.shape[1:]) * bits // 8
+    return math.prod(tensor_type.shape[1:]) * element_bytes(tensor_type.element_type)
 
 
 def fresh_copy(x: ir.Value) -> ir.Value:

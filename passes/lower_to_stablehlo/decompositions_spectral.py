@@ -1,12 +1,13 @@
 """Rules for qr, eigh and svd: what jax emits on CPU, custom calls of jaxlib's LAPACK targets.
 
 qr is jax's `_qr_lowering`: `lapack_?geqrf_ffi` (R above the diagonal, the reflectors below,
-and the taus), then `lapack_?orgqr_ffi` on the reflectors (zero-padded to m x m for full tall
-matrices, the leading m x m block of a wide one) and R's upper triangle (its leading n x n
-block for reduced tall matrices). eigh is `lapack_?syevd_ffi` (mode V, uplo L or U), svd
-`lapack_?gesdd_ffi` (mode A, S or N), each followed by jax's NaN selects where `info != 0`.
-Empty matrices make no call: qr gives the identity's columns and a zero R, svd jax's
-`_empty_svd`. The call attributes and layouts are decompositions.py's `lapack_call`.
+and the taus), then `lapack_?orgqr_ffi` (`?ungqr` for complex) on the reflectors (zero-padded
+to m x m for full tall matrices, the leading m x m block of a wide one) and R's upper triangle
+(its leading n x n block for reduced tall matrices). eigh is `lapack_?syevd_ffi` (`?heevd`;
+mode V, uplo L or U), svd `lapack_?gesdd_ffi` (mode A, S or N), each followed by jax's NaN
+selects where `info != 0`. Empty matrices make no call: qr gives the identity's columns and a
+zero R, svd jax's `_empty_svd`. The call attributes and layouts are lapack_calls.py's
+`lapack_call`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     broadcast,
     compare,
     iota,
+    is_complex,
     select,
     splat,
     tensor_type,
@@ -78,7 +80,8 @@ def _qr(op: ir.Operation) -> ir.Value:
     taus_type = ir.RankedTensorType.get([*batch, k], tensor_type(x).element_type)
     packed, taus = lapack_call("geqrf", [x], [x.type, taus_type], [True, False])
     reflectors = _block(packed, m, tensor_type(q_type).shape[-1])
-    (q,) = lapack_call("orgqr", [reflectors, taus], [reflectors.type], [True], matrix_operands=[True, False])
+    expander = "ungqr" if is_complex(tensor_type(x).element_type) else "orgqr"
+    (q,) = lapack_call(expander, [reflectors, taus], [reflectors.type], [True], matrix_operands=[True, False])
     op.results[1].replace_all_uses_with(_upper(_block(packed, tensor_type(r_type).shape[-2], n)))
     return q
 
@@ -93,7 +96,8 @@ def _eigh(op: ir.Operation) -> ir.Value:
     if 0 in tensor_type(x).shape:
         op.results[1].replace_all_uses_with(_full(0, w_type))
         return x
-    v, w, info = lapack_call("syevd", [x], [v_type, w_type, info_type(x)], [True, False, False], mode="V",
+    routine = "heevd" if is_complex(tensor_type(x).element_type) else "syevd"
+    v, w, info = lapack_call(routine, [x], [v_type, w_type, info_type(x)], [True, False, False], mode="V",
                          uplo="L" if bool_attr(op, "lower") else "U")
     ok = _ok(info)
     op.results[1].replace_all_uses_with(nan_unless(ok, w))

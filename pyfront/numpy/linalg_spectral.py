@@ -23,6 +23,7 @@ from mlax import lax
 from mlax.custom_derivatives import custom_jvp
 from mlax.lax import decompositions_spectral as lax_spectral
 from mlax.lax.decompositions import symmetrize
+from mlax.lax.householder import geqrf
 from mlax.numpy import elementwise as ew
 from mlax.numpy import linalg_decompositions as lu_based
 from mlax.numpy import reductions as red
@@ -57,12 +58,17 @@ def _t(x: Any) -> Any:
     return swapaxes(x, -1, -2)
 
 
+def _h(x: Any) -> Any:
+    """The conjugate transpose of each matrix (jax's `_H`)."""
+    return _t(x).conj()
+
+
 def qr(a: Any, mode: str = "reduced") -> Any:
     """(Q, R) of each matrix, reduced ('reduced', 'full') or complete ('complete'); R alone for 'r'."""
     (a,) = _inexact("jnp.linalg.qr", a)
-    if mode == "raw":
-        raise NotImplementedError("mlax.numpy.linalg.qr: mode='raw' needs the geqrf primitive (Householder "
-                                  "reflectors), which mlax does not expose; use 'reduced', 'complete' or 'r'")
+    if mode == "raw":  # LAPACK's packed reflectors, transposed as jax returns them
+        packed, taus = geqrf(a)
+        return QRResult(_t(packed), taus)
     if mode not in ("reduced", "r", "full", "complete"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = lax_spectral.qr(a, full_matrices=mode == "complete")
@@ -82,7 +88,7 @@ def _hermitian_svd(a: Any, compute_uv: bool) -> Any:
     from mlax.numpy.indexing import take_along_axis
 
     u = take_along_axis(vectors, order[..., None, :], axis=-1)
-    return SVDResult(u, s, _t(u * sign[..., None, :].astype(u.dtype)))
+    return SVDResult(u, s, _h(u * sign[..., None, :].astype(u.dtype)))
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
@@ -152,7 +158,7 @@ def _pinv_values(a: Any, rtol: Any, hermitian: bool) -> Any:
 
         rtol = 10.0 * max(m, n) * np.asarray(finfo(a.dtype).eps)
     rtol = asarray(rtol)
-    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    u, s, vh = svd(a.conj(), full_matrices=False, hermitian=hermitian)
     rtol = lax.expand_dims(rtol[..., None], range(s.ndim - rtol.ndim - 1))
     cutoff = rtol * s[..., 0:1]
     s = where(ew.greater(s, cutoff), s, np.inf).astype(u.dtype)
@@ -174,13 +180,13 @@ def _pinv_rule(rtol: Any, hermitian: bool) -> Any:
             a, a_dot = symmetrize(a), symmetrize(a_dot)
         m, n = a.shape[-2:]
         if m >= n:
-            s = matmul(matmul(p, _t(p)), _t(a_dot))
-            t = matmul(matmul(_t(a_dot), _t(p)), p)
+            s = matmul(matmul(p, _h(p)), _h(a_dot))
+            t = matmul(matmul(_h(a_dot), _h(p)), p)
             p_dot = (-matmul(matmul(p, a_dot), p) + s - matmul(matmul(s, a), p) + t
                      - matmul(matmul(p, a), t))
         else:
-            s = matmul(p, matmul(_t(p), _t(a_dot)))
-            t = matmul(_t(a_dot), matmul(_t(p), p))
+            s = matmul(p, matmul(_h(p), _h(a_dot)))
+            t = matmul(_h(a_dot), matmul(_h(p), p))
             p_dot = (-matmul(p, matmul(a_dot, p)) + s - matmul(s, matmul(a, p)) + t
                      - matmul(p, matmul(a, t)))
         return p, p_dot
@@ -224,7 +230,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
         rank = red.sum(mask)
         safe_s = where(mask, s, 1).astype(a.dtype)
         s_inv = where(mask, 1 / safe_s, 0)[:, None]
-        x = matmul(vt.T, s_inv * matmul(u.T, b))
+        x = matmul(_h(vt), s_inv * matmul(_h(u), b))
     if numpy_resid and (int(rank) < n or m <= n):
         resid = asarray([], dtype=a.dtype)
     else:
@@ -271,6 +277,8 @@ def spectral_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> An
 
 def slogdet_qr(a: Any) -> tuple[Any, Any]:
     """slogdet by QR (jax's `_slogdet_qr`) under slogdet's custom JVP."""
+    if np.issubdtype(a.dtype, np.complexfloating):
+        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
     return _slogdet_qr(a)
 
 

@@ -18,7 +18,8 @@ from tests.oracle import assert_same
 
 jlinalg = jax.lax.linalg
 BACKENDS = ["eager", "cpu", "xla"]
-TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
+TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12, np.dtype(np.complex64): 2e-5,
+       np.dtype(np.complex128): 1e-12}
 
 
 def run(fn: Callable[..., Any], backend: str, *args: Any) -> Any:

@@ -91,7 +91,7 @@ def test_rank_deficient_and_repeated(backend: str) -> None:
 
 
 def test_errors_are_jaxs_kind() -> None:
-    with pytest.raises(TypeError, match="f32 or f64"):
+    with pytest.raises(TypeError, match="f32, f64, complex64 or complex128, got int32"):
         mlinalg.svd(np.ones((3, 3), np.int32))
     with pytest.raises(TypeError, match="rank at least 2"):
         mlinalg.qr(np.ones(3, np.float32))

@@ -76,15 +76,16 @@ def _qr_step(u: Any, params: Any) -> Any:
     scaled, sqrt_c, e = params
     m, n = u.shape
     q, _ = lax_spectral.qr(concatenate([sqrt_c * u, eye(n, dtype=u.dtype)], axis=0), full_matrices=False)
-    return e * u + scaled * (q[:m, :n] @ q[m:m + n, :n].T)
+    return e * u + scaled * (q[:m, :n] @ q[m:m + n, :n].T.conj())
 
 
 def _cholesky_step(u: Any, params: Any) -> Any:
     a_minus_e, c, e = params
     n = u.shape[1]
-    y = lax_linalg.cholesky(c * (u.T @ u) + eye(n, dtype=u.dtype), symmetrize_input=False)
-    z = lax_linalg.triangular_solve(y, u.T, left_side=True, lower=True, conjugate_a=True)
-    z = lax_linalg.triangular_solve(y, z, left_side=True, lower=True, transpose_a=True, conjugate_a=True).T
+    y = lax_linalg.cholesky(c * (u.T.conj() @ u) + eye(n, dtype=u.dtype), symmetrize_input=False)
+    z = lax_linalg.triangular_solve(y, u.T, left_side=True, lower=True, conjugate_a=True).conj()
+    z = lax_linalg.triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
+                                    conjugate_a=True).T.conj()
     return e * u + a_minus_e * z
 
 
@@ -145,9 +146,9 @@ def _qdwh(x: Any, max_iterations: int, eps: float | None) -> tuple[Any, Any]:
 
     start = len(qr_steps) + len(cholesky_steps)
     _, u, _ = lax.while_loop(cond, body, (asarray(start, dtype=np.int32), u, not_converged))
-    u = 1.5 * u - 0.5 * u @ (u.T @ u)
-    h = u.T @ x
-    return u, (h + h.T) / 2
+    u = 1.5 * u - 0.5 * u @ (u.T.conj() @ u)
+    h = u.T.conj() @ x
+    return u, (h + h.T.conj()) / 2
 
 
 def _polar_2d(a: Any, side: str, method: str, eps: float | None,
@@ -158,14 +159,14 @@ def _polar_2d(a: Any, side: str, method: str, eps: float | None,
         if m >= n and side == "right":
             return _qdwh(a, iterations, eps)
         if m < n and side == "left":
-            unitary, posdef = _qdwh(a.T, iterations, eps)
-            return unitary.T, posdef.T
+            unitary, posdef = _qdwh(a.T.conj(), iterations, eps)
+            return unitary.T.conj(), posdef.T.conj()
         raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n where side='right' "
                                   f"and m >= n side='left', got {a.shape} with side={side!r}")
     if method == "svd":
         u, s, vh = lax_spectral.svd(a, full_matrices=False)
         s = s.astype(u.dtype)
-        posdef = ((vh.T * s[None, :]) @ vh) if side == "right" else ((u * s[None, :]) @ u.T)
+        posdef = ((vh.T.conj() * s[None, :]) @ vh) if side == "right" else ((u * s[None, :]) @ u.T.conj())
         return u @ vh, posdef
     raise ValueError(f"Unknown polar decomposition method {method}.")
 

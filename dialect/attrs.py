@@ -111,10 +111,13 @@ def _bf16_from_text(text: str) -> np.ndarray:
 
 def _complex_from_text(text: str, dtype: np.dtype) -> np.ndarray:
     """Read a non-splat complex dense attribute from its printed form (the bindings expose no
-    buffer for complex elements): each part is printed exactly, in decimal or as raw hex bits."""
+    buffer for complex elements): each part is printed exactly, in decimal or as raw hex bits, or
+    (from 100 elements on) the whole buffer as one hex string."""
     part = dtypes.real_dtype(dtype)
     bits = np.dtype(f"u{part.itemsize}")
     body = text[text.index("<") + 1: text.rindex("> :")]
+    if body.startswith('"0x'):  # a large attribute: its raw little-endian buffer as one hex string
+        return np.frombuffer(bytes.fromhex(body[3:-1]), np.dtype(dtype).newbyteorder("<")).astype(dtype)
     parts = [np.array(int(token, 16), bits).view(part) if token.startswith("0x") else part.type(token)
              for token in _NUMBER.findall(body)]
     return np.array(parts, part).view(dtype)
@@ -131,11 +134,12 @@ def dense_attribute(operation: ir.Operation, name: str) -> ir.DenseElementsAttr:
     named = next(operation.attributes[i] for i in range(len(operation.attributes))
                  if operation.attributes[i].name == name)
     text = str(named)[len(f"NamedAttribute({name}="):-1]
-    tensor = ir.RankedTensorType(ir.Type.parse(text[text.rindex(" : ") + 3:]))
-    values = _complex_from_text(text, dtypes.from_mlir(tensor.element_type))
-    if values.size != math.prod(tensor.shape):  # a splat: one element stands for all
-        return ir.DenseElementsAttr.get(values[:1], type=tensor)
-    return ir.DenseElementsAttr.get(values.reshape(tensor.shape), type=tensor)
+    with operation.context:  # the interpreter reads attributes outside any context
+        tensor = ir.RankedTensorType(ir.Type.parse(text[text.rindex(" : ") + 3:]))
+        values = _complex_from_text(text, dtypes.from_mlir(tensor.element_type))
+        if values.size != math.prod(tensor.shape):  # a splat: one element stands for all
+            return ir.DenseElementsAttr.get(values[:1], type=tensor)
+        return ir.DenseElementsAttr.get(values.reshape(tensor.shape), type=tensor)
 
 
 def to_attribute(kind: str, value: Any) -> ir.Attribute:

@@ -504,6 +504,51 @@ irdl.dialect @mlax {
     irdl.results(lu: %T, pivots: %U, permutation: %V)
   }
 
+  // Householder QR factorization in LAPACK's packed form (`?geqrf`).
+  irdl.operation @geqrf {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(a: %T, taus: %U)
+  }
+
+  // QR factorization with column pivoting in LAPACK's packed form (`?geqp3`).
+  irdl.operation @geqp3 {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    irdl.operands(a: %T, jpvt: %U)
+    irdl.results(result: %T, pivots: %U, taus: %V)
+  }
+
+  // The product of elementary Householder reflectors (`?orgqr` / `?ungqr`).
+  irdl.operation @householder_product {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(a: %T, taus: %U)
+    irdl.results(result: %T)
+  }
+
+  // Reduction to upper Hessenberg form, in LAPACK's packed form (`?gehrd`).
+  irdl.operation @hessenberg {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %T)
+    irdl.results(a: %T, taus: %U)
+  }
+
+  // Reduction of a symmetric (Hermitian) matrix to tridiagonal form (`?sytrd` / `?hetrd`).
+  irdl.operation @tridiagonal {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %W = irdl.base "!builtin.tensor"
+    %attr_lower = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(a: %T, d: %U, e: %V, taus: %W)
+    irdl.attributes {"lower" = %attr_lower}
+  }
+
   // QR decomposition A = Q R (LAPACK `?geqrf` and `?orgqr`, as jax's CPU lowering).
   irdl.operation @qr {
     %T = irdl.base "!builtin.tensor"
@@ -801,6 +846,15 @@ irdl.dialect @mlax {
     irdl.operands(operand: %T)
     irdl.results(result: %T)
     irdl.attributes {"axis" = %attr_axis, "reverse" = %attr_reverse}
+  }
+
+  // The Schur form T and Schur vectors Z (A = Z T Z^H) of square matrices (LAPACK `?gees`).
+  irdl.operation @schur {
+    %T = irdl.base "!builtin.tensor"
+    %attr_compute_schur_vectors = irdl.base "#builtin.integer"
+    irdl.operands(operand: %T)
+    irdl.results(schur_form: %T, schur_vectors: variadic %T)
+    irdl.attributes {"compute_schur_vectors" = %attr_compute_schur_vectors}
   }
 
   // Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i] (size 1 or equal); other result dimensions replicate.

@@ -12,6 +12,7 @@ ran. mlax passes are module passes: they cannot be nested under another anchor.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -40,6 +41,14 @@ class PipelineError(ValueError):
         self.message = message
         self.diagnostics = list(diagnostics or [])
         super().__init__("\n".join(filter(None, [message, format_all(self.diagnostics)])))
+
+
+@functools.cache
+def _error_of_kind(kind: type[Exception]) -> type[PipelineError]:
+    """PipelineError that is also a ``kind`` (NotImplementedError, TypeError...)."""
+    if issubclass(PipelineError, kind):
+        return PipelineError
+    return type(f"Pipeline{kind.__name__}", (PipelineError, kind), {"__module__": __name__})
 
 
 @dataclass(frozen=True)
@@ -189,6 +198,7 @@ def _as_callable(instance: ModulePass) -> Callable[[ir.Operation, object], None]
         except PassFailure as failure:
             if str(failure):
                 (failure.location or op.location).emit_error(str(failure))
+            _local.failure_kind = failure.kind
             pass_.signal_pass_failure()
 
     return run
@@ -249,11 +259,12 @@ def reusable_stages(context: ir.Context, pipeline: str) -> list[Stage]:
 def run_stage(stage: Stage, module: ir.Operation, *, verify_each: bool = True) -> None:
     """Run one stage on ``module``; PipelineError names the element if it fails."""
     module = module.operation
+    _local.failure_kind = ValueError
     with capture(module.context) as found:
         try:
             stage.manager.run(module)
         except ir.MLIRError:
-            raise PipelineError(f"pass '{stage.element}' failed", found) from None
+            raise _error_of_kind(_local.failure_kind)(f"pass '{stage.element}' failed", found) from None
         except Exception as error:  # a bug in a Python pass, not bad input: name it, keep the cause
             raise PipelineError(f"pass '{stage.element}' failed with an internal error: "
                                 f"{type(error).__name__}: {error}", found) from error

@@ -26,11 +26,16 @@ from mlir import ir
 
 
 class PassFailure(Exception):
-    """A pass cannot do its job on this input; emitted as an error at ``location``."""
+    """A pass cannot do its job on this input; emitted as an error at ``location``. ``kind`` is
+    the exception type jax raises for the same input (a derivative jax does not define is a
+    NotImplementedError, an operand type a rule refuses a TypeError): the pipeline's error is
+    also of that type, so a user's ``except`` written for jax catches mlax's error."""
 
-    def __init__(self, message: str, location: ir.Location | None = None) -> None:
+    def __init__(self, message: str, location: ir.Location | None = None,
+                 kind: type[Exception] = ValueError) -> None:
         super().__init__(message)
         self.location = location
+        self.kind = kind
 
 
 class ModulePass:

@@ -68,7 +68,8 @@ _LAX_PASSTHROUGH = _names("""
 # The distributions of jax.scipy.stats, each a module of its own.
 _STATS_DISTRIBUTIONS = _names("""
     bernoulli beta betabinom binom cauchy chi2 dirichlet expon gamma gennorm geom gumbel_l gumbel_r
-    laplace logistic multinomial nbinom norm pareto poisson t truncnorm uniform vonmises wrapcauchy
+    laplace logistic multinomial multivariate_normal nbinom norm pareto poisson t truncnorm uniform vonmises
+    wrapcauchy
 """)
 
 REDIRECTS: dict[str, Redirect] = {
@@ -86,7 +87,6 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.scipy.stats": Redirect("mlax.scipy.stats"),
     **{f"jax.scipy.stats.{name}": Redirect(f"mlax.scipy.stats.{name}")
        for name in sorted(_STATS_DISTRIBUTIONS)},
-    "jax.scipy.stats.multivariate_normal": Redirect(None),
     "jax.scipy.signal": Redirect("mlax.scipy.signal"),
     "jax.scipy.optimize": Redirect(None),
     "jax.scipy.ndimage": Redirect("mlax.scipy.ndimage"),
@@ -116,17 +116,11 @@ REDIRECTS: dict[str, Redirect] = {
 }
 
 
-ISSUE_18 = "issue: complex numbers, linear algebra and FFT"
 NOT_BUILT = "not built yet"
 
 # Why mlax lacks each name it lacks: reason -> the names ("module:name"; "module:*" for all of a
 # module's missing names). Generated into docs/compatibility.md; a test keeps it complete and exact.
 _MISSING_REASONS = {
-    f"needs complex numbers beyond arithmetic ({ISSUE_18})":
-        "jax.numpy:sort_complex jax.scipy.special:sph_harm_y jax.scipy.special:wofz",
-    f"needs FFT ({ISSUE_18})":
-        "jax.scipy.signal:csd jax.scipy.signal:welch jax.scipy.signal:stft jax.scipy.signal:istft",
-    f"needs LAPACK ({ISSUE_18})": "jax.scipy.stats:gaussian_kde jax.scipy.stats.multivariate_normal:*",
     "XLA tokens: mlax orders effects by program order and has no token type":
         "jax.lax:after_all jax.lax:create_token",
     "point-to-point and ragged collectives are not among mlax's collective ops yet":

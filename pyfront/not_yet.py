@@ -7,13 +7,10 @@ reads to list them as "not yet", with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from mlax.errors import user_error
-
-LAPACK = "needs LAPACK (issue: complex numbers, linear algebra and FFT)"
-COMPLEX = "needs complex numbers (issue: complex numbers, linear algebra and FFT)"
 
 
 def not_yet(qualname: str, reason: str) -> Callable[..., Any]:
@@ -30,9 +27,3 @@ def not_yet(qualname: str, reason: str) -> Callable[..., Any]:
     fn.mlax_not_yet = reason  # type: ignore[attr-defined]
     return fn
 
-
-def define_not_yet(namespace: dict[str, Any], module: str, names: Iterable[str], reason: str) -> None:
-    """Put a :func:`not_yet` function for each of ``names`` into ``namespace`` (a module's
-    ``globals()``), named ``module.name``."""
-    for name in names:
-        namespace[name] = not_yet(f"{module}.{name}", reason)

@@ -41,6 +41,19 @@ def random_array(rng: np.random.Generator, shape: Sequence[int], dtype: Any,
     return np.asarray(values).astype(dtype)
 
 
+def random_normal(rng: np.random.Generator, shape: Sequence[int], dtype: Any) -> np.ndarray:
+    """Standard normal values of a float dtype, or of a complex one (both parts normal)."""
+    values = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    return np.asarray(values).astype(dtype)
+
+
+def run(fn: Callable[..., Any], backend: str, *args: Any) -> Any:
+    """``fn(*args)`` eagerly (backend "eager": the interpreter) or under mlax.jit on ``backend``."""
+    return fn(*args) if backend == "eager" else mlax.jit(fn, backend=backend)(*args)
+
+
 def assert_same(actual: Any, expected: Any, rtol: float | None = None, atol: float = 0.0,
                 check_weak_type: bool = True) -> None:
     """Same pytree structure; per leaf same shape, dtype (and weak type) and close values."""

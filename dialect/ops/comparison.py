@@ -77,13 +77,24 @@ def _infer_clamp(lo: TensorSpec, x: TensorSpec, hi: TensorSpec) -> TensorSpec:
     return x
 
 
+def _clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """min(max(x, lo), hi); complex values compare by their real parts only, as XLA's clamp
+    (jax lowers lax.clamp to it): lo where lo.re >= x.re, then hi where hi.re < that one's."""
+    if not dtypes.is_complex(x.dtype):
+        return run_elementwise(lambda x, lo, hi: minimum(maximum(x, lo), hi), x, lo, hi)
+    raised = np.where(lo.real >= x.real, lo, x)
+    return np.where(hi.real >= raised.real, raised, hi).astype(x.dtype)
+
+
 define_op(
     "clamp", "(min: T, operand: U, max: V) -> (result: U)",
     infer=_infer_clamp,
-    reference=lambda lo, x, hi: run_elementwise(lambda x, lo, hi: minimum(maximum(x, lo), hi), x, lo, hi),
+    reference=_clamp,
     summary="min(max(operand, min), max) elementwise.",
     description="`min` and `max` have the operand's element type and either its shape or rank 0 "
                 "(each independently). Any element type. Defined as `min(max(operand, min), max)` "
                 "with NaN-propagating max/min, so a NaN in any operand gives NaN, min > max gives "
-                "max, and -0.0 orders below +0.0.",
+                "max, and -0.0 orders below +0.0. Complex values compare by their real parts "
+                "only (XLA's clamp): `min` where `min.re >= operand.re`, else the operand; then "
+                "`max` unless `max.re >= ` that value's (a NaN real part there gives `max`).",
 )

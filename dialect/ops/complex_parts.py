@@ -75,17 +75,18 @@ COMPLEX_OPS.update({
     # elementwise
     "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "abs", "sign", "compare", "select",
     "convert", "pow", "expm1", "log1p", "rsqrt", "sin", "cos", "tan", "tanh", "exp2", "logistic",
-    "max", "min",
+    "max", "min", "atan2", "clamp",
     # shape (dtype-agnostic)
     "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "rev", "pad",
-    "dynamic_slice", "dynamic_update_slice", "constant",
+    "dynamic_slice", "dynamic_update_slice", "constant", "iota", "bitcast_convert",
     # reductions, cumulative and windowed ops, contractions (max/min lexicographic, as JAX)
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "cumsum", "cumprod", "cummax", "cummin",
     "reduce_window_sum", "reduce_window_max", "reduce_window_min", "dot_general", "conv_general_dilated",
     # indexing and sorting
-    "gather", "scatter", "scatter_add", "scatter_mul", "sort_permutation", "apply_permutation",
+    "gather", "scatter", "scatter_add", "scatter_mul", "scatter_max", "scatter_min", "sort_permutation",
+    "apply_permutation",
     # collectives
-    "psum",
+    "psum", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute",
     # transformation helpers
     "stop_gradient", "optimization_barrier", "sharding_constraint",
 })

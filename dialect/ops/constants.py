@@ -29,7 +29,8 @@ define_op(
 
 def _infer_iota(*, shape: tuple[int, ...], dtype: np.dtype, dimension: int) -> TensorSpec:
     if not dtypes.is_supported(dtype) or dtypes.is_bool(dtype):
-        raise op_type_error("iota", f"dtype must be an integer or floating-point type, got {np.dtype(dtype)}")
+        raise op_type_error("iota", f"dtype must be an integer or floating-point or complex type, got "
+                                    f"{np.dtype(dtype)}")
     if any(d < 0 for d in shape):
         raise op_value_error("iota", f"shape {tuple(shape)} must be nonnegative")
     if not 0 <= dimension < len(shape):
@@ -51,9 +52,10 @@ define_op(
     infer=_infer_iota, reference=_iota, weak_type="never",
     summary="Counting values 0, 1, 2, ... along `dimension`, broadcast over the other dimensions.",
     description="""
-No operands. The result has shape `shape` and element type `dtype` (integer or float,
-not i1); `result[i_0, ..., i_{n-1}] = i_dimension` converted to `dtype` (integers wrap
-modulo 2^bits, floats round to nearest). `dimension` is in `0 .. rank-1`, so the shape has
-rank at least 1. This is `lax.broadcasted_iota`; `lax.iota(dtype, n)` is the rank-1 case.
+No operands. The result has shape `shape` and element type `dtype` (integer, float or
+complex, not i1); `result[i_0, ..., i_{n-1}] = i_dimension` converted to `dtype` (integers
+wrap modulo 2^bits, floats round to nearest, complex values have imaginary part 0).
+`dimension` is in `0 .. rank-1`, so the shape has rank at least 1. This is
+`lax.broadcasted_iota`; `lax.iota(dtype, n)` is the rank-1 case.
 """,
 )

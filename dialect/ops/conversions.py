@@ -70,6 +70,10 @@ def _bitcast_shape(shape: tuple[int, ...], src: np.dtype, dst: np.dtype) -> tupl
     op = "bitcast_convert"
     if (dtypes.is_bool(src) or dtypes.is_bool(dst)) and src != dst:
         raise op_type_error(op, f"cannot bitcast between {src} and {dst}: i1 only bitcasts to i1")
+    if (dtypes.is_complex(src) or dtypes.is_complex(dst)) and src != dst:
+        raise op_type_error(op, "does not support complex values unless the operand and destination types "
+                                f"match (as jax). Got operand dtype={src}, new_dtype={dst}. Consider using "
+                                "the arr.view() method instead.")
     if src.itemsize == dst.itemsize:
         return shape
     if src.itemsize > dst.itemsize:
@@ -100,5 +104,5 @@ define_op(
     description="Same bit width: same shape. To an n times narrower type: the result gains a "
                 "minor dimension of size n (little-endian order: element 0 holds the lowest "
                 "bits). To an n times wider type: the operand's minor dimension must be n and "
-                "is consumed. `i1` bitcasts only to `i1`.",
+                "is consumed. `i1` and complex types bitcast only to themselves (as jax).",
 )

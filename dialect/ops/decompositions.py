@@ -30,12 +30,12 @@ LAPACK_PREFIXES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtyp
                    np.dtype(np.complex128): "z"}
 
 
-def _check_matrix(op: str, x: TensorSpec, what: str = "operand", square: bool = True,
-                  complex_ok: bool = False) -> None:
-    allowed = FLOAT_DTYPES + COMPLEX_DTYPES if complex_ok else FLOAT_DTYPES
-    if x.dtype not in allowed:
-        kinds = "f32, f64, complex64 or complex128" if complex_ok else "f32 or f64"
-        raise op_type_error(op, f"{what} must have element type {kinds}, got {x.dtype}")
+def check_matrix(op: str, x: TensorSpec, what: str = "operand", square: bool = True) -> None:
+    """Refuse what LAPACK has no routine for (jax's type errors) and shapes that are not a batch of
+    (square) matrices."""
+    if x.dtype not in FLOAT_DTYPES + COMPLEX_DTYPES:
+        raise op_type_error(op, f"{what} must have element type f32, f64, complex64 or complex128, got "
+                                f"{x.dtype}")
     if x.ndim < 2:
         raise op_type_error(op, f"{what} must have rank at least 2 (a batch of matrices), got shape "
                                 f"{x.shape}")
@@ -48,7 +48,13 @@ def nans_like(a: np.ndarray) -> np.ndarray:
     return np.full_like(a, complex(np.nan, np.nan) if np.iscomplexobj(a) else np.nan)
 
 
-def _per_matrix(x: np.ndarray, results: int, solve: Callable[..., tuple[np.ndarray, ...]],
+def nans_unless(ok: bool, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``arrays`` as they are if ``ok`` (LAPACK's info == 0), else NaNs like them: jax's lowerings
+    make every result of a failed matrix NaN."""
+    return arrays if ok else tuple(nans_like(a) for a in arrays)
+
+
+def per_matrix(x: np.ndarray, results: int, solve: Callable[..., tuple[np.ndarray, ...]],
                 *others: np.ndarray) -> tuple[np.ndarray, ...]:
     """``solve`` on every matrix of the batch, stacked back into ``results`` arrays."""
     batch = x.shape[:-2]
@@ -60,7 +66,7 @@ def _per_matrix(x: np.ndarray, results: int, solve: Callable[..., tuple[np.ndarr
     return tuple(np.stack([o[i] for o in outs]).reshape(*batch, *outs[0][i].shape) for i in range(results))
 
 
-def _routine(name: str, dtype: np.dtype) -> Callable[..., tuple]:
+def lapack_routine(name: str, dtype: np.dtype) -> Callable[..., tuple]:
     """SciPy's wrapper of the BLAS/LAPACK routine ``name`` for ``dtype`` (scipy.linalg is imported
     on first use: it costs ~0.2 s)."""
     import scipy.linalg.blas
@@ -74,12 +80,12 @@ def _routine(name: str, dtype: np.dtype) -> Callable[..., tuple]:
 
 
 def _infer_cholesky(x: TensorSpec) -> TensorSpec:
-    _check_matrix("cholesky", x, complex_ok=True)
+    check_matrix("cholesky", x)
     return x
 
 
 def _cholesky(x: np.ndarray) -> np.ndarray:
-    potrf = _routine("potrf", x.dtype)
+    potrf = lapack_routine("potrf", x.dtype)
 
     def one(a: np.ndarray) -> tuple[np.ndarray]:
         if a.size == 0:
@@ -87,7 +93,7 @@ def _cholesky(x: np.ndarray) -> np.ndarray:
         factor, info = potrf(a, lower=1, clean=1)
         return (factor if info == 0 else np.tril(nans_like(a)),)
 
-    return _per_matrix(x, 1, one)[0]
+    return per_matrix(x, 1, one)[0]
 
 
 define_op(
@@ -113,8 +119,8 @@ _SOLVE_FLAGS = ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagon
 def _infer_triangular_solve(a: TensorSpec, b: TensorSpec, *, left_side: bool, lower: bool,
                             transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> TensorSpec:
     name = "triangular_solve"
-    _check_matrix(name, a, "a", complex_ok=True)
-    _check_matrix(name, b, "b", square=False, complex_ok=True)
+    check_matrix(name, a, "a")
+    check_matrix(name, b, "b", square=False)
     if a.dtype != b.dtype:
         raise op_type_error(name, f"a and b must have the same dtype, got {a.dtype} and {b.dtype}")
     if a.shape[:-2] != b.shape[:-2]:
@@ -129,7 +135,7 @@ def _infer_triangular_solve(a: TensorSpec, b: TensorSpec, *, left_side: bool, lo
 
 def _triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool, transpose_a: bool,
                       conjugate_a: bool, unit_diagonal: bool) -> np.ndarray:
-    trsm = _routine("trsm", a.dtype)
+    trsm = lapack_routine("trsm", a.dtype)
 
     trans = (2 if conjugate_a else 1) if transpose_a else 0  # op(A) = A, A^T or A^H
 
@@ -141,7 +147,7 @@ def _triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: b
                          side=0 if left_side else 1, lower=int(lower), trans_a=trans,
                          diag=int(unit_diagonal)),)
 
-    return _per_matrix(a, 1, one, b)[0]
+    return per_matrix(a, 1, one, b)[0]
 
 
 define_op(
@@ -165,7 +171,7 @@ zero on the diagonal gives inf/NaN, as BLAS does. The attributes are jax's
 
 
 def _infer_lu(x: TensorSpec) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
-    _check_matrix("lu", x, square=False, complex_ok=True)
+    check_matrix("lu", x, square=False)
     *batch, m, n = x.shape
     return x, TensorSpec((*batch, min(m, n)), INDEX_DTYPE), TensorSpec((*batch, m), INDEX_DTYPE)
 
@@ -183,7 +189,7 @@ def pivots_to_permutation(pivots: np.ndarray, size: int) -> np.ndarray:
 
 
 def _lu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    getrf = _routine("getrf", x.dtype)
+    getrf = lapack_routine("getrf", x.dtype)
 
     def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if a.size == 0:
@@ -191,7 +197,7 @@ def _lu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         factors, pivots, info = getrf(a)
         return (factors if info >= 0 else nans_like(a)), pivots.astype(INDEX_DTYPE)
 
-    factors, pivots = _per_matrix(x, 2, one)
+    factors, pivots = per_matrix(x, 2, one)
     return factors, pivots, pivots_to_permutation(pivots, x.shape[-2])
 
 

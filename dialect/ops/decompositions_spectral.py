@@ -15,14 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from mlax.dialect.dtypes import real_dtype
-from mlax.dialect.ops.decompositions import _check_matrix, _per_matrix, _routine
+from mlax.dialect.ops.decompositions import check_matrix, lapack_routine, nans_unless, per_matrix
+from mlax.dialect.ops.householder import geqrf_values, householder_product_values
 from mlax.dialect.registry import COMPLEX_OPS, define_op
 from mlax.dialect.tensor_spec import TensorSpec
-
-
-def _nan_unless(ok: bool, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    return tuple(a if ok else np.full_like(a, np.nan) for a in arrays)
-
 
 # --- qr ------------------------------------------------------------------------------------------
 
@@ -34,32 +30,23 @@ def qr_shapes(m: int, n: int, full_matrices: bool) -> tuple[tuple[int, int], tup
 
 
 def _infer_qr(x: TensorSpec, *, full_matrices: bool) -> tuple[TensorSpec, TensorSpec]:
-    _check_matrix("qr", x, square=False, complex_ok=True)
+    check_matrix("qr", x, square=False)
     *batch, m, n = x.shape
     q, r = qr_shapes(m, n, full_matrices)
     return TensorSpec((*batch, *q), x.dtype), TensorSpec((*batch, *r), x.dtype)
 
 
 def _qr(x: np.ndarray, *, full_matrices: bool) -> tuple[np.ndarray, np.ndarray]:
-    expander = "ungqr" if np.iscomplexobj(x) else "orgqr"
-    geqrf, orgqr = _routine("geqrf", x.dtype), _routine(expander, x.dtype)
-    m, n = x.shape[-2:]
-    q_shape, r_shape = qr_shapes(m, n, full_matrices)
-
-    def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if a.size == 0:
-            return np.eye(*q_shape, dtype=a.dtype), np.zeros(r_shape, a.dtype)
-        r, taus, _, info = geqrf(a)
-        if m < n:
-            reflectors = r[:, :m]
-        elif full_matrices:
-            reflectors = np.pad(r, ((0, 0), (0, m - n)))
-        else:
-            reflectors, r = r, r[:n, :n]
-        q, _, _ = orgqr(reflectors, taus)
-        return q, np.triu(r)
-
-    return _per_matrix(x, 2, one)
+    """jax's `_qr_lowering`: geqrf, then householder_product on the reflectors (zero-padded to
+    m x m for full tall matrices, the leading m x m block of a wide one), R the upper triangle."""
+    *batch, m, n = x.shape
+    (q_rows, q_cols), (r_rows, _) = qr_shapes(m, n, full_matrices)
+    if 0 in (m, n):
+        q = np.broadcast_to(np.eye(q_rows, q_cols, dtype=x.dtype), (*batch, q_rows, q_cols)).copy()
+        return q, np.zeros((*batch, r_rows, n), x.dtype)
+    packed, taus = geqrf_values(x)
+    reflectors = packed[..., :, :m] if m < n else np.pad(packed, [(0, 0)] * (x.ndim - 1) + [(0, q_cols - n)])
+    return householder_product_values(reflectors, taus), np.triu(packed[..., :r_rows, :])
 
 
 define_op(
@@ -82,20 +69,20 @@ as jax.
 
 
 def _infer_eigh(x: TensorSpec, *, lower: bool, sort_eigenvalues: bool) -> tuple[TensorSpec, TensorSpec]:
-    _check_matrix("eigh", x, complex_ok=True)
+    check_matrix("eigh", x)
     return x, TensorSpec(x.shape[:-1], real_dtype(x.dtype))
 
 
 def _eigh(x: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> tuple[np.ndarray, np.ndarray]:
-    syevd = _routine("heevd" if np.iscomplexobj(x) else "syevd", x.dtype)
+    syevd = lapack_routine("heevd" if np.iscomplexobj(x) else "syevd", x.dtype)
 
     def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if a.size == 0:
             return a.copy(), np.zeros(0, real_dtype(a.dtype))
         w, v, info = syevd(a, compute_v=1, lower=int(lower))
-        return _nan_unless(info == 0, v, w)
+        return nans_unless(info == 0, v, w)
 
-    return _per_matrix(x, 2, one)
+    return per_matrix(x, 2, one)
 
 
 define_op(
@@ -125,7 +112,7 @@ def svd_shapes(m: int, n: int, full_matrices: bool, compute_uv: bool) -> tuple[t
 
 
 def _infer_svd(x: TensorSpec, *, full_matrices: bool, compute_uv: bool) -> tuple[TensorSpec, ...]:
-    _check_matrix("svd", x, square=False, complex_ok=True)
+    check_matrix("svd", x, square=False)
     *batch, m, n = x.shape
     (s, *vectors) = svd_shapes(m, n, full_matrices, compute_uv)
     return (TensorSpec((*batch, *s), real_dtype(x.dtype)),
@@ -144,18 +131,18 @@ def _empty_svd(m: int, n: int, dtype: np.dtype, full_matrices: bool,
 
 
 def _svd(x: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> tuple[np.ndarray, ...]:
-    gesdd = _routine("gesdd", x.dtype)
+    gesdd = lapack_routine("gesdd", x.dtype)
     m, n = x.shape[-2:]
     if 0 in (m, n):
-        return _per_matrix(x, 3, lambda a: _empty_svd(m, n, a.dtype, full_matrices, compute_uv))
+        return per_matrix(x, 3, lambda a: _empty_svd(m, n, a.dtype, full_matrices, compute_uv))
 
     def one(a: np.ndarray) -> tuple[np.ndarray, ...]:
         u, s, vh, info = gesdd(a, compute_uv=int(compute_uv), full_matrices=int(full_matrices))
         if not compute_uv:
             u, vh = np.zeros((0, 0), a.dtype), np.zeros((0, 0), a.dtype)
-        return _nan_unless(info == 0, s, u, vh)
+        return nans_unless(info == 0, s, u, vh)
 
-    return _per_matrix(x, 3, one)
+    return per_matrix(x, 3, one)
 
 
 define_op(

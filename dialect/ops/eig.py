@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlax.dialect import dtypes
-from mlax.dialect.ops.decompositions import _check_matrix, _per_matrix, _routine, nans_like
+from mlax.dialect.ops.decompositions import check_matrix, lapack_routine, nans_like, per_matrix
 from mlax.dialect.registry import COMPLEX_OPS, define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -26,7 +26,7 @@ def _complex_type(dtype: np.dtype) -> np.dtype:
 
 def _infer_eig(x: TensorSpec, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
                enable_eigvec_derivs: bool) -> tuple[TensorSpec, ...]:
-    _check_matrix("eig", x, complex_ok=True)
+    check_matrix("eig", x)
     complex_type = _complex_type(x.dtype)
     vectors = TensorSpec(x.shape, complex_type)
     count = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
@@ -45,7 +45,7 @@ def unpack_eigenvectors(wi: np.ndarray, packed: np.ndarray) -> np.ndarray:
 
 def _eig(x: np.ndarray, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
          enable_eigvec_derivs: bool) -> tuple[np.ndarray, ...]:
-    geev = _routine("geev", x.dtype)
+    geev = lapack_routine("geev", x.dtype)
     complex_type = _complex_type(x.dtype)
 
     def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -61,7 +61,7 @@ def _eig(x: np.ndarray, *, compute_left_eigenvectors: bool, compute_right_eigenv
             return nans_like(w), nans_like(vl), nans_like(vr)
         return w, vl, vr
 
-    w, vl, vr = _per_matrix(x, 3, one)
+    w, vl, vr = per_matrix(x, 3, one)
     return (w, *([vl] if compute_left_eigenvectors else []), *([vr] if compute_right_eigenvectors else []))
 
 

@@ -244,6 +244,14 @@ def minimum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """np.arctan2; complex operands take XLA's definition -i log((x + iy) / sqrt(x^2 + y^2)),
+    each step rounded in the operands' type (jax lowers complex atan2 to it)."""
+    if not dtypes.is_complex(y.dtype):
+        return np.arctan2(y, x)
+    return np.asarray(-1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y)), y.dtype)
+
+
 def _nextafter(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(x == y, y, np.nextafter(x, y))  # NumPy's f16 loop returns x, not y, on ties
 
@@ -349,8 +357,9 @@ define_binary("max", maximum, ANY, "Elementwise maximum (logical or on booleans)
               "NaN in either operand gives NaN; max(-0.0, +0.0) is +0.0.")
 define_binary("min", minimum, ANY, "Elementwise minimum (logical and on booleans).",
               "NaN in either operand gives NaN; min(-0.0, +0.0) is -0.0.")
-define_binary("atan2", np.arctan2, FLOAT, "Four-quadrant arctangent of lhs / rhs (y, x order).",
-              "Signed zeros select the quadrant: atan2(+-0, -0) = +-pi, atan2(+-0, +0) = +-0.")
+define_binary("atan2", _atan2, INEXACT, "Four-quadrant arctangent of lhs / rhs (y, x order).",
+              "Signed zeros select the quadrant: atan2(+-0, -0) = +-pi, atan2(+-0, +0) = +-0. "
+              "Complex operands: -i log((rhs + i lhs) / sqrt(rhs^2 + lhs^2)), XLA's definition.")
 define_binary("and", np.bitwise_and, INT_OR_BOOL, "Bitwise and (logical and on booleans).")
 define_binary("or", np.bitwise_or, INT_OR_BOOL, "Bitwise or (logical or on booleans).")
 define_binary("xor", np.bitwise_xor, INT_OR_BOOL, "Bitwise xor (logical xor on booleans).")

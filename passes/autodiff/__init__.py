@@ -63,7 +63,7 @@ def _erase_custom_linear_markers(module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name:
                 raise PassFailure("mlax-autodiff: can't apply forward-mode autodiff (jvp) to a custom_vjp "
-                                  "function", op.location)
+                                  "function", op.location, kind=TypeError)
         marker.erase()
         del CUSTOM_LINEAR[name]
 

@@ -29,6 +29,7 @@ from mlax.passes.autodiff.jvp_rules_fft import FFT_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_indexing import INDEXING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_sorting import SORTING_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_spectral import SPECTRAL_JVP_RULES
+from mlax.passes.autodiff.jvp_rules_undefined import UNDEFINED_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_windowed import WINDOWED_JVP_RULES
 from mlax.passes.registry import PassFailure
 
@@ -172,7 +173,7 @@ def _clamp(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list
     min < max, max's where max < x; at ties no tangent passes. Rank-0 bounds broadcast."""
     if dtypes.is_complex(spec(primals[1]).dtype):  # jax's rule compares them with lax.gt, which refuses
         raise PassFailure("mlax.clamp has no derivative for complex operands: complex numbers are unordered "
-                          "(jax's clamp JVP refuses them too)", op.location)
+                          "(jax's clamp JVP refuses them too)", op.location, kind=TypeError)
     lo, x, hi = (_broadcast_to(e, v, primals[1]) for v in primals)
     both = lambda a, b: e("and", a, b)  # noqa: E731
     masks = (both(_compare(e, lo, x, "GT"), _compare(e, lo, hi, "LT")),
@@ -376,4 +377,5 @@ JVP_RULES: dict[str, JvpRule] = {
     **FFT_JVP_RULES,
     **SPECTRAL_JVP_RULES,
     **EIG_JVP_RULES,
+    **UNDEFINED_JVP_RULES,
 }

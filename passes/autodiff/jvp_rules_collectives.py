@@ -35,7 +35,8 @@ def _not_differentiable(e: Emitter, op: ir.Operation, primals: list[ir.Value], t
         return [None]
     name = op.name.removeprefix("mlax.")
     raise PassFailure(f"mlax-autodiff: Differentiation rule for '{name}' not implemented (as in jax: "
-                      f"{op.name} has no derivative over its named axes)", op.location)
+                      f"{op.name} has no derivative over its named axes)", op.location,
+                      kind=NotImplementedError)
 
 
 def _axis_index(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],

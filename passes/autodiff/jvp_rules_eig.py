@@ -76,7 +76,7 @@ def _eig(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[M
     flags = read_attributes(op)
     left, right = flags["compute_left_eigenvectors"], flags["compute_right_eigenvectors"]
     if (left or right) and not flags["enable_eigvec_derivs"]:
-        raise PassFailure(f"mlax-autodiff: {EIGVEC_DERIVS_MESSAGE}", op.location)
+        raise PassFailure(f"mlax-autodiff: {EIGVEC_DERIVS_MESSAGE}", op.location, kind=NotImplementedError)
     w = outs[0]
     vr = outs[-1] if right else e.many("eig", a, **(flags | {"compute_left_eigenvectors": False,
                                                              "compute_right_eigenvectors": True}))[-1]

@@ -177,7 +177,7 @@ def _svd(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[M
     m, n = spec(a).shape[-2:]
     if flags["compute_uv"] and flags["full_matrices"] and m != n:
         raise PassFailure("mlax-autodiff: Singular value decomposition JVP not implemented for full matrices",
-                          op.location)
+                          op.location, kind=NotImplementedError)
     reduced = flags["compute_uv"] and (not flags["full_matrices"] or m == n)
     s, u, vt = outs if reduced else e.many("svd", a, full_matrices=False, compute_uv=True)
     v = adjoint(e, vt)

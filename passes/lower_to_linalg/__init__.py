@@ -25,9 +25,11 @@ from mlax.passes.lower_to_linalg import (
     eig,
     elementwise,
     fft,
+    householder,
     indexing,
     reductions,
     scan,
+    schur,
     shape,
     sorting,
     structural,
@@ -43,7 +45,8 @@ RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
                           **shape.RULES, **dynamic.RULES, **reductions.RULES, **contraction.RULES,
                           **scan.RULES, **windowed.RULES, **indexing.RULES,
                           **sorting.RULES, **collectives.RULES, **decompositions.RULES,
-                          **decompositions_spectral.RULES, **eig.RULES, **fft.RULES}
+                          **decompositions_spectral.RULES, **eig.RULES, **fft.RULES,
+                          **householder.RULES, **schur.RULES}
 
 
 @register_pass

@@ -164,8 +164,8 @@ def _scatter(name: str) -> Rule:
             if combine is None and fits is None:
                 return tensor.insert(new, acc, positions)
             old = tensor.extract(acc, positions)
-            if combine is not None:
-                new = combine(new, old)
+            if combine is not None:  # (current, update), XLA's order: complex max/min pick the update on NaN
+                new = combine(old, new)
             if fits is not None:
                 new = arith.select(fits, new, old)
             return tensor.insert(new, acc, positions)

@@ -32,8 +32,10 @@ from mlax.passes.lower_to_stablehlo import (
     eig,
     elementwise,
     fft,
+    householder,
     indexing,
     reductions,
+    schur,
     shape,
     sorting,
     structural,
@@ -50,7 +52,7 @@ RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
                           **reductions.RULES, **contraction.RULES, **indexing.RULES,
                           **windowed.RULES, **sorting.RULES, **collectives.RULES,
                           **decompositions.RULES, **decompositions_spectral.RULES, **eig.RULES,
-                          **fft.RULES}
+                          **fft.RULES, **householder.RULES, **schur.RULES}
 
 
 @register_pass

@@ -32,14 +32,18 @@ def _layouts(types: list[ir.Type], matrices: list[bool]) -> ir.Attribute:
 
 
 def lapack_call(name: str, operands: list[ir.Value], results: list[ir.Type], matrix_results: list[bool],
-            matrix_operands: list[bool] | None = None, **chars: str) -> list[ir.Value]:
+                matrix_operands: list[bool] | None = None, integers: dict[str, int] | None = None,
+                **chars: str) -> list[ir.Value]:
     """The custom call of jaxlib's ``lapack_<s|d|c|z><name>_ffi`` as jax emits it (every operand a
-    batch of column-major matrices unless ``matrix_operands`` says which are)."""
+    batch of column-major matrices unless ``matrix_operands`` says which are); its attributes are
+    the ``chars`` (ui8: uplo, mode...) and the i32 ``integers`` (gehrd's low and high)."""
     element = tensor_type(operands[0]).element_type
     complex_type = isinstance(element, ir.ComplexType)
     width = ir.FloatType(element.element_type if complex_type else element).width
     prefix = ("c" if width == 32 else "z") if complex_type else ("s" if width == 32 else "d")
-    config = ", ".join(f"{key} = {ord(char)} : ui8" for key, char in sorted(chars.items()))
+    fields = {key: f"{ord(char)} : ui8" for key, char in chars.items()}
+    fields |= {key: f"{number} : i32" for key, number in (integers or {}).items()}
+    config = ", ".join(f"{key} = {field}" for key, field in sorted(fields.items()))
     call = hlo("custom_call", operands, results, {
         "call_target_name": ir.StringAttr.get(f"{TARGET_PREFIX}{prefix}{name}_ffi"),
         "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),

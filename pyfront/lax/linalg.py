@@ -108,6 +108,14 @@ from mlax.lax.decompositions import (  # noqa: E402, F401
 )
 from mlax.lax.decompositions_spectral import eigh, qr, svd  # noqa: E402, F401
 from mlax.lax.eig import eig  # noqa: E402, F401
+from mlax.lax.householder import (  # noqa: E402, F401
+    geqp3,
+    geqrf,
+    hessenberg,
+    householder_product,
+    tridiagonal,
+)
+from mlax.lax.schur import schur  # noqa: E402, F401
 from mlax.lax.tridiagonal import tridiagonal_solve  # noqa: E402, F401
 
 __all__ = ["batch_matmul", "dot", "dot_general"]

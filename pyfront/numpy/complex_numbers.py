@@ -1,4 +1,5 @@
-"""mlax.numpy's complex-number functions: real, imag, conjugate, angle, iscomplex, isreal.
+"""mlax.numpy's complex-number functions: real, imag, conjugate, angle, iscomplex, isreal,
+sort_complex.
 
 Each follows jnp: on complex arrays they call the `lax.real/imag/conj` primitives; on real ones
 real and conjugate return the value, imag returns zeros of its dtype.
@@ -8,14 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from mlax import lax
 from mlax.core import abstractify
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.numpy import elementwise as ew
 from mlax.numpy.math_extra import degrees
-from mlax.numpy.util import asarray, check_arraylike, const_like, promote_args_inexact
+from mlax.numpy.util import asarray, check_arraylike, const_like, promote_args_inexact, to_inexact_dtype
 
-__all__ = ["angle", "conj", "conjugate", "imag", "iscomplex", "isreal", "real"]
+__all__ = ["angle", "conj", "conjugate", "imag", "iscomplex", "isreal", "real", "sort_complex"]
 
 
 def _is_complex(x: Any) -> bool:
@@ -61,3 +64,20 @@ def iscomplex(x: Any, /) -> Any:
     """True where the imaginary part is nonzero (nowhere for real arrays)."""
     i = imag(x)
     return lax.ne(i, const_like(i, 0))
+
+
+def to_complex_dtype(dtype: Any) -> np.dtype:
+    """jax's complex type for a dtype: complex128 where the inexact type is 64-bit per part, else
+    complex64 (so int32 gives complex64 even with x64)."""
+    wide = to_inexact_dtype(dtype) in (np.dtype(np.float64), np.dtype(np.complex128))
+    return np.dtype(np.complex128 if wide else np.complex64)
+
+
+def sort_complex(a: Any) -> Any:
+    """``a`` sorted along its last axis (complex values by real part, then imaginary part), as a
+    complex array: jnp sorts in the input's dtype, then converts."""
+    check_arraylike("sort_complex", a)
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("mlax.numpy.sort_complex: axis -1 is out of bounds for array of dimension 0")
+    return lax.convert_element_type(lax.sort(a), to_complex_dtype(a.dtype))

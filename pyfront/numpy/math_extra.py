@@ -15,6 +15,7 @@ from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.core import abstractify
 from mlax.numpy import elementwise as ew
+from mlax.numpy.dtypes import iscomplexobj
 from mlax.numpy.util import (
     asarray,
     broadcast_shapes_or_raise,
@@ -265,6 +266,11 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     if arr is None:
         raise ValueError("mlax.numpy.clip: no input was provided")
     check_arraylike("clip", arr)
+    if any(iscomplexobj(t) for t in (arr, min, max)):
+        raise ValueError("mlax.numpy.clip received a complex value either through the input or the min/max "
+                         "keywords. Complex values have no ordering and cannot be clipped (as jax). Please "
+                         "convert to a real value or array by taking the real or imaginary components via "
+                         "mlax.numpy.real/imag respectively.")
     if min is not None:
         arr = ew.maximum(min, arr)
     if max is not None:

@@ -5,7 +5,7 @@ and channel: the larger operand is the image, the smaller one, reversed, the ker
 mode picks the padding ("full": every overlap, "valid": complete overlaps only, "same": the
 first operand's shape, centred as SciPy centres it). fftconvolve is jax's: the product of the
 (real when the inputs are) spectra at the full size, cut to the mode; `axes` maps the others with
-vmap. The spectral-estimation functions (welch, stft, ...) are not built yet.
+vmap. The spectral estimates (stft, istft, csd, welch) are in signal_spectral.py.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ import mlax.numpy as mnp
 from mlax import lax
 from mlax.batching import vmap
 from mlax.numpy.util import check_arraylike, normalize_axis, promote_dtypes_inexact
+from mlax.scipy.signal_spectral import csd, istft, stft, welch
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft",
+           "stft", "welch"]
 
 _MODES = ("full", "same", "valid")
 

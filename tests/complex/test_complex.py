@@ -129,6 +129,18 @@ def test_vmap(backend: str, rng: np.random.Generator) -> None:
     check(mlax.vmap(lax.complex)(*parts), jax.vmap(jax.lax.complex)(*parts))
 
 
+@pytest.mark.parametrize("backend", ("eager", "cpu", "xla"))
+def test_large_complex_constants(backend: str, rng: np.random.Generator, x64: None) -> None:
+    """From 100 elements on MLIR prints a dense attribute as one hex string of its buffer; passes
+    that read complex constants back (cleanup, the interpreter) decode it."""
+    def with_table(np_: Any, table: np.ndarray) -> Callable[[Any], Any]:
+        return lambda z: z * np_.asarray(table) + np_.asarray(table)[::-1]
+
+    for dtype in (np.complex64, np.complex128):
+        table, z = random_complex(rng, (3, 50), dtype), random_complex(rng, (3, 50), dtype)
+        check(run(with_table(mnp, table), backend, z), with_table(jnp, table)(z))
+
+
 def test_refusals(rng: np.random.Generator) -> None:
     z = mnp.asarray(random_complex(rng, (3,), np.complex64))
     with pytest.raises(TypeError, match="comparison_direction LT does not accept complex"):

@@ -18,28 +18,22 @@ import mlax
 import mlax.numpy as mnp
 import mlax.scipy.linalg as msl
 from mlax.lax import linalg as mlinalg
-from tests.oracle import assert_same
+from tests.oracle import assert_same, random_normal, run
 
 BACKENDS = ["eager", "cpu", "xla"]
 TOL = {np.dtype(np.complex64): 2e-5, np.dtype(np.complex128): 1e-12}
 
 
-def run(fn: Callable[..., Any], backend: str, *args: Any) -> Any:
-    return fn(*args) if backend == "eager" else mlax.jit(fn, backend=backend)(*args)
-
-
-def random_complex(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
 
 def hermitian(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """Well-conditioned Hermitian positive-definite matrices."""
-    x = random_complex(rng, shape, np.complex128)
+    x = random_normal(rng, shape, np.complex128)
     return (x @ np.conj(np.swapaxes(x, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dtype)
 
 
 def triangular(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    return (random_complex(rng, shape, np.complex128) + 2 * shape[-1] * np.eye(shape[-1])).astype(dtype)
+    return (random_normal(rng, shape, np.complex128) + 2 * shape[-1] * np.eye(shape[-1])).astype(dtype)
 
 
 @pytest.fixture(params=[np.complex64, np.complex128], ids=["c64", "c128"])
@@ -54,9 +48,9 @@ def test_primitives(rng: np.random.Generator, dtype: Any, backend: str) -> None:
     tol = TOL[dtype]
     h = hermitian(rng, (2, 4, 4), dtype)
     assert_same(run(mlinalg.cholesky, backend, h), jax.lax.linalg.cholesky(h), rtol=tol, atol=tol * 10)
-    x = random_complex(rng, (2, 5, 3), dtype)
+    x = random_normal(rng, (2, 5, 3), dtype)
     assert_same(run(mlinalg.lu, backend, x), jax.lax.linalg.lu(x), rtol=tol, atol=tol * 10)
-    a, b = triangular(rng, (2, 4, 4), dtype), random_complex(rng, (2, 4, 3), dtype)
+    a, b = triangular(rng, (2, 4, 4), dtype), random_normal(rng, (2, 4, 3), dtype)
 
     def solves(a: Any, b: Any, lin: Any = mlinalg) -> list[Any]:
         return [lin.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=t, conjugate_a=c)
@@ -83,7 +77,7 @@ def _functions(np_: Any, sl: Any) -> Callable[..., list[Any]]:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_front_end_functions(rng: np.random.Generator, dtype: Any, backend: str) -> None:
     h, a = hermitian(rng, (4, 4), dtype), triangular(rng, (4, 4), dtype)
-    b, tol = random_complex(rng, (4, 2), dtype), TOL[dtype] * 10
+    b, tol = random_normal(rng, (4, 2), dtype), TOL[dtype] * 10
     got = run(_functions(mnp, msl), backend, h, a, b)
     assert_same(got, _functions(jnp, jsl)(h, a, b), rtol=tol, atol=tol)
 
@@ -99,12 +93,12 @@ def _loss(np_: Any, sl: Any) -> Callable[..., Any]:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_gradients(rng: np.random.Generator, x64: None, backend: str) -> None:
     h, a = hermitian(rng, (3, 3), np.complex128), triangular(rng, (3, 3), np.complex128)
-    b = random_complex(rng, (3, 2), np.complex128)
+    b = random_normal(rng, (3, 2), np.complex128)
     got = run(mlax.grad(_loss(mnp, msl), argnums=(0, 1, 2)), backend, h, a, b)
     expected = jax.grad(_loss(jnp, jsl), argnums=(0, 1, 2))(h, a, b)
     assert_same(got, expected, rtol=1e-9, atol=1e-9)
     # jax's convention: grad(f)(z) = df/dx - i df/dy, so df along d is Re(grad * d)
-    direction, step = random_complex(rng, b.shape, np.complex128), 1e-3  # the loss is large: round-off
+    direction, step = random_normal(rng, b.shape, np.complex128), 1e-3  # the loss is large: round-off
     f = _loss(jnp, jsl)
     numeric = (f(h, a, b + step * direction) - f(h, a, b - step * direction)) / (2 * step)
     np.testing.assert_allclose(np.sum(np.real(np.asarray(got[2]) * direction)), numeric, rtol=1e-7)
@@ -112,7 +106,7 @@ def test_gradients(rng: np.random.Generator, x64: None, backend: str) -> None:
 
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_holomorphic_jacobians(rng: np.random.Generator, backend: str) -> None:
-    h, b = hermitian(rng, (3, 3), np.complex64), random_complex(rng, (3, 2), np.complex64)
+    h, b = hermitian(rng, (3, 3), np.complex64), random_normal(rng, (3, 2), np.complex64)
     tol = 1e-4
 
     def lower_solve(lin: Any) -> Callable[[Any, Any], Any]:

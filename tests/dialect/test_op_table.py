@@ -28,6 +28,12 @@ LAX_NAMES = {
     "eigh": "linalg.eigh",
     "svd": "linalg.svd",
     "eig": "linalg.eig",
+    "schur": "linalg.schur",
+    "geqrf": "linalg.geqrf",
+    "geqp3": "linalg.geqp3",
+    "householder_product": "linalg.householder_product",
+    "hessenberg": "linalg.hessenberg",
+    "tridiagonal": "linalg.tridiagonal",
 }
 
 

@@ -16,7 +16,8 @@ import pytest
 import mlax
 import mlax.numpy as mnp
 from mlax import lax
-from tests.fft.helpers import random, same
+from tests.fft.helpers import same
+from tests.oracle import random_normal
 
 # (function name, keyword arguments, input dtype, input shape)
 CASES = [
@@ -49,14 +50,15 @@ def _loss(module: Any, name: str, kwargs: dict[str, Any], weights: np.ndarray) -
 
 def _weights(rng: np.random.Generator, name: str, kwargs: dict[str, Any], x: np.ndarray) -> np.ndarray:
     shape = np.shape(getattr(jnp.fft, name)(x, **kwargs))
-    return random(rng, (2, *shape), np.float64 if x.dtype in (np.float64, np.complex128) else np.float32)
+    real = np.float64 if x.dtype in (np.float64, np.complex128) else np.float32
+    return random_normal(rng, (2, *shape), real)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "xla"])
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{c[0]}{i}" for i, c in enumerate(CASES)])
 def test_grad_against_jax(rng: np.random.Generator, backend: str, case: int) -> None:
     name, kwargs, dtype, shape = CASES[case]
-    x = random(rng, shape, dtype)
+    x = random_normal(rng, shape, dtype)
     w = _weights(rng, name, kwargs, x)
     got = mlax.jit(mlax.grad(_loss(mnp, name, kwargs, w)), backend=backend)(x)
     same(got, jax.grad(_loss(jnp, name, kwargs, w))(x), tol=2e-4)
@@ -67,11 +69,11 @@ def test_grad_against_finite_differences(rng: np.random.Generator, x64: None, ca
     """dL along v is Re(sum(grad * v)) in jax's convention (for complex and real inputs alike)."""
     name, kwargs, dtype, shape = CASES[case]
     dtype = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
-    x = random(rng, shape, dtype)
+    x = random_normal(rng, shape, dtype)
     loss = _loss(mnp, name, kwargs, _weights(rng, name, kwargs, x))
     grad = np.asarray(mlax.jit(mlax.grad(loss))(x))
     for _ in range(2):
-        v = random(rng, shape, dtype)
+        v = random_normal(rng, shape, dtype)
         eps = 1e-6
         numeric = (float(loss(x + eps * v)) - float(loss(x - eps * v))) / (2 * eps)
         np.testing.assert_allclose(np.real(np.sum(grad * v)), numeric, rtol=1e-6, atol=1e-8)
@@ -85,9 +87,9 @@ def test_jvp_and_vjp_of_each_kind(rng: np.random.Generator, backend: str, kind: 
     if kind == "IRFFT":
         shape = (2, *lengths[:-1], lengths[-1] // 2 + 1)
     dtype = np.float32 if kind == "RFFT" else np.complex64
-    x, t = random(rng, shape, dtype), random(rng, shape, dtype)
+    x, t = random_normal(rng, shape, dtype), random_normal(rng, shape, dtype)
     out_shape = np.shape(jax.lax.fft(x, kind, lengths))
-    ct = random(rng, out_shape, np.float32 if kind == "IRFFT" else np.complex64)
+    ct = random_normal(rng, out_shape, np.float32 if kind == "IRFFT" else np.complex64)
     fn, jax_fn = (lambda v: lax.fft(v, kind, lengths)), (lambda v: jax.lax.fft(v, kind, lengths))
     same(mlax.jit(lambda a, b: mlax.jvp(fn, (a,), (b,)), backend=backend)(x, t), jax.jvp(jax_fn, (x,), (t,)))
     got = mlax.jit(lambda a, c: mlax.vjp(fn, a)[1](c), backend=backend)(x, ct)
@@ -111,7 +113,7 @@ VMAP_CASES = [(lambda m: m.fft.fft, 1, np.complex64), (lambda m: m.fft.irfft, 2,
 @pytest.mark.parametrize("backend", ["eager", "cpu", "xla"])
 def test_vmap(rng: np.random.Generator, backend: str) -> None:
     for make, axis, dtype in VMAP_CASES:
-        x = random(rng, (4, 3, 6), dtype)
+        x = random_normal(rng, (4, 3, 6), dtype)
         fn = mlax.vmap(make(MLAX), in_axes=axis)
         got = fn(x) if backend == "eager" else mlax.jit(fn, backend=backend)(x)
         same(got, jax.vmap(make(JAX), in_axes=axis)(x))

@@ -12,7 +12,8 @@ import pytest
 
 import mlax
 from mlax import lax
-from tests.fft.helpers import BACKENDS, DTYPES, random, run, same
+from tests.fft.helpers import BACKENDS, DTYPES, same
+from tests.oracle import random_normal, run
 
 SHAPES = [((8,), ()), ((7,), (3,)), ((1,), (2,)), ((12, 5), ()), ((6, 9), (2, 1)), ((3, 4, 5), (2,)),
           ((2, 7, 6), ())]
@@ -27,8 +28,9 @@ def test_every_kind_against_jax(rng: np.random.Generator, request: pytest.Fixtur
         request.getfixturevalue("x64")
     real, complex_ = DTYPES["f" + precision], DTYPES["c" + ("64" if precision == "32" else "128")]
     half = (*lengths[:-1], lengths[-1] // 2 + 1)
-    cases = {"FFT": random(rng, batch + lengths, complex_), "IFFT": random(rng, batch + lengths, complex_),
-             "RFFT": random(rng, batch + lengths, real), "IRFFT": random(rng, batch + half, complex_)}
+    shape = batch + lengths
+    cases = {"FFT": random_normal(rng, shape, complex_), "IFFT": random_normal(rng, shape, complex_),
+             "RFFT": random_normal(rng, shape, real), "IRFFT": random_normal(rng, batch + half, complex_)}
     for kind, x in cases.items():
         same(run(lambda v, kind=kind: lax.fft(v, kind, lengths), backend, x),
              jax.lax.fft(x, kind, lengths))
@@ -86,6 +88,6 @@ def test_sharded(rng: np.random.Generator, backend: str, spec: tuple[Any, ...]) 
 
     mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
     sharding = NamedSharding(mesh, PartitionSpec(*spec))
-    x = random(rng, (4, 6, 8), np.float32)
+    x = random_normal(rng, (4, 6, 8), np.float32)
     fn = mlax.jit(lambda v: lax.fft(v, "RFFT", (6, 8)), in_shardings=sharding, backend=backend)
     same(fn(x), jax.lax.fft(x, "RFFT", (6, 8)))

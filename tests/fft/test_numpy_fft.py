@@ -14,7 +14,8 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from tests.fft.helpers import BACKENDS, random, run, same
+from tests.fft.helpers import BACKENDS, same
+from tests.oracle import random_normal, run
 
 ONE_AXIS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 TWO_AXES = ["fft2", "ifft2", "rfft2", "irfft2"]
@@ -40,12 +41,12 @@ def _family(name: str) -> str:
 @pytest.mark.parametrize("name", ONE_AXIS + TWO_AXES + N_AXES)
 def test_against_jax(rng: np.random.Generator, dtype: Any, backend: str, name: str) -> None:
     if name in REAL_ONLY and np.dtype(dtype).kind == "c":
-        x = random(rng, (3, 4), dtype)
+        x = random_normal(rng, (3, 4), dtype)
         with pytest.raises(ValueError, match="only real valued inputs"):
             run(getattr(mnp.fft, name), backend, x)
         return
     for shape, kwargs in VARIANTS[_family(name)]:
-        x = random(rng, shape, dtype)
+        x = random_normal(rng, shape, dtype)
         same(run(lambda v, kwargs=kwargs: getattr(mnp.fft, name)(v, **kwargs), backend, x),
              getattr(jnp.fft, name)(x, **kwargs))
 
@@ -55,7 +56,7 @@ def test_integer_input_and_large_odd_lengths(rng: np.random.Generator, backend: 
     x = rng.integers(-9, 9, (2, 97)).astype(np.int32)
     for name in ("fft", "rfft", "ifft", "hfft"):
         same(run(getattr(mnp.fft, name), backend, x), getattr(jnp.fft, name)(x), tol=1e-4)
-    y = random(rng, (3, 1000), np.float32)
+    y = random_normal(rng, (3, 1000), np.float32)
     same(run(mnp.fft.rfft, backend, y), jnp.fft.rfft(y), tol=1e-4)
 
 
@@ -65,7 +66,7 @@ def test_frequencies_and_shifts(rng: np.random.Generator, backend: str) -> None:
         same(mnp.fft.fftfreq(n, d), jnp.fft.fftfreq(n, d))
         same(mnp.fft.rfftfreq(n, d), jnp.fft.rfftfreq(n, d))
     same(mnp.fft.fftfreq(5, dtype=np.int32), jnp.fft.fftfreq(5, dtype=np.int32))
-    x = random(rng, (5, 6, 3), np.float32)
+    x = random_normal(rng, (5, 6, 3), np.float32)
     for axes in (None, 0, (1, 2), (-1,)):
         for shift in ("fftshift", "ifftshift"):
             same(run(lambda v, axes=axes, shift=shift: getattr(mnp.fft, shift)(v, axes), backend, x),
@@ -74,7 +75,7 @@ def test_frequencies_and_shifts(rng: np.random.Generator, backend: str) -> None:
 
 def test_under_jit_the_sizes_are_static(rng: np.random.Generator) -> None:
     """A transform of every function in one program (one compile), against jax.jit."""
-    x = random(rng, (4, 6), np.complex64)
+    x = random_normal(rng, (4, 6), np.complex64)
 
     def every(module: Any, v: Any) -> list[Any]:
         f = module.fft

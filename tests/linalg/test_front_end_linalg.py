@@ -18,8 +18,8 @@ import pytest
 import mlax
 import mlax.numpy as mnp
 from mlax.lax import linalg as mlinalg
-from tests.linalg.test_primitives import BACKENDS, run
-from tests.oracle import assert_same
+from tests.linalg.test_primitives import BACKENDS
+from tests.oracle import assert_same, run
 
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
 

@@ -16,8 +16,8 @@ import pytest
 
 import mlax
 import mlax.scipy.linalg as msl
-from tests.linalg.test_primitives import BACKENDS, run
-from tests.oracle import assert_same
+from tests.linalg.test_primitives import BACKENDS
+from tests.oracle import assert_same, run
 
 # 1-norms on both sides of each Pade degree's bound (Higham's theta_m in jax's tables), and
 # beyond the last one, where the matrix is scaled and squared back.

@@ -18,8 +18,8 @@ import pytest
 import mlax
 import mlax.numpy as mnp
 import mlax.scipy.linalg as msl
-from tests.linalg.test_primitives import BACKENDS, run, spd, triangular
-from tests.oracle import assert_same
+from tests.linalg.test_primitives import BACKENDS, spd, triangular
+from tests.oracle import assert_same, run
 
 TOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-10}
 

@@ -14,16 +14,13 @@ import pytest
 
 import mlax
 from mlax.lax import linalg as mlinalg
-from tests.oracle import assert_same
+from tests.oracle import assert_same, run
 
 jlinalg = jax.lax.linalg
 BACKENDS = ["eager", "cpu", "xla"]
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12, np.dtype(np.complex64): 2e-5,
        np.dtype(np.complex128): 1e-12}
 
-
-def run(fn: Callable[..., Any], backend: str, *args: Any) -> Any:
-    return fn(*args) if backend == "eager" else mlax.jit(fn, backend=backend)(*args)
 
 
 def check(fn: Callable[..., Any], jax_fn: Callable[..., Any], backend: str, *args: Any,

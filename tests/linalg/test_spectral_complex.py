@@ -25,19 +25,15 @@ import mlax
 import mlax.numpy as mnp
 import mlax.scipy.linalg as msl
 from mlax.lax import linalg as mlinalg
-from tests.linalg.test_primitives import BACKENDS, TOL, check, run
-from tests.oracle import assert_same
+from tests.linalg.test_primitives import BACKENDS, TOL, check
+from tests.oracle import assert_same, random_normal, run
 
 jlinalg = jax.lax.linalg
 
 
-def random_complex(rng: np.random.Generator, shape: tuple[int, ...],
-                   dtype: Any = np.complex128) -> np.ndarray:
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-
 
 def _unitary(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    q, _ = np.linalg.qr(random_complex(rng, shape))
+    q, _ = np.linalg.qr(random_normal(rng, shape, np.complex128))
     return q
 
 
@@ -64,7 +60,7 @@ SHAPES = [(4, 4), (2, 5, 3), (3, 5), (2, 0, 3)]
 @pytest.mark.parametrize("shape", SHAPES)
 def test_qr_and_svd(rng: np.random.Generator, complex_dtype: Any, backend: str,
                     shape: tuple[int, ...]) -> None:
-    x = random_complex(rng, shape, complex_dtype)
+    x = random_normal(rng, shape, complex_dtype)
     for full in (True, False):
         flags = dict(full_matrices=full)
         check(functools.partial(mlinalg.qr, **flags), functools.partial(jlinalg.qr, **flags), backend, x,
@@ -80,7 +76,7 @@ def test_qr_and_svd(rng: np.random.Generator, complex_dtype: Any, backend: str,
 def test_eigh(rng: np.random.Generator, complex_dtype: Any, backend: str, shape: tuple[int, ...]) -> None:
     a = hermitian(rng, shape, complex_dtype)
     check(mlinalg.eigh, jlinalg.eigh, backend, a, scale=10)
-    lopsided = a + np.triu(random_complex(rng, shape)).astype(complex_dtype)  # which triangle is read matters
+    lopsided = a + np.triu(random_normal(rng, shape, complex_dtype))  # which triangle is read matters
     for lower in (True, False):
         flags = dict(lower=lower, symmetrize_input=False)
         check(functools.partial(mlinalg.eigh, **flags), functools.partial(jlinalg.eigh, **flags), backend,
@@ -144,7 +140,8 @@ def _real_loss(lin: Any, np_: Any, name: str, weights: list[np.ndarray]) -> Call
 def test_grad_against_jax_and_finite_differences(rng: np.random.Generator, x64: None, name: str) -> None:
     shape = _DECOMPOSITIONS[name][1][-1]
     x = _input(rng, name, shape)
-    weights = [random_complex(rng, shape), rng.standard_normal(shape[:-1])[..., : min(shape[-2:])]]
+    weights = [random_normal(rng, shape, np.complex128),
+               rng.standard_normal(shape[:-1])[..., : min(shape[-2:])]]
     expected = jax.grad(_real_loss(jlinalg, jnp, name, weights))(x)
     for backend in BACKENDS:
         got = run(mlax.grad(_real_loss(mlinalg, mnp, name, weights)), backend, x)
@@ -158,7 +155,7 @@ def test_grad_against_jax_and_finite_differences(rng: np.random.Generator, x64: 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_vmap(rng: np.random.Generator, backend: str) -> None:
-    x = random_complex(rng, (3, 4, 2), np.complex64)
+    x = random_normal(rng, (3, 4, 2), np.complex64)
     h = hermitian(rng, (3, 3, 3), np.complex64)
 
     def both(lin: Any) -> Callable[[Any, Any], Any]:
@@ -185,7 +182,7 @@ def _front_end(np_: Any, sl: Any) -> Callable[..., list[Any]]:
 @pytest.mark.parametrize("backend", ["eager", "cpu", "xla"])
 def test_front_end_functions(rng: np.random.Generator, complex_dtype: Any, backend: str) -> None:
     a, t = spread(rng, (4, 4), complex_dtype), spread(rng, (5, 3), complex_dtype)
-    h, b = hermitian(rng, (4, 4), complex_dtype), random_complex(rng, (5, 2), complex_dtype)
+    h, b = hermitian(rng, (4, 4), complex_dtype), random_normal(rng, (5, 2), complex_dtype)
     tol = TOL[complex_dtype] * 100
     got = run(_front_end(mnp, msl), backend, a, t, h, b)
     assert_same(got, _front_end(jnp, jsl)(a, t, h, b), rtol=tol, atol=tol)
@@ -209,7 +206,7 @@ def test_front_end_gradients(rng: np.random.Generator, x64: None, backend: str) 
 
 
 def test_slogdet_by_qr_refuses_complex_as_jax() -> None:
-    a = random_complex(np.random.default_rng(0), (3, 3), np.complex64)
+    a = random_normal(np.random.default_rng(0), (3, 3), np.complex64)
     with pytest.raises(NotImplementedError, match="not implemented for complex inputs"):
         jnp.linalg.slogdet(a, method="qr")
     with pytest.raises(NotImplementedError, match="not implemented for complex inputs"):

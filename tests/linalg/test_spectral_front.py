@@ -19,9 +19,9 @@ import pytest
 import mlax
 import mlax.numpy as mnp
 import mlax.scipy.linalg as msl
-from tests.linalg.test_primitives import BACKENDS, run
+from tests.linalg.test_primitives import BACKENDS
 from tests.linalg.test_spectral import spread, symmetric
-from tests.oracle import assert_same
+from tests.oracle import assert_same, run
 
 TOL = {np.dtype(np.float32): 2e-4, np.dtype(np.float64): 1e-10}
 

@@ -92,7 +92,8 @@ def test_bad_elements_fail_before_anything_runs(parse: Callable[[str], ir.Module
 @dataclass
 class FailingPass(ModulePass):
     argument = "mlax-test-fail"
-    summary = "fails at the first mlax.exp (PassFailure), or with a bug (how=bug), or breaks the IR"
+    summary = ("fails at the first mlax.exp (PassFailure; how=unsupported: one of kind "
+               "NotImplementedError), or with a bug (how=bug), or breaks the IR")
     how: str = "failure"
 
     def run(self, module: ir.Operation) -> None:
@@ -105,7 +106,8 @@ class FailingPass(ModulePass):
                                     operands=[exp.operands[0]],
                                     attributes={"shape": ir.DenseI64ArrayAttr.get([2])})
             return
-        raise PassFailure("cannot handle this exp", exp.location)
+        kind = NotImplementedError if self.how == "unsupported" else ValueError
+        raise PassFailure("cannot handle this exp", exp.location, kind=kind)
 
 
 @pytest.fixture
@@ -125,6 +127,18 @@ def test_pass_failure_names_pass_and_location(failing_pass: None, context: ir.Co
     assert (diag.severity, diag.message) == ("error", "cannot handle this exp")
     assert diag.loc == FileLoc("prog.py", 7, 3)
     assert "cannot handle this exp" in str(info.value)
+
+
+def test_pass_failure_of_a_kind_is_an_error_of_that_kind(failing_pass: None,
+                                                         parse: Callable[[str], ir.Module]) -> None:
+    """A rule refusing what jax refuses with NotImplementedError (or TypeError) fails the pipeline
+    with an error of that type too, still a PipelineError with its diagnostics."""
+    with pytest.raises(NotImplementedError, match="cannot handle this exp") as info:
+        run_pipeline(parse(PROGRAM), "mlax-test-fail{how=unsupported}")
+    assert isinstance(info.value, PipelineError) and info.value.diagnostics
+    with pytest.raises(PipelineError) as info:  # the next failure of the thread has its own kind
+        run_pipeline(parse(PROGRAM), "mlax-test-fail")
+    assert not isinstance(info.value, NotImplementedError)
 
 
 def test_bug_in_a_pass_is_an_internal_error(failing_pass: None, parse: Callable[[str], ir.Module]) -> None:

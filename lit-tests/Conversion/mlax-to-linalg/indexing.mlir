@@ -48,8 +48,8 @@ func.func @test_gather_batching(%x: tensor<3x4xi16>, %i: tensor<3xui8>) -> tenso
 }
 
 // scatter_add: scf.for loops over the updates carry the result, which starts as the operand;
-// each update element is added at its position, and a dropped window ("fill") writes the
-// old value back.
+// each update element is combined with the old value (old, new: XLA's order) at its position,
+// and a dropped window ("fill") writes the old value back.
 // CHECK-LABEL: func.func @test_scatter_add
 // CHECK:         %[[R:.*]] = scf.for %[[U0:.*]] = %c0 to %c3 step %c1 iter_args(%[[ACC0:.*]] = %arg0) -> (tensor<5x4xf32>)
 // CHECK:           scf.for %[[U1:.*]] = %c0 to %c4 step %c1 iter_args(%[[ACC:.*]] = %[[ACC0]]) -> (tensor<5x4xf32>)
@@ -57,7 +57,7 @@ func.func @test_gather_batching(%x: tensor<3x4xi16>, %i: tensor<3xui8>) -> tenso
 // CHECK:             %[[FITS:.*]] = arith.andi
 // CHECK:             %[[NEW:.*]] = tensor.extract %arg2[%[[U0]], %[[U1]]] : tensor<3x4xf32>
 // CHECK:             %[[OLD:.*]] = tensor.extract %[[ACC]]
-// CHECK:             %[[SUM:.*]] = arith.addf %[[NEW]], %[[OLD]] : f32
+// CHECK:             %[[SUM:.*]] = arith.addf %[[OLD]], %[[NEW]] : f32
 // CHECK:             %[[KEEP:.*]] = arith.select %[[FITS]], %[[SUM]], %[[OLD]] : f32
 // CHECK:             tensor.insert %[[KEEP]] into %[[ACC]]
 // CHECK:         return %[[R]]

@@ -350,3 +350,28 @@ func.func @test_eig(%a: tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<
   %0:3 = "mlax.eig"(%a) {compute_left_eigenvectors = true, compute_right_eigenvectors = true, enable_eigvec_derivs = false} : (tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>)
   return %0#0, %0#1, %0#2 : tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>
 }
+
+// schur: T, then Z when compute_schur_vectors (the operand's type and shape).
+// CHECK-LABEL: func.func @test_schur(
+// CHECK-NEXT:    %{{.*}}:2 = "mlax.schur"(%{{.*}}) {compute_schur_vectors = true} : (tensor<2x3x3xcomplex<f64>>) -> (tensor<2x3x3xcomplex<f64>>, tensor<2x3x3xcomplex<f64>>)
+func.func @test_schur(%a: tensor<2x3x3xcomplex<f64>>) -> (tensor<2x3x3xcomplex<f64>>, tensor<2x3x3xcomplex<f64>>) {
+  %0:2 = "mlax.schur"(%a) {compute_schur_vectors = true} : (tensor<2x3x3xcomplex<f64>>) -> (tensor<2x3x3xcomplex<f64>>, tensor<2x3x3xcomplex<f64>>)
+  return %0#0, %0#1 : tensor<2x3x3xcomplex<f64>>, tensor<2x3x3xcomplex<f64>>
+}
+
+// The Householder reductions: geqrf (packed a, taus), householder_product, geqp3 (a, pivots, taus), hessenberg (a, taus of
+// n - 1), tridiagonal (a, real d and e, taus).
+// CHECK-LABEL: func.func @test_householder(
+// CHECK-NEXT:    %{{.*}}:2 = "mlax.geqrf"(%{{.*}}) : (tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<2x3xf32>)
+// CHECK-NEXT:    %{{.*}} = "mlax.householder_product"(%{{.*}}, %{{.*}}) : (tensor<2x5x3xf32>, tensor<2x3xf32>) -> tensor<2x5x3xf32>
+// CHECK-NEXT:    %{{.*}}:3 = "mlax.geqp3"(%{{.*}}, %{{.*}}) : (tensor<2x5x3xf32>, tensor<2x3xi32>) -> (tensor<2x5x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>)
+// CHECK-NEXT:    %{{.*}}:2 = "mlax.hessenberg"(%{{.*}}) : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<3xcomplex<f32>>)
+// CHECK-NEXT:    %{{.*}}:4 = "mlax.tridiagonal"(%{{.*}}) {lower = false} : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<4xf32>, tensor<3xf32>, tensor<3xcomplex<f32>>)
+func.func @test_householder(%a: tensor<2x5x3xf32>, %s: tensor<4x4xcomplex<f32>>, %p: tensor<2x3xi32>) -> (tensor<2x5x3xf32>, tensor<3xcomplex<f32>>, tensor<3xf32>) {
+  %0:2 = "mlax.geqrf"(%a) : (tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<2x3xf32>)
+  %1 = "mlax.householder_product"(%0#0, %0#1) : (tensor<2x5x3xf32>, tensor<2x3xf32>) -> tensor<2x5x3xf32>
+  %4:3 = "mlax.geqp3"(%a, %p) : (tensor<2x5x3xf32>, tensor<2x3xi32>) -> (tensor<2x5x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>)
+  %2:2 = "mlax.hessenberg"(%s) : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<3xcomplex<f32>>)
+  %3:4 = "mlax.tridiagonal"(%s) {lower = false} : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<4xf32>, tensor<3xf32>, tensor<3xcomplex<f32>>)
+  return %1, %2#1, %3#2 : tensor<2x5x3xf32>, tensor<3xcomplex<f32>>, tensor<3xf32>
+}

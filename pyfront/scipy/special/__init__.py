@@ -3,7 +3,7 @@ here; the families in their modules (gamma_family.py: gamma, beta, incomplete ga
 ...; zeta_family.py: zeta, polygamma, bernoulli; bessel.py; error.py: erfcx, dawsn; entropy.py: xlogy,
 entr, Box-Cox, softmax, ...; ndtr.py: the normal CDF and its inverse), on mlax.lax's special
 functions; integrals.py: exp1, expi, expn, sici, fresnel, spence; hypergeometric.py: hyp1f1,
-hyp2f1, owens_t, bessel_jn. Not yet: wofz and sph_harm_y (they need complex numbers)."""
+hyp2f1, owens_t, bessel_jn; faddeeva.py: wofz; spherical_harmonics.py: sph_harm_y."""
 
 from __future__ import annotations
 
@@ -18,22 +18,27 @@ from mlax.numpy.util import const_like, promote_args_inexact
 from mlax.scipy.special import bessel as _bessel
 from mlax.scipy.special import entropy as _entropy
 from mlax.scipy.special import error as _error
+from mlax.scipy.special import faddeeva as _faddeeva
 from mlax.scipy.special import gamma_family as _gamma_family
 from mlax.scipy.special import hypergeometric as _hypergeometric
 from mlax.scipy.special import integrals as _integrals
 from mlax.scipy.special import ndtr as _ndtr
+from mlax.scipy.special import spherical_harmonics as _spherical_harmonics
 from mlax.scipy.special import zeta_family as _zeta_family
 from mlax.scipy.special.bessel import *  # noqa: F403
 from mlax.scipy.special.entropy import *  # noqa: F403
 from mlax.scipy.special.error import *  # noqa: F403
+from mlax.scipy.special.faddeeva import *  # noqa: F403
 from mlax.scipy.special.gamma_family import *  # noqa: F403
 from mlax.scipy.special.hypergeometric import *  # noqa: F403
 from mlax.scipy.special.integrals import *  # noqa: F403
 from mlax.scipy.special.ndtr import *  # noqa: F403
+from mlax.scipy.special.spherical_harmonics import *  # noqa: F403
 from mlax.scipy.special.zeta_family import *  # noqa: F403
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "logsumexp"]
-for _module in (_bessel, _entropy, _error, _gamma_family, _hypergeometric, _integrals, _ndtr, _zeta_family):
+for _module in (_bessel, _entropy, _error, _faddeeva, _gamma_family, _hypergeometric, _integrals, _ndtr,
+                _spherical_harmonics, _zeta_family):
     __all__ += _module.__all__
 
 

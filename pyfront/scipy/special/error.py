@@ -1,8 +1,8 @@
 """The scaled complementary error function and Dawson's integral of mlax.scipy.special (as
-jax.scipy.special, real arguments): erfcx = exp(x^2) erfc(x), asymptotic beyond
-sqrt(log(max float)); dawsn by Cephes' three rational approximations. Both carry jax's
-derivatives (erfcx' = 2 x erfcx - 2 / sqrt(pi), dawsn' = 1 - 2 x dawsn). Half floats compute
-in float32.
+jax.scipy.special): erfcx = exp(x^2) erfc(x), asymptotic beyond sqrt(log(max float)) (complex
+arguments: the Faddeeva function w(ix), faddeeva.py); dawsn by Cephes' three rational
+approximations. Both carry jax's derivatives (erfcx' = 2 x erfcx - 2 / sqrt(pi), dawsn' =
+1 - 2 x dawsn). Half floats compute in float32.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mlax import lax
 from mlax import numpy as mnp
 from mlax.custom_derivatives import custom_jvp
 from mlax.numpy.util import promote_args_inexact
+from mlax.scipy.special.faddeeva import wofz
 
 __all__ = ["dawsn", "erfcx"]
 
@@ -120,8 +121,17 @@ def _with_derivative(name: str, kernel: Callable[[Any], Any], derivative: Callab
     return public
 
 
-erfcx = _with_derivative("erfcx", _erfcx_kernel,
-                         lambda x, y: 2 * x * y - np.array(2 / math.sqrt(math.pi), x.dtype),
-                         "The scaled complementary error function ``exp(x^2) erfc(x)``.")
+_real_erfcx = _with_derivative("erfcx", _erfcx_kernel,
+                               lambda x, y: 2 * x * y - np.array(2 / math.sqrt(math.pi), x.dtype),
+                               "The scaled complementary error function ``exp(x^2) erfc(x)``.")
+
+
+def erfcx(x: Any) -> Any:
+    """The scaled complementary error function ``exp(x^2) erfc(x)``; complex ``x`` is the
+    Faddeeva function at ``ix`` (as jax)."""
+    (x,) = promote_args_inexact("erfcx", x)
+    if not mnp.iscomplexobj(x):
+        return _real_erfcx(x)
+    return wofz(lax.complex(lax.neg(lax.imag(x)), lax.real(x)))
 dawsn = _with_derivative("dawsn", _dawsn_kernel, lambda x, y: np.array(1, x.dtype) - 2 * x * y,
                          "Dawson's integral ``exp(-x^2) int_0^x exp(t^2) dt``.")

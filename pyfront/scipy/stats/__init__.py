@@ -1,6 +1,6 @@
 """mlax.scipy.stats (as jax.scipy.stats): one submodule per distribution, each with the
-functions jax has for it; mode, rankdata and sem in descriptive.py. Not yet: gaussian_kde and
-multivariate_normal (they need linalg)."""
+functions jax has for it; mode, rankdata and sem in descriptive.py; the gaussian_kde class in
+kde.py."""
 
 from mlax.scipy.stats import (  # noqa: F401
     bernoulli,
@@ -19,6 +19,7 @@ from mlax.scipy.stats import (  # noqa: F401
     laplace,
     logistic,
     multinomial,
+    multivariate_normal,
     nbinom,
     norm,
     pareto,
@@ -30,3 +31,4 @@ from mlax.scipy.stats import (  # noqa: F401
     wrapcauchy,
 )
 from mlax.scipy.stats.descriptive import ModeResult, mode, rankdata, sem  # noqa: F401
+from mlax.scipy.stats.kde import gaussian_kde  # noqa: F401

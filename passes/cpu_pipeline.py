@@ -56,7 +56,8 @@ CPU_STAGES: tuple[tuple[str, str], ...] = (
     ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, "
              "mlax-exact-libm-calls, convert-math-to-llvm, convert-math-to-libm, "
              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, "
-             "mlax-expand-bf16, finalize-memref-to-llvm, convert-complex-to-llvm, convert-arith-to-llvm, "
+             "mlax-expand-bf16, finalize-memref-to-llvm{use-aligned-alloc=1}, convert-complex-to-llvm, "
+             "convert-arith-to-llvm, "
              "convert-index-to-llvm, convert-cf-to-llvm, "
              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, convert-openmp-to-llvm, "
              "reconcile-unrealized-casts"),

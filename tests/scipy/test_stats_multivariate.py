@@ -142,9 +142,7 @@ def _draws(lib: Any, key: Any, v: dict[str, Any]) -> Any:
             kde(v["data3"]).resample(key, (2,)))
 
 
-# Not on the native CPU backend: a weighted random.choice whose indices gather from an array does
-# not finish compiling there (LLVM object emission), with or without gaussian_kde.
-@pytest.mark.parametrize("backend", ["eager", "xla"])
+@pytest.mark.parametrize("backend", ["eager", *BACKENDS])
 def test_gaussian_kde_resample(rng: np.random.Generator, backend: str) -> None:
     inputs = _kde_inputs(rng, np.float32)
     def draws(k: Any, v: dict[str, Any]) -> Any:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 import mlax.numpy as mnp
-import mlax.random
 from mlax.numpy.util import check_arraylike, promote_dtypes_inexact
 from mlax.scipy.linalg import cho_factor, cho_solve, cholesky
 from mlax.scipy.special import logsumexp, ndtr
@@ -150,11 +149,13 @@ class gaussian_kde:  # noqa: N801 (SciPy's name)
         """Draws (d, *shape) from the estimate: a data point by weight, plus kernel noise. (jax
         transposes the noise whole, which mismatches shapes of two or more dimensions; here
         the draws stay on the trailing axes.)"""
-        ind_key, eps_key = mlax.random.split(key)
-        ind = mlax.random.choice(ind_key, self.n, shape=shape, p=self.weights)
+        from mlax import random  # mlax.random's samplers import mlax.scipy: import it when drawing
+
+        ind_key, eps_key = random.split(key)
+        ind = random.choice(ind_key, self.n, shape=shape, p=self.weights)
         mean = mnp.zeros(self.d, self.covariance.dtype)
-        eps = mlax.random.multivariate_normal(eps_key, mean, self.covariance, shape=shape,
-                                              dtype=self.dataset.dtype)
+        eps = random.multivariate_normal(eps_key, mean, self.covariance, shape=shape,
+                                         dtype=self.dataset.dtype)
         return self.dataset[:, ind] + mnp.moveaxis(eps, -1, 0)
 
     def integrate_box(self, low_bounds: Any, high_bounds: Any, maxpts: Any = None) -> Any:

@@ -15,7 +15,9 @@ public func.func states what that implies:
   such a buffer anyway;
 - the function is renamed ``@jit.<name>`` (`entry_symbol`): compiled symbols share one
   namespace with the C functions the code calls, and a user function named ``erfc``,
-  ``malloc`` or ``sgemm`` must not capture those calls.
+  ``malloc`` or ``sgemm`` must not capture those calls;
+- a module whose code keeps state between executions defines `RELEASE_FUNCTION`, which the
+  runtime calls before it unlinks the code.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.walk import nested_ops
 
 ENTRY_PREFIX = "jit."
+# A module's `void ()` function that frees what its library calls keep between executions (MKL's
+# DFTI descriptors): the CPU runtime exports it next to the entry and calls it when it unlinks the
+# code (runtime/orc.py).
+RELEASE_FUNCTION = "mlax_release_state"
 _INPUT_ATTRIBUTES = {"bufferization.writable": False, "llvm.noalias": True}
 _RESULT_ATTRIBUTES = {"llvm.noalias": True}
 

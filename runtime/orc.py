@@ -36,6 +36,8 @@ from pathlib import Path
 import mlir
 from mlir import ir
 
+from mlax.passes.buffer_abi import RELEASE_FUNCTION
+
 _P = ctypes.c_void_p
 _LLVM = ctypes.CDLL(str(Path(mlir.__path__[0]).parent / "llvm" / "lib" / "libLLVM.so"))
 _MLIR = ctypes.CDLL(str(Path(mlir.__path__[0]) / "_mlir_libs" / "libMLIRPythonCAPI.so"))
@@ -313,11 +315,14 @@ def _object_file(module: ir.Module, entry: str, name: bytes, jit: _Jit) -> int:
         function = _named_function(llvm_module, entry.encode())
         if not function:
             raise ValueError(f"no function @{entry} in the module")
+        release = _named_function(llvm_module, RELEASE_FUNCTION.encode())
         for value in (*_defined(_first_function(llvm_module), _next_function),
                       *_defined(_first_global(llvm_module), _next_global)):
-            if value != function and _linkage(value) == _EXTERNAL_LINKAGE:
+            if value not in (function, release) and _linkage(value) == _EXTERNAL_LINKAGE:
                 _set_linkage(value, _INTERNAL_LINKAGE)
         _set_value_name(function, name, len(name))
+        if release:
+            _set_value_name(release, _release_name(name), len(_release_name(name)))
         _set_triple(llvm_module, jit.triple)
         layout = _create_data_layout(machine)
         _set_data_layout(llvm_module, layout)
@@ -338,12 +343,25 @@ def _object_file(module: ir.Module, entry: str, name: bytes, jit: _Jit) -> int:
         _context_dispose(context)  # frees the LLVM module with it
 
 
-def _remove(tracker: int, strings: int) -> None:
+def _release_name(name: bytes) -> bytes:
+    """The exported name of a program's `RELEASE_FUNCTION` (the entry ``name`` is unique)."""
+    return name + b".release"
+
+
+def _remove(tracker: int, strings: int, release: int | None) -> None:
     try:
+        if release is not None:
+            ctypes.CFUNCTYPE(None)(release)()  # the program's cached library state
         _check(_remove_tracker(tracker))
     finally:
         _release_tracker(tracker)
         _clear_dead_strings(strings)  # the program's entry name
+
+
+def _address_of(jit: _Jit, name: bytes) -> int:
+    address = ctypes.c_uint64()
+    _check(_lookup(jit.handle, ctypes.byref(address), name))
+    return address.value
 
 
 class JitCode:
@@ -355,10 +373,14 @@ class JitCode:
     def __init__(self, obj: bytes, name: str) -> None:
         jit = _jit()
         tracker = _create_tracker(jit.main)
-        finalizer = weakref.finalize(self, _remove, tracker, jit.strings)
-        finalizer.atexit = False
         buffer = _buffer_copy(obj, len(obj), name.encode())
-        _check(_add_object(jit.handle, tracker, buffer))  # owns the buffer from here on
-        address = ctypes.c_uint64()
-        _check(_lookup(jit.handle, ctypes.byref(address), name.encode()))
-        self.address: int = address.value
+        try:
+            _check(_add_object(jit.handle, tracker, buffer))  # owns the buffer from here on
+            self.address: int = _address_of(jit, name.encode())
+            # The name is unique to this program, so its bytes in the object mean the definition.
+            release = _address_of(jit, _release_name(name.encode())) if _release_name(name.encode()) in obj \
+                else None
+        except BaseException:
+            _remove(tracker, jit.strings, None)
+            raise
+        weakref.finalize(self, _remove, tracker, jit.strings, release).atexit = False

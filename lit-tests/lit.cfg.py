@@ -50,6 +50,7 @@ config.substitutions += [
     ("%mlax-opt", mlax_opt),
     ("%mlax-run", tool("mlax-run", "mlax.tools.mlax_run")),
     ("%mlir-opt", getattr(config, "mlir_opt", None) or str(mlir_bin / "mlir-opt")),
+    ("%mlir-translate", getattr(config, "mlir_translate", None) or str(mlir_bin / "mlir-translate")),
     ("%FileCheck", getattr(config, "filecheck", None) or shutil.which("FileCheck", path=str(llvm_bin))),
     ("%PYTHON", python),
     ("%irdl", str(repo / "dialect" / "mlax.irdl.mlir")),

@@ -38,18 +38,21 @@ from dataclasses import dataclass
 
 from mlax.passes.registry import PassPipeline, option, register_pass
 
+# The bufferization both native backends share (the GPU pipeline's `buffers` stage starts so).
+BUFFERIZE = ("inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-distinct-results, "
+             "eliminate-empty-tensors, "
+             "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
+             "function-boundary-type-conversion=identity-layout-map}, "
+             "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
+             "buffer-deallocation-pipeline, inline")
+
 CPU_STAGES: tuple[tuple[str, str], ...] = (
     ("linalg", "mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
                "mlax-lower-callbacks, "
                "mlax-lower-to-linalg, "
                "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse, "
                "mlax-schedule-for-memory"),
-    ("buffers", "inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-distinct-results, "
-                "eliminate-empty-tensors, "
-                "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
-                "function-boundary-type-conversion=identity-layout-map}, "
-                "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
-                "buffer-deallocation-pipeline, inline, linalg-generalize-named-ops, mlax-linalg-to-blas, "
+    ("buffers", f"{BUFFERIZE}, linalg-generalize-named-ops, mlax-linalg-to-blas, "
                 "convert-complex-to-standard, canonicalize, mlax-early-dealloc"),
     ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "
               "mlax-widen-bool-buffers, canonicalize"),

@@ -466,8 +466,8 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = UNSPECIFIE
         device: Any = None, backend: str | None = None, inline: bool = False,
         compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile ``fun``: traced once per signature into mlax IR, then run by ``backend``
-    ("cpu", mlax's native one, by default; "interpreter"; "xla", or a platform name such as
-    "gpu", for XLA) or on one XLA ``device``.
+    ("cpu", mlax's native one, by default; "gpu", mlax's native NVIDIA kernels; "interpreter";
+    "xla", or a platform name such as "cuda" or "tpu", for XLA) or on one XLA ``device``.
 
     Usable as ``jit(f, ...)``, ``@jit`` or ``@jit(static_argnums=...)``, and on methods. The
     keywords are jax.jit's: ``keep_unused`` changes nothing observable (mlax keeps every

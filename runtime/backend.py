@@ -122,10 +122,36 @@ class XlaBackend:
         return module_text(lowered, debug_info)
 
 
+class GpuBackend:
+    """Native kernels for NVIDIA GPUs (mlax.runtime.gpu): every stage lowers anywhere, running
+    needs the CUDA driver."""
+
+    name = "gpu"
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        from mlax.passes.gpu_pipeline import STAGE_NAMES
+
+        return STAGE_NAMES
+
+    def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
+        from mlax.runtime.gpu import GpuExecutable
+
+        return GpuExecutable(module, entry)
+
+    def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,
+                   donated: tuple[int, ...] = ()) -> str:
+        from mlax.runtime.gpu import lower_for_gpu
+
+        with module.context:
+            lower_for_gpu(module, to=stage, entry=entry)
+        return module.operation.get_asm(enable_debug_info=debug_info)
+
+
 BACKENDS: dict[str, Backend] = {"interpreter": InterpreterBackend(), "cpu": CpuBackend(),
-                                "xla": XlaBackend("xla")}
-# JAX's platform names choose XLA on that platform ("cpu" stays mlax's native backend).
-XLA_PLATFORMS = ("gpu", "cuda", "rocm", "tpu")
+                                "xla": XlaBackend("xla"), "gpu": GpuBackend()}
+# JAX's platform names choose XLA on that platform ("cpu" and "gpu" are mlax's native backends).
+XLA_PLATFORMS = ("cuda", "rocm", "tpu")
 
 
 def device_backend(device: Any) -> str:
@@ -143,7 +169,7 @@ def get_backend(name: str) -> Backend:
     if name in XLA_PLATFORMS:
         from mlax.runtime import pjrt
 
-        if name in pjrt.platforms() or (name == "gpu" and {"cuda", "rocm"} & set(pjrt.platforms())):
+        if name in pjrt.platforms():
             return BACKENDS.setdefault(name, XlaBackend(name, name))
     raise ValueError(f"Unknown backend {name}. Available backends are {available_backends()}")
 

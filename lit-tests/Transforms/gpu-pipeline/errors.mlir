@@ -1,0 +1,65 @@
+// RUN: %mlax-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(mlax-gpu-pipeline)'
+// RUN: not %mlax-opt %s --split-input-file --pass-pipeline='builtin.module(mlax-gpu-pipeline{to=buffers})' 2>&1 | FileCheck %s --check-prefix=BUFFERS
+
+// What the GPU backend cannot run fails at the op that needs it, naming the op and the
+// backends that run it. Library calls are refused at the end of the buffers stage, before any
+// GPU lowering (the second run stops there; the other programs lower that far).
+// BUFFERS: errors.mlir:[[# @LINE + 7]]:10: error: the GPU backend cannot call the library function @mlax_sgetrf
+// BUFFERS: errors.mlir:[[# @LINE + 15]]:3: error: the GPU backend cannot call the library function @mlax_host_callback
+// BUFFERS-NOT: reads device memory
+// BUFFERS-NOT: libdevice
+
+func.func @lu(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error@+1 {{the GPU backend cannot call the library function @mlax_sgetrf (func.call): use backend="cpu" or backend="xla" for this program}}
+  %0:3 = "mlax.lu"(%x) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>)
+  return %0#0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func private @show(tensor<4xf32>) attributes {mlax.callback = {id = 0 : i64, kind = "debug", ordered = false, name = "show"}}
+func.func @callback(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{the GPU backend cannot call the library function @mlax_host_callback (func.call)}}
+  func.call @show(%x) : (tensor<4xf32>) -> ()
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A while loop's predicate is computed on the device and read by the host: not yet.
+func.func private @cond(%i: tensor<i32>, %x: tensor<4xf32>) -> tensor<i1> {
+  %five = "mlax.constant"() {value = dense<5> : tensor<i32>} : () -> tensor<i32>
+  %0 = "mlax.compare"(%i, %five) {comparison_direction = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func private @body(%i: tensor<i32>, %x: tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>) {
+  %one = "mlax.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  %0 = "mlax.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+  %1 = "mlax.mul"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<i32>, tensor<4xf32>
+}
+func.func private @loop(tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>) attributes {mlax.while = {body = @body, cond = @cond}}
+func.func @while(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = "mlax.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error@+1 {{memref.load reads device memory on the host: control flow decided by computed values (a while_loop or cond predicate, a scan's or loop's buffer bookkeeping) is not supported by the GPU backend yet: use backend="cpu" or backend="xla" for this program}}
+  %0:2 = call @loop(%zero, %x) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
+  return %0#1 : tensor<4xf32>
+}
+
+// -----
+
+// A floating-point remainder needs libdevice's fmod.
+func.func @rem(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{arith.remf (a floating-point remainder) needs CUDA's libdevice (fmod), which this build does not link}}
+  %0 = "mlax.rem"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// So does a math function without a polynomial of mlax's in f64 (found after the NVVM lowering).
+func.func @cbrt(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error@+1 {{llvm.call @__nv_cbrt needs CUDA's libdevice, which this build does not link}}
+  %0 = "mlax.cbrt"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

@@ -1,0 +1,136 @@
+// RUN: %mlax-opt --split-input-file --pass-pipeline='builtin.module(mlax-gpu-pipeline{to=gpu})' %s | FileCheck %s
+// RUN: %mlax-opt --split-input-file --pass-pipeline='builtin.module(mlax-gpu-pipeline)' %s | FileCheck %s --check-prefix=PTX
+
+// Programs through the GPU pipeline: what kernels each becomes. No host code is left with
+// a loop over elements (mlax-check-gpu-mapped would fail the pipeline).
+
+// An elementwise chain (mul, exp, abs, sqrt, sub) is one kernel: one thread per element,
+// each operand loaded once, one store; exp is a polynomial, abs and sqrt single PTX instructions.
+// CHECK-LABEL: func.func @jit.elementwise(
+// CHECK:         gpu.launch_func @jit.elementwise_kernel::@jit.elementwise_kernel blocks in (%c32, %c1, %c1) threads in (%c32, %c1, %c1)
+// CHECK-NEXT:    return
+// CHECK:         gpu.module @jit.elementwise_kernel
+// CHECK-COUNT-2:   memref.load
+// CHECK-NOT:       memref.load
+// CHECK:           memref.store
+// CHECK-NOT:     gpu.module
+// PTX-LABEL:     gpu.binary @jit.elementwise_kernel
+// PTX-SAME:        abs.f32{{.*}}sqrt.rn.f32
+// PTX-NOT:         .extern
+func.func @elementwise(%x: tensor<1000xf32>, %y: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = "mlax.mul"(%x, %y) : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>
+  %1 = "mlax.exp"(%0) : (tensor<1000xf32>) -> tensor<1000xf32>
+  %2 = "mlax.abs"(%x) : (tensor<1000xf32>) -> tensor<1000xf32>
+  %3 = "mlax.sqrt"(%2) : (tensor<1000xf32>) -> tensor<1000xf32>
+  %4 = "mlax.sub"(%1, %3) : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>
+  return %4 : tensor<1000xf32>
+}
+
+// -----
+
+// Softmax: per row, a max and a sum (one thread per row, a loop over the row, each after a
+// kernel that fills its initial value) and two elementwise kernels (exp(x - max) and the
+// division); the row statistics live in one device buffer.
+// CHECK-LABEL: func.func @jit.softmax(
+// CHECK:         %[[ROWS:.*]] = gpu.alloc () : memref<8xf32>
+// CHECK-COUNT-6: gpu.launch_func
+// CHECK-NOT:     gpu.launch_func
+// CHECK:         gpu.dealloc %[[ROWS]]
+// CHECK-NEXT:    return
+// CHECK:         gpu.module @jit.softmax_kernel_0
+// CHECK:           scf.for %{{.*}} = %c0 to %c100
+// CHECK:             arith.maximumf
+// CHECK:         gpu.module @jit.softmax_kernel_1
+// CHECK-NOT:       scf.for
+// CHECK:           memref.store
+// CHECK:         gpu.module @jit.softmax_kernel_3
+// CHECK:           scf.for %{{.*}} = %c0 to %c100
+// CHECK:             arith.addf
+// PTX-LABEL:     gpu.binary @jit.softmax_kernel
+// PTX-COUNT-5:   gpu.binary @jit.softmax_kernel_{{[0-4]}} {{.*}}.target sm_90
+func.func @softmax(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %m = "mlax.reduce_max"(%x) {dimensions = array<i64: 1>} : (tensor<8x100xf32>) -> tensor<8xf32>
+  %mb = "mlax.broadcast_in_dim"(%m) {broadcast_dimensions = array<i64: 0>, shape = array<i64: 8, 100>} : (tensor<8xf32>) -> tensor<8x100xf32>
+  %d = "mlax.sub"(%x, %mb) : (tensor<8x100xf32>, tensor<8x100xf32>) -> tensor<8x100xf32>
+  %e = "mlax.exp"(%d) : (tensor<8x100xf32>) -> tensor<8x100xf32>
+  %s = "mlax.reduce_sum"(%e) {dimensions = array<i64: 1>} : (tensor<8x100xf32>) -> tensor<8xf32>
+  %sb = "mlax.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64: 0>, shape = array<i64: 8, 100>} : (tensor<8xf32>) -> tensor<8x100xf32>
+  %r = "mlax.div"(%e, %sb) : (tensor<8x100xf32>, tensor<8x100xf32>) -> tensor<8x100xf32>
+  return %r : tensor<8x100xf32>
+}
+
+// -----
+
+// A batched matmul: the batch dimension goes to the grid's z, the columns to threadIdx.x
+// (coalesced stores, and loads of the right operand), one output element per thread.
+// CHECK-LABEL: func.func @jit.batched_matmul(
+// CHECK:         gpu.launch_func @jit.batched_matmul_kernel::@jit.batched_matmul_kernel blocks in (%c1, %c2, %c4) threads in (%c32, %c8, %c1)
+// CHECK:         gpu.launch_func @jit.batched_matmul_kernel_0::@jit.batched_matmul_kernel blocks in (%c1, %c2, %c4) threads in (%c32, %c8, %c1)
+// CHECK:         gpu.module @jit.batched_matmul_kernel_0
+// CHECK:           %[[X:.*]] = gpu.thread_id x
+// CHECK:           scf.for %[[K:.*]] = %c0 to %c32
+// CHECK:             memref.load %{{.*}}[%{{.*}}, %{{.*}}, %[[K]]] : memref<4x16x32xf32>
+// CHECK:             memref.load %{{.*}}[%{{.*}}, %[[K]], %{{.*}}] : memref<4x32x8xf32>
+// PTX:           gpu.binary @jit.batched_matmul_kernel {{.*}}st.global
+// PTX-NEXT:      gpu.binary @jit.batched_matmul_kernel_0 {{.*}}ld.global
+func.func @batched_matmul(%a: tensor<4x16x32xf32>, %b: tensor<4x32x8xf32>) -> tensor<4x16x8xf32> {
+  %0 = "mlax.dot_general"(%a, %b) {lhs_batch_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, result_dtype = f32, rhs_batch_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<4x16x32xf32>, tensor<4x32x8xf32>) -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+// A small MLP forward and a sum of squares: the hidden layer is a temporary on the device;
+// the bias and relu are one kernel, tanh and the square another; the sum of all elements has
+// no parallel dimension and runs on one thread (mlax-gpu-serial-kernels).
+// CHECK-LABEL: func.func @jit.mlp(
+// CHECK:         %[[H:.*]] = gpu.alloc () : memref<16x64xf32>
+// CHECK-COUNT-8: gpu.launch_func
+// CHECK-NEXT:    gpu.dealloc %[[H]]
+// CHECK-NEXT:    return
+// CHECK:         gpu.module @jit.mlp_kernel_6
+// CHECK:           scf.for %{{.*}} = %c0 to %c16
+// CHECK:             scf.for %{{.*}} = %c0 to %c10
+// CHECK:               memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// PTX-COUNT-8:   gpu.binary @jit.mlp_kernel
+func.func @mlp(%x: tensor<16x32xf32>, %w1: tensor<32x64xf32>, %w2: tensor<64x10xf32>) -> (tensor<16x10xf32>, tensor<f32>) {
+  %0 = "mlax.dot_general"(%x, %w1) {lhs_batch_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, result_dtype = f32, rhs_batch_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+  %half = "mlax.constant"() {value = dense<5.000000e-01> : tensor<16x64xf32>} : () -> tensor<16x64xf32>
+  %1 = "mlax.add"(%0, %half) : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  %zero = "mlax.constant"() {value = dense<0.000000e+00> : tensor<16x64xf32>} : () -> tensor<16x64xf32>
+  %2 = "mlax.max"(%1, %zero) : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  %3 = "mlax.dot_general"(%2, %w2) {lhs_batch_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, result_dtype = f32, rhs_batch_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<16x64xf32>, tensor<64x10xf32>) -> tensor<16x10xf32>
+  %4 = "mlax.tanh"(%3) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+  %5 = "mlax.mul"(%4, %4) : (tensor<16x10xf32>, tensor<16x10xf32>) -> tensor<16x10xf32>
+  %6 = "mlax.reduce_sum"(%5) {dimensions = array<i64: 0, 1>} : (tensor<16x10xf32>) -> tensor<f32>
+  return %4, %6 : tensor<16x10xf32>, tensor<f32>
+}
+
+// -----
+
+// A cumulative sum is a sequential loop nest (no linalg op): one thread runs it.
+// CHECK-LABEL: func.func @jit.cumsum(
+// CHECK-COUNT-2: gpu.launch_func
+// CHECK-NEXT:    return
+// CHECK:         gpu.module @jit.cumsum_kernel_0
+// CHECK:           scf.for %{{.*}} = %c0 to %c8
+// CHECK:             scf.for %{{.*}} = %c0 to %c100
+func.func @cumsum(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %0 = "mlax.cumsum"(%x) {axis = 1 : i64, reverse = 0 : i64} : (tensor<8x100xf32>) -> tensor<8x100xf32>
+  return %0 : tensor<8x100xf32>
+}
+
+// -----
+
+// A comparison's bools are bytes in memory (mlax-widen-bool-buffers), as on the CPU.
+// CHECK-LABEL: func.func @jit.compare(%arg0: memref<40xf32> {llvm.noalias}, %arg1: memref<40xf32> {llvm.noalias}, %arg2: memref<40xi8> {llvm.noalias})
+// CHECK:         gpu.module @jit.compare_kernel
+// CHECK:           %[[B:.*]] = arith.cmpf olt
+// CHECK-NEXT:      %[[BYTE:.*]] = arith.extui %[[B]] : i1 to i8
+// CHECK-NEXT:      memref.store %[[BYTE]], %{{.*}} : memref<40xi8>
+// PTX-LABEL:     gpu.binary @jit.compare_kernel
+// PTX-SAME:        st.global.b8
+func.func @compare(%x: tensor<40xf32>, %y: tensor<40xf32>) -> tensor<40xi1> {
+  %0 = "mlax.compare"(%x, %y) {comparison_direction = "LT"} : (tensor<40xf32>, tensor<40xf32>) -> tensor<40xi1>
+  return %0 : tensor<40xi1>
+}

@@ -131,9 +131,13 @@ def dense_attribute(operation: ir.Operation, name: str) -> ir.DenseElementsAttr:
         return ir.DenseElementsAttr(operation.attributes[name])
     except TypeError:
         pass
-    named = next(operation.attributes[i] for i in range(len(operation.attributes))
-                 if operation.attributes[i].name == name)
-    text = str(named)[len(f"NamedAttribute({name}="):-1]
+    named = [operation.attributes[i] for i in range(len(operation.attributes))
+             if operation.attributes[i].name == name]
+    if named:
+        text = str(named[0])[len(f"NamedAttribute({name}="):-1]
+    else:  # a property of an unregistered op (jax's stablehlo.constant): only the op's text has it
+        printed = operation.get_asm(print_generic_op_form=True)
+        text = re.search(rf"\b{re.escape(name)} = (dense<[^>]*> : tensor<[^<>]*<[^<>]*>>)", printed).group(1)
     with operation.context:  # the interpreter reads attributes outside any context
         tensor = ir.RankedTensorType(ir.Type.parse(text[text.rindex(" : ") + 3:]))
         values = _complex_from_text(text, dtypes.from_mlir(tensor.element_type))

@@ -529,6 +529,18 @@ irdl.dialect @mlax {
     irdl.results(result: %T)
   }
 
+  // Multiplication by Q of Householder reflectors, without forming Q (`?ormqr` / `?unmqr`).
+  irdl.operation @ormqr {
+    %T = irdl.base "!builtin.tensor"
+    %U = irdl.base "!builtin.tensor"
+    %V = irdl.base "!builtin.tensor"
+    %attr_left = irdl.base "#builtin.integer"
+    %attr_transpose = irdl.base "#builtin.integer"
+    irdl.operands(a: %T, taus: %U, c: %V)
+    irdl.results(result: %V)
+    irdl.attributes {"left" = %attr_left, "transpose" = %attr_transpose}
+  }
+
   // Reduction to upper Hessenberg form, in LAPACK's packed form (`?gehrd`).
   irdl.operation @hessenberg {
     %T = irdl.base "!builtin.tensor"
@@ -549,15 +561,17 @@ irdl.dialect @mlax {
     irdl.attributes {"lower" = %attr_lower}
   }
 
-  // QR decomposition A = Q R (LAPACK `?geqrf` and `?orgqr`, as jax's CPU lowering).
+  // QR decomposition A = Q R, or A[:, P] = Q R with column pivoting (LAPACK `?geqrf` or `?geqp3`, then `?orgqr`, as jax's CPU lowering).
   irdl.operation @qr {
     %T = irdl.base "!builtin.tensor"
     %U = irdl.base "!builtin.tensor"
     %V = irdl.base "!builtin.tensor"
+    %W = irdl.base "!builtin.tensor"
     %attr_full_matrices = irdl.base "#builtin.integer"
+    %attr_pivoting = irdl.base "#builtin.integer"
     irdl.operands(operand: %T)
-    irdl.results(q: %U, r: %V)
-    irdl.attributes {"full_matrices" = %attr_full_matrices}
+    irdl.results(q: %U, r: %V, p: variadic %W)
+    irdl.attributes {"full_matrices" = %attr_full_matrices, "pivoting" = %attr_pivoting}
   }
 
   // Eigenvectors and eigenvalues of symmetric matrices (LAPACK `?syevd`).

@@ -17,7 +17,8 @@ named stages (``jit(f, backend="gpu").lower(x).as_text("gpu")``, ``mlax-opt --pa
   put first (`mlax-gpu-coalesce`) so that tiling into blocks of ``block`` threads gives it
   ``threadIdx.x``; buffers of bools become buffers of bytes (`mlax-widen-bool-buffers`, as on
   the CPU: NumPy's layout, and LLVM refuses sub-byte loads); the nests are mapped to the grid
-  and the block, turned into ``gpu.launch`` and outlined into one ``gpu.module`` per kernel;
+  and the block, turned into ``gpu.launch`` and outlined into one ``gpu.module`` per kernel,
+  named as PTX allows (`mlax-gpu-kernel-names`: no ``.`` from the entry's ``jit.`` prefix);
   host temporaries, copies and constant arrays move to the device (`mlax-gpu-device-buffers`);
   anything left on the host that touches memory fails with its location
   (`mlax-check-gpu-mapped`).
@@ -70,7 +71,8 @@ class GpuPipeline(PassPipeline):
                     "func.func(scf-parallel-loop-tiling"
                     f"{{parallel-loop-tile-sizes={tiles} no-min-max-bounds=true}}, gpu-map-parallel-loops), "
                     "convert-parallel-loops-to-gpu, lower-affine, "
-                    "gpu-launch-sink-index-computations, gpu-kernel-outlining, mlax-gpu-device-buffers, "
+                    "gpu-launch-sink-index-computations, gpu-kernel-outlining, mlax-gpu-kernel-names, "
+                    "mlax-gpu-device-buffers, "
                     "canonicalize, cse, mlax-check-gpu-mapped"),
             ("nvvm", "func.func(gpu-async-region), "
                      f"nvvm-attach-target{{chip={self.chip} features={self.features} O=3}}, "

@@ -92,6 +92,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-expand-transforms": "expand_transforms",
     "mlax-gpu-coalesce": "gpu_coalesce",
     "mlax-gpu-device-buffers": "gpu_device_buffers",
+    "mlax-gpu-kernel-names": "gpu_kernel_names",
     "mlax-gpu-native-math": "gpu_native_math",
     "mlax-gpu-pipeline": "gpu_pipeline",
     "mlax-gpu-reductions-inner": "gpu_reductions_inner",

@@ -149,7 +149,8 @@ class ImportedFunction:
         # ui64) are traced in x64 mode, thread-locally; 64-bit arguments or results need the
         # caller to be in x64 mode.
         self.uses_64_bits = bool(re.search(r"[<x](?:f|i|ui)64>", self._types_text(module)))
-        self.needs_x64 = any(s.dtype.itemsize == 8 for s in (*self.in_specs, *self.out_specs))
+        self.needs_x64 = any(s.dtype.itemsize == (16 if s.dtype.kind == "c" else 8)  # complex64: 8 bytes
+                             for s in (*self.in_specs, *self.out_specs))
         self.__name__ = self.__qualname__ = name or _default_name(module, entry)
         self.__doc__ = f"The StableHLO function @{entry}, imported into mlax."
         if in_tree is None:

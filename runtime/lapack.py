@@ -35,18 +35,24 @@ _ROUTINES = (("potrf", "LAPACKE", "sdcz"), ("getrf", "LAPACKE", "sdcz"), ("trsm"
              ("syevd", "LAPACKE", "sd"), ("heevd", "LAPACKE", "cz"), ("gesdd", "LAPACKE", "sdcz"),
              ("geev", "LAPACKE", "sdcz"), ("gehrd", "LAPACKE", "sdcz"), ("sytrd", "LAPACKE", "sd"),
              ("hetrd", "LAPACKE", "cz"), ("gees", "LAPACKE", "sdcz"),
-             ("geqp3", "LAPACKE", "sdcz"))
+             ("geqp3", "LAPACKE", "sdcz"), ("ormqr", "LAPACKE", "sd"), ("unmqr", "LAPACKE", "cz"),
+             ("lange", "LAPACKE", "sdcz"))
 SYMBOLS = {f"mlax_{t}{routine}": f"scipy_{interface}_{t}{routine}"
            for routine, interface, types in _ROUTINES for t in types}
 
 
 @functools.cache
 def scipy_openblas() -> ctypes.CDLL | None:
-    """SciPy's bundled OpenBLAS, loaded once per process (None when absent)."""
+    """SciPy's bundled OpenBLAS, loaded once per process (None when absent), with LAPACKE's NaN
+    check off: with it on, a routine given a NaN returns at once, leaving its outputs (a
+    factor, getrf's pivots) unwritten; jaxlib calls LAPACK itself, which lets NaN propagate."""
     import scipy
 
-    return load_openblas(Path(scipy.__file__).parent.parent / "scipy.libs", "libscipy_openblas*.so*",
-                         SYMBOLS.values())
+    library = load_openblas(Path(scipy.__file__).parent.parent / "scipy.libs", "libscipy_openblas*.so*",
+                            SYMBOLS.values())
+    if library is not None and hasattr(library, "scipy_LAPACKE_set_nancheck"):
+        library.scipy_LAPACKE_set_nancheck(0)
+    return library
 
 
 @functools.cache
@@ -57,6 +63,7 @@ def lapack_symbols() -> dict[str, int]:
 
 DECOMPOSITIONS = frozenset({"mlax.cholesky", "mlax.triangular_solve", "mlax.lu", "mlax.qr", "mlax.eigh",
                             "mlax.svd", "mlax.eig", "mlax.geqrf", "mlax.geqp3", "mlax.householder_product",
+                            "mlax.ormqr",
                             "mlax.hessenberg", "mlax.tridiagonal", "mlax.schur"})
 
 

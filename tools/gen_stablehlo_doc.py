@@ -32,7 +32,7 @@ Two roads join mlax and StableHLO, the interchange format XLA compiles for CPUs,
 ```python
 import numpy as np, jax, jax.numpy as jnp, mlax, mlax.numpy as mnp
 
-f = mlax.jit(lambda x: mnp.tanh(x) * 2.0, backend="xla")   # or backend="gpu", or device=d
+f = mlax.jit(lambda x: mnp.tanh(x) * 2.0, backend="xla")   # or backend="cuda", or device=d
 y = f(np.ones((2, 3), np.float32))         # y keeps its XLA buffer until read on the host
 print(f.lower(np.ones((2, 3), np.float32)).as_text("stablehlo"))   # what XLA gets
 print(f.lower(np.ones((2, 3), np.float32)).as_text("hlo"))         # XLA's optimized HLO
@@ -78,7 +78,8 @@ the printed text itself, and its verifier's errors point at line:column of that 
 `main` (XLA's rule; a private function of that name is renamed out of the way), marks
 `donate_argnums` with `tf.aliasing_output` and compiles with jaxlib's PJRT client for the
 default device of the first platform present (GPU or TPU before the CPU, as JAX picks);
-`backend="gpu"`/`"cuda"`/`"tpu"` name a platform, `jit(f, device=d)` one device.
+`backend="cuda"`/`"rocm"`/`"tpu"` name a platform (`"gpu"` is mlax's native GPU backend,
+docs/gpu.md), `jit(f, device=d)` one device.
 
 - Calls: an mlax Array made by XLA keeps its device buffer and goes into the next call as it is
   (so do jax Arrays); results convert to NumPy without a copy on the CPU (on first use, then

@@ -29,44 +29,20 @@ from typing import Any
 
 import numpy as np
 
-
-def _elementwise(m: Any, x: Any) -> Any:
-    xp = m.numpy
-    return xp.tanh(x) * xp.exp(-x * x) + 0.5 * x
-
-
-def _softmax(m: Any, x: Any) -> Any:
-    xp = m.numpy
-    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
-    return e / xp.sum(e, axis=-1, keepdims=True)
-
-
-def _matmul(m: Any, a: Any, b: Any) -> Any:
-    return a @ b
-
-
-def _mlp(m: Any, w1: Any, b1: Any, w2: Any, b2: Any, x: Any) -> Any:
-    xp = m.numpy
-    return xp.tanh(x @ w1 + b1) @ w2 + b2
-
-
-def _mlp_step(m: Any, w1: Any, b1: Any, w2: Any, b2: Any, x: Any, y: Any) -> Any:
-    def loss(params: Any) -> Any:
-        return m.numpy.mean((_mlp(m, *params, x) - y) ** 2)
-
-    params = (w1, b1, w2, b2)
-    grads = m.grad(loss)(params)
-    return tuple(p - 0.1 * g for p, g in zip(params, grads, strict=True))
-
-
-def _scan(m: Any, h: Any, xs: Any, w: Any, u: Any) -> Any:
-    xp = m.numpy
-
-    def step(h: Any, x: Any) -> Any:
-        h = xp.tanh(h @ w + x @ u)
-        return h, xp.sum(h)
-
-    return m.lax.scan(step, h, xs)
+try:
+    from mlax.tools.device_programs import (
+        elementwise,
+        leaves,
+        matmul,
+        median_seconds,
+        mlp,
+        mlp_step,
+        scan,
+        softmax,
+    )
+except ImportError:  # a copy run where mlax is not installed, next to device_programs.py
+    sys.path.insert(0, str(Path(__file__).parent))
+    from device_programs import elementwise, leaves, matmul, median_seconds, mlp, mlp_step, scan, softmax
 
 
 def _sort(m: Any, x: Any) -> Any:
@@ -84,14 +60,14 @@ def _f32(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
 # name -> (program, input makers, rtol against the CPU results, rtol against jax on the device)
 PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], np.ndarray]],
                           float, float]] = {
-    "elementwise": (_elementwise, [_f32(1024, 1024)], 1e-5, 1e-6),
-    "softmax": (_softmax, [_f32(512, 1024)], 1e-5, 1e-6),
+    "elementwise": (elementwise, [_f32(1024, 1024)], 1e-5, 1e-6),
+    "softmax": (softmax, [_f32(512, 1024)], 1e-5, 1e-6),
     # f32 dots may run in TF32 on the GPU (XLA's default), hence the tolerances against the CPU
-    "matmul": (_matmul, [_f32(1024, 1024), _f32(1024, 1024)], 2e-2, 1e-5),
-    "mlp": (_mlp, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784)], 2e-2, 1e-5),
-    "mlp_step": (_mlp_step, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784),
+    "matmul": (matmul, [_f32(1024, 1024), _f32(1024, 1024)], 2e-2, 1e-5),
+    "mlp": (mlp, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784)], 2e-2, 1e-5),
+    "mlp_step": (mlp_step, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784),
                              _f32(256, 10)], 2e-2, 1e-5),
-    "scan": (_scan, [_f32(16, 128), _f32(50, 16, 128), _f32(128, 128), _f32(128, 128)], 2e-2, 1e-5),
+    "scan": (scan, [_f32(16, 128), _f32(50, 16, 128), _f32(128, 128), _f32(128, 128)], 2e-2, 1e-5),
     "sort": (_sort, [_f32(262144)], 0.0, 0.0),
     "conv": (_conv, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 2e-2, 1e-5),
 }
@@ -100,12 +76,6 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator
 def inputs(name: str) -> list[np.ndarray]:
     rng = np.random.default_rng(sorted(PROGRAMS).index(name))
     return [make(rng) for make in PROGRAMS[name][1]]
-
-
-def _leaves(tree: Any) -> list[np.ndarray]:
-    if isinstance(tree, (tuple, list)):
-        return [leaf for item in tree for leaf in _leaves(item)]
-    return [np.asarray(tree)]
 
 
 def prepare(folder: Path) -> None:
@@ -120,18 +90,9 @@ def prepare(folder: Path) -> None:
         f = lambda *a, program=program: program(m, *a)  # noqa: E731
         text = mlax.jit(f, backend="xla").lower(*args).as_text("stablehlo", debug_info=False)
         (folder / f"{name}.stablehlo").write_bytes(pjrt.portable_artifact(text))
-        expected = _leaves(mlax.jit(f, backend="cpu")(*args))
+        expected = leaves(mlax.jit(f, backend="cpu")(*args))
         np.savez(folder / f"{name}.expected.npz", *expected)
         print(f"{name}: {len(text)} characters of StableHLO, {len(expected)} result(s)")
-
-
-def _median_seconds(call: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def _compile_artifact(artifact: bytes, device: Any) -> Any:
@@ -187,8 +148,8 @@ def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, devic
     expected_file = np.load(folder / f"{name}.expected.npz")
     expected = [expected_file[f"arr_{i}"] for i in range(len(expected_file.files))]
     problems = [p for p in (_check(got, expected, rtol_cpu), _check(got, reference, rtol_jax)) if p]
-    mlax_s = _median_seconds(mlax_call, repeats)
-    jax_s = _median_seconds(lambda: _block(jitted(*args)), repeats)
+    mlax_s = median_seconds(mlax_call, repeats)
+    jax_s = median_seconds(lambda: _block(jitted(*args)), repeats)
     return {"ok": not problems, "problems": problems, "compile_s": round(compile_s, 4),
             "jax_first_call_s": round(jax_first_s, 4), "mlax_us": round(mlax_s * 1e6, 1),
             "jax_us": round(jax_s * 1e6, 1), "ratio": round(mlax_s / jax_s, 3)}

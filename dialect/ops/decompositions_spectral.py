@@ -3,9 +3,10 @@
 Like cholesky and lu (decompositions.py) each works on the last two dimensions and treats the
 leading ones as a batch; element types f32, f64, complex64 and complex128 (eigenvalues and
 singular values are real: f32 or f64). The references call the LAPACK routines jax's CPU
-lowering calls, through SciPy, one matrix at a time: qr is jax's `_qr_lowering` (`?geqrf`,
-then `?orgqr` (`?ungqr` for complex) on the reflectors, padded to square for full tall
-matrices, cut to the leading square for wide ones, and R the upper triangle), eigh is `?syevd`
+lowering calls, through SciPy, one matrix at a time: qr is jax's `_qr_lowering` (`?geqrf`, or
+`?geqp3` with column pivoting (the geqp3 op's reference: LAPACKE of SciPy's OpenBLAS), then
+`?orgqr` (`?ungqr` for complex) on the reflectors, padded to square for full tall matrices, cut
+to the leading square for wide ones, and R the upper triangle), eigh is `?syevd`
 (`?heevd`) and svd `?gesdd` (jobz A, S or N for full, reduced or no vectors). A routine that
 fails (`info != 0`) leaves its matrix's results NaN, as jax's lowering does.
 """
@@ -16,7 +17,7 @@ import numpy as np
 
 from mlax.dialect.dtypes import real_dtype
 from mlax.dialect.ops.decompositions import check_matrix, lapack_routine, nans_unless, per_matrix
-from mlax.dialect.ops.householder import geqrf_values, householder_product_values
+from mlax.dialect.ops.householder import geqp3_values, geqrf_values, householder_product_values
 from mlax.dialect.registry import COMPLEX_OPS, define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -29,38 +30,48 @@ def qr_shapes(m: int, n: int, full_matrices: bool) -> tuple[tuple[int, int], tup
     return (m, k), (k, n)
 
 
-def _infer_qr(x: TensorSpec, *, full_matrices: bool) -> tuple[TensorSpec, TensorSpec]:
+def _infer_qr(x: TensorSpec, *, full_matrices: bool, pivoting: bool) -> tuple[TensorSpec, ...]:
     check_matrix("qr", x, square=False)
     *batch, m, n = x.shape
     q, r = qr_shapes(m, n, full_matrices)
-    return TensorSpec((*batch, *q), x.dtype), TensorSpec((*batch, *r), x.dtype)
+    factors = TensorSpec((*batch, *q), x.dtype), TensorSpec((*batch, *r), x.dtype)
+    return (*factors, TensorSpec((*batch, n), np.dtype(np.int32))) if pivoting else factors
 
 
-def _qr(x: np.ndarray, *, full_matrices: bool) -> tuple[np.ndarray, np.ndarray]:
-    """jax's `_qr_lowering`: geqrf, then householder_product on the reflectors (zero-padded to
-    m x m for full tall matrices, the leading m x m block of a wide one), R the upper triangle."""
+def _qr(x: np.ndarray, *, full_matrices: bool, pivoting: bool) -> tuple[np.ndarray, ...]:
+    """jax's `_qr_lowering`: geqrf (geqp3 from free pivots, made 0-based, when ``pivoting``), then
+    householder_product on the reflectors (zero-padded to m x m for full tall matrices, the leading
+    m x m block of a wide one), R the upper triangle."""
     *batch, m, n = x.shape
     (q_rows, q_cols), (r_rows, _) = qr_shapes(m, n, full_matrices)
+    pivots = (np.zeros((*batch, n), np.int32),) if pivoting else ()
     if 0 in (m, n):
         q = np.broadcast_to(np.eye(q_rows, q_cols, dtype=x.dtype), (*batch, q_rows, q_cols)).copy()
-        return q, np.zeros((*batch, r_rows, n), x.dtype)
-    packed, taus = geqrf_values(x)
+        return q, np.zeros((*batch, r_rows, n), x.dtype), *pivots
+    if pivoting:
+        packed, one_based, taus = geqp3_values(x, *pivots)
+        pivots = (one_based - 1,)
+    else:
+        packed, taus = geqrf_values(x)
     reflectors = packed[..., :, :m] if m < n else np.pad(packed, [(0, 0)] * (x.ndim - 1) + [(0, q_cols - n)])
-    return householder_product_values(reflectors, taus), np.triu(packed[..., :r_rows, :])
+    return householder_product_values(reflectors, taus), np.triu(packed[..., :r_rows, :]), *pivots
 
 
 define_op(
-    "qr", "(operand: T) -> (q: U, r: V)",
-    attributes={"full_matrices": "bool"},
+    "qr", "(operand: T) -> (q: U, r: V, *p: W)",
+    attributes={"full_matrices": "bool", "pivoting": "bool"},
     infer=_infer_qr, reference=_qr, weak_type="never",
-    summary="QR decomposition A = Q R (LAPACK `?geqrf` and `?orgqr`, as jax's CPU lowering).",
+    summary="QR decomposition A = Q R, or A[:, P] = Q R with column pivoting (LAPACK `?geqrf` or `?geqp3`, "
+            "then `?orgqr`, as jax's CPU lowering).",
     description="""
 `operand`: f32, f64, complex64 or complex128, `(..., m, n)`. With k = m when `full_matrices`
 else min(m, n), `q` is `(..., m, k)` with orthonormal (unitary) columns and `r` `(..., k, n)`
 upper triangular (zeros below the diagonal). The Householder reflectors of `?geqrf` are
 expanded by `?orgqr` exactly as jax's `_qr_lowering` does, so the signs are LAPACK's (R's
-diagonal may be negative). An empty matrix gives the identity's leading columns and a zero R,
-as jax.
+diagonal may be negative). With `pivoting` the factorization is `?geqp3`'s, from free pivots
+(R's diagonal non-increasing in magnitude), and a third result `p`, int32 `(..., n)`, holds the
+0-based column permutation: A[..., :, p] = Q R (jax's `qr_p` with `pivoting=True`). An empty
+matrix gives the identity's leading columns, a zero R and zero pivots, as jax.
 """,
 )
 
@@ -137,7 +148,12 @@ def _svd(x: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> tuple[np.nd
         return per_matrix(x, 3, lambda a: _empty_svd(m, n, a.dtype, full_matrices, compute_uv))
 
     def one(a: np.ndarray) -> tuple[np.ndarray, ...]:
-        u, s, vh, info = gesdd(a, compute_uv=int(compute_uv), full_matrices=int(full_matrices))
+        # As the CPU backend: ?gesdd may never return on an infinity, so it gets zeros instead
+        # and the results are NaN.
+        finite = np.isfinite(a).all()
+        u, s, vh, info = gesdd(a if finite else np.zeros_like(a), compute_uv=int(compute_uv),
+                               full_matrices=int(full_matrices))
+        info = info if finite else -4
         if not compute_uv:
             u, vh = np.zeros((0, 0), a.dtype), np.zeros((0, 0), a.dtype)
         return nans_unless(info == 0, s, u, vh)

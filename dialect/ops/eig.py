@@ -51,6 +51,8 @@ def _eig(x: np.ndarray, *, compute_left_eigenvectors: bool, compute_right_eigenv
     def one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if a.size == 0:
             return np.zeros(0, complex_type), np.zeros((0, 0), complex_type), np.zeros((0, 0), complex_type)
+        if not np.isfinite(a).all():  # as jaxlib: ?geev is not called on NaN or infinity
+            return nans_like(np.zeros(a.shape[:1], complex_type)), *[nans_like(a.astype(complex_type))] * 2
         if dtypes.is_complex(a.dtype):
             w, vl, vr, info = geev(a, compute_vl=1, compute_vr=1)
         else:

@@ -1,10 +1,11 @@
-"""Householder reductions: geqrf, geqp3, householder_product, hessenberg and tridiagonal, as jax's
-`lax.linalg` primitives of the same names (LAPACK `?geqrf`, `?geqp3`, `?orgqr`/`?ungqr`, `?gehrd`,
-`?sytrd`/`?hetrd`).
+"""Householder reductions: geqrf, geqp3, householder_product, ormqr, hessenberg and tridiagonal, as
+jax's `lax.linalg` primitives of the same names (LAPACK `?geqrf`, `?geqp3`, `?orgqr`/`?ungqr`,
+`?ormqr`/`?unmqr`, `?gehrd`, `?sytrd`/`?hetrd`).
 
 They return LAPACK's packed forms: the reduced matrix in one triangle (and a band next to the
 diagonal), the Householder vectors in the rest, and the reflectors' scalar factors `taus`;
-householder_product expands such reflectors into the orthogonal (unitary) matrix they multiply to.
+householder_product expands such reflectors into the orthogonal (unitary) matrix they multiply to;
+ormqr multiplies a matrix by it without forming it.
 As the other decompositions they work on the last two dimensions and treat the leading ones as a
 batch; element types f32, f64, complex64 and complex128. The reference calls SciPy's wrapper of the
 routine jax's CPU lowering calls, one matrix at a time with the optimal workspace, so the
@@ -84,7 +85,7 @@ def _infer_geqp3(a: TensorSpec, jpvt: TensorSpec) -> tuple[TensorSpec, TensorSpe
     return a, jpvt, TensorSpec((*a.shape[:-2], min(a.shape[-2:])), a.dtype)
 
 
-def _geqp3(a: np.ndarray, jpvt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def geqp3_values(a: np.ndarray, jpvt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """SciPy's `?geqp3` wrapper cannot take initial pivots (its jpvt is output only), so this calls
     LAPACKE's, of the OpenBLAS SciPy ships: the routine the CPU backend and jaxlib call."""
     import ctypes
@@ -108,7 +109,7 @@ def _geqp3(a: np.ndarray, jpvt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 
 define_op(
     "geqp3", "(a: T, jpvt: U) -> (result: T, pivots: U, taus: V)",
-    infer=_infer_geqp3, reference=_geqp3, weak_type="never",
+    infer=_infer_geqp3, reference=geqp3_values, weak_type="never",
     summary="QR factorization with column pivoting in LAPACK's packed form (`?geqp3`).",
     description="""
 `a`: f32, f64, complex64 or complex128, `(..., m, n)`; `jpvt`: int32 `(..., n)`, nonzero for a
@@ -162,6 +163,66 @@ define_op(
 diagonal (as `geqrf` leaves them; the rest is not read); `taus` of its type, `(..., k)`,
 k <= n. The result `(..., m, n)` is the first n columns of H_1 ... H_k, an orthogonal (unitary)
 matrix's (jax's `lax.linalg.householder_product`).
+""",
+)
+
+
+# --- ormqr ---------------------------------------------------------------------------------------
+
+
+def _infer_ormqr(a: TensorSpec, taus: TensorSpec, c: TensorSpec, *, left: bool,
+                 transpose: bool) -> TensorSpec:
+    del transpose
+    name = "ormqr"
+    check_matrix(name, a, "a", square=False)
+    check_matrix(name, c, "c", square=False)
+    if not a.dtype == taus.dtype == c.dtype:
+        raise op_type_error(name, f"a, taus and c must have the same dtype, got {a.dtype}, {taus.dtype} and "
+                                  f"{c.dtype}")
+    if taus.ndim != a.ndim - 1 or not a.shape[:-2] == taus.shape[:-1] == c.shape[:-2]:
+        raise op_value_error(name, f"a (..., m, n), taus (..., k) and c must have the same batch dimensions, "
+                                   f"got shapes {a.shape}, {taus.shape} and {c.shape}")
+    matrix, other = a.shape[-2:], c.shape[-2:]
+    if left and other[0] != matrix[0]:
+        raise op_value_error(name, "ormqr with left=True expects c to have the same number of rows as the "
+                                   f"Householder matrix a. Got a shape {matrix} and c shape {other}.")
+    if not left and other[1] != matrix[0]:
+        raise op_value_error(name, "ormqr with left=False expects c to have the same number of columns as "
+                                   f"the Householder matrix a has rows. Got a shape {matrix} and c shape "
+                                   f"{other}.")
+    if taus.shape[-1] > min(matrix):
+        raise op_value_error(name, f"ormqr: taus may have at most min(m, n) reflectors, got {taus.shape[-1]} "
+                                   f"for a of shape {matrix}")
+    return c
+
+
+def _ormqr(a: np.ndarray, taus: np.ndarray, c: np.ndarray, *, left: bool, transpose: bool) -> np.ndarray:
+    complex_input = np.iscomplexobj(a)
+    multiply = lapack_routine("unmqr" if complex_input else "ormqr", a.dtype)
+    side, trans = "L" if left else "R", ("C" if complex_input else "T") if transpose else "N"
+
+    def one(x: np.ndarray, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray]:
+        if y.size == 0 or t.size == 0:
+            return (y.copy(),)
+        x = x[:, : t.shape[0]]  # the reflectors' columns (SciPy's wrapper takes exactly k)
+        work = multiply(side, trans, x, t, y, lwork=-1)[1]  # the workspace query, as jaxlib's
+        product, _, _ = multiply(side, trans, x, t, y, lwork=max(1, int(np.real(work[0]))))
+        return (product,)
+
+    return per_matrix(a, 1, one, taus, c)[0]
+
+
+define_op(
+    "ormqr", "(a: T, taus: U, c: V) -> (result: V)",
+    attributes={"left": "bool", "transpose": "bool"},
+    infer=_infer_ormqr, reference=_ormqr, weak_type="never",
+    summary="Multiplication by Q of Householder reflectors, without forming Q (`?ormqr` / `?unmqr`).",
+    description="""
+`a`: f32, f64, complex64 or complex128, `(..., m, n)`, the reflectors below its diagonal (as
+`geqrf` leaves them); `taus` of its type, `(..., k)`, k <= min(m, n); `c` of its type with the
+same batch, `(..., m, p)` if `left`, else `(..., p, m)`. The result, `c`'s shape, is Q c (`left`)
+or c Q, with Q^T (Q^H) for `transpose`; Q = H_1 ... H_k, the m x m orthogonal (unitary) matrix
+of the reflectors (jax's `lax.linalg.ormqr`).
 """,
 )
 
@@ -240,4 +301,4 @@ first sub- (`lower`) or superdiagonal and the Householder vectors beyond; the di
 """,
 )
 
-COMPLEX_OPS.update(("geqrf", "geqp3", "householder_product", "hessenberg", "tridiagonal"))
+COMPLEX_OPS.update(("geqrf", "geqp3", "householder_product", "ormqr", "hessenberg", "tridiagonal"))

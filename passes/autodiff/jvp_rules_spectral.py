@@ -11,6 +11,9 @@ svd's ds are the real parts of the diagonals, and svd's dU gains jax's
   square X1 = Q R1 and dR2 = dQ^T X2 + Q^T dX2. Full tall matrices add the trailing columns
   of dQ by arXiv:2409.13374 (eqs. 32-33), with Z = Q_pn (Q_nn - I)^-1 solved through an LU of
   the primal, as jax.
+  With column pivoting, X[:, P] = Q R: the same rule on the permuted columns of dX (and of X, in
+  dR2), P getting no tangent. jax 0.10.2 takes the unpermuted X2 in dR2 (its pivoted wide dR
+  disagrees with finite differences); this rule takes X[:, P]'s, which is Q R2.
 - eigh (jax's `_eigh_jvp_rule`, nondegenerate perturbation theory: it assumes distinct
   eigenvalues, a repeated one gives inf/NaN): with Y = V^T dA V and F_ij = 1/(w_j - w_i) off
   the diagonal, 0 on it, dV = V (F * Y) and dw = diag(Y). jax re-runs eigh on the symmetrized
@@ -24,7 +27,7 @@ svd's ds are the real parts of the diagonals, and svd's dU gains jax's
 
 Every op that consumes a tangent is linear in it with a transpose rule (dot_general with one
 tangent operand, triangular_solve in b, mul by a primal, select, sub, transpose, slice, pad,
-concatenate, reduce_sum), so reverse mode follows.
+concatenate, reduce_sum, apply_permutation), so reverse mode follows.
 """
 
 from __future__ import annotations
@@ -123,22 +126,33 @@ def _solve_adjoint(e: Emitter, a: ir.Value, b: ir.Value) -> ir.Value:
     return matmul(e, transpose_last(e, onehot), y)
 
 
+def _permute_columns(e: Emitter, x: ir.Value, permutation: ir.Value) -> ir.Value:
+    """``x[..., :, permutation]`` (``permutation`` (..., n) per matrix): linear in ``x``."""
+    shape = spec(x).shape
+    lead = len(shape) - 2
+    indices = e("broadcast_in_dim", permutation, shape=shape, broadcast_dimensions=(*range(lead), lead + 1))
+    return e("apply_permutation", x, indices, dimension=lead + 1)
+
+
 def _qr(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
         outs: list[ir.Value]) -> list[MaybeValue]:
-    (x,), (dx,), (q, r) = primals, tangents, outs
+    (x,), (dx,), (q, r, *pivots) = primals, tangents, outs
+    no_tangents = [None] * len(pivots)  # the permutation is an integer: no tangent
     if dx is None:
-        return [None, None]
+        return [None, None, *no_tangents]
+    if pivots:  # x[..., p] = Q R: the rule of the permuted columns
+        x, dx = (_permute_columns(e, v, pivots[0]) for v in (x, dx))
     full = read_attributes(op)["full_matrices"]
     m, n = spec(x).shape[-2:]
     if m < n:
         dq, dr1 = _thin_qr(e, q, _cut(e, r, (0, m), (0, m)), _cut(e, dx, (0, m), (0, m)))
         dr2 = e("add", matmul(e, adjoint(e, dq), _cut(e, x, (0, m), (m, n))),
                 matmul(e, adjoint(e, q), _cut(e, dx, (0, m), (m, n))))
-        return [dq, _concat(e, dr1, dr2, -1)]
+        return [dq, _concat(e, dr1, dr2, -1), *no_tangents]
     q_mn = _take(e, q, m, n)
     dq_mn, dr_nn = _thin_qr(e, q_mn, _take(e, r, n, n), dx)
     if not full or m == n:
-        return [dq_mn, dr_nn]
+        return [dq_mn, dr_nn, *no_tangents]
     q_nn, q_pn = _cut(e, q_mn, (0, n), (0, n)), _cut(e, q_mn, (n, m), (0, n))
     q_mp = _cut(e, q, (0, m), (n, m))
     dq_nn, dq_pn = _cut(e, dq_mn, (0, n), (0, n)), _cut(e, dq_mn, (n, m), (0, n))
@@ -147,7 +161,7 @@ def _qr(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[Ma
     left = e("add", q_mn, matmul(e, q_mp, z))
     inner = e("sub", dq_pn, matmul(e, z, dq_nn))
     dq_mp = e("sub", matmul(e, dq_mn, z_h), matmul(e, left, adjoint(e, inner)))
-    return [_concat(e, dq_mn, dq_mp, -1), _pad_last_two(e, dr_nn, m - n, 0)]
+    return [_concat(e, dq_mn, dq_mp, -1), _pad_last_two(e, dr_nn, m - n, 0), *no_tangents]
 
 
 # --- eigh ----------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """JVP entries of the primitives jax 0.10.2 registers no derivative for: refusals, as in jax.
 
-geqrf, geqp3, householder_product, hessenberg, tridiagonal and schur have no differentiation
+geqrf, geqp3, householder_product, ormqr, hessenberg, tridiagonal and schur have no differentiation
 rule in jax (`jax.jvp` raises NotImplementedError "Differentiation rule for 'geqrf' not
 implemented"; jax.scipy.linalg's sqrtm, funm and solve_sylvester, built on schur, are not
 differentiable either). mlax-autodiff refuses a tangent through them with the same message and
@@ -28,4 +28,4 @@ def _refuse(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: lis
 
 
 UNDEFINED_JVP_RULES: dict[str, JvpRule] = dict.fromkeys(
-    ("geqrf", "geqp3", "householder_product", "hessenberg", "tridiagonal", "schur"), _refuse)
+    ("geqrf", "geqp3", "householder_product", "ormqr", "hessenberg", "tridiagonal", "schur"), _refuse)

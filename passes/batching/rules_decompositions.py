@@ -1,7 +1,7 @@
 """Batch rules of the matrix decompositions (batch dimension at 0, as every batch rule).
 
 cholesky, triangular_solve, lu, qr, eigh, svd, eig, schur and the Householder reductions (geqrf,
-geqp3, householder_product, hessenberg, tridiagonal) work on the last two dimensions and treat
+geqp3, householder_product, ormqr, hessenberg, tridiagonal) work on the last two dimensions and treat
 every leading one as a batch (the vectors beside them, taus and pivots, on the last one), so the
 batched op is the same op with one more leading dimension. triangular_solve needs the batch
 dimensions of a and b equal: an unbatched operand is broadcast along the new one (jax folds an
@@ -33,4 +33,4 @@ def _leading_batch(e: Emitter, op: ir.Operation, operands: list[ir.Value], batch
 
 DECOMPOSITION_BATCH_RULES: dict[str, BatchRule] = dict.fromkeys(
     ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig", "geqrf", "geqp3",
-     "householder_product", "hessenberg", "tridiagonal", "schur"), _leading_batch)
+     "householder_product", "ormqr", "hessenberg", "tridiagonal", "schur"), _leading_batch)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from mlax.dialect.attrs import dense_to_numpy
+from mlax.dialect.attrs import dense_attribute, dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.diagnostics import file_loc
 
@@ -104,7 +104,12 @@ def malformed(op: ir.Operation, what: str) -> StablehloImportError:
 
 def attribute(op: ir.Operation, name: str) -> ir.Attribute | None:
     """An inherent (property) or discardable attribute by name; None if absent."""
-    return op.attributes[name] if name in op.attributes else None
+    if name not in op.attributes:
+        return None
+    try:
+        return op.attributes[name]
+    except TypeError:  # a dense attribute of complex elements, which the bindings cannot cast
+        return dense_attribute(op, name)
 
 
 def required(op: ir.Operation, name: str) -> ir.Attribute:

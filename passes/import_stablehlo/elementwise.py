@@ -40,6 +40,7 @@ _UNARY = {
     "chlo.erf": "erf", "chlo.erfc": "erfc", "chlo.erf_inv": "erf_inv", "chlo.tan": "tan",
     "chlo.asin": "asin", "chlo.acos": "acos", "chlo.atan": "atan", "chlo.sinh": "sinh", "chlo.cosh": "cosh",
     "chlo.asinh": "asinh", "chlo.acosh": "acosh", "chlo.atanh": "atanh", "chlo.square": "square",
+    "stablehlo.real": "real", "stablehlo.imag": "imag",
 }
 _BINARY = {
     "stablehlo.add": "add", "stablehlo.subtract": "sub", "stablehlo.multiply": "mul",
@@ -48,6 +49,7 @@ _BINARY = {
     "stablehlo.and": "bitwise_and", "stablehlo.or": "bitwise_or", "stablehlo.xor": "bitwise_xor",
     "stablehlo.shift_left": "shift_left", "stablehlo.shift_right_logical": "shift_right_logical",
     "stablehlo.shift_right_arithmetic": "shift_right_arithmetic", "chlo.next_after": "nextafter",
+    "stablehlo.complex": "complex",
 }
 # mlax.lax functions that are compositions rather than one primitive, for the table's text.
 _COMPOSITES = {"asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "square", "clz"}
@@ -80,7 +82,7 @@ CONVERTERS["stablehlo.round_nearest_even"] = _round(lax.RoundingMethod.TO_NEARES
 
 # --- compare, select, clamp -------------------------------------------------------------------------
 
-_NATURAL = {"FLOAT": "f", "SIGNED": "i", "UNSIGNED": "ub"}
+_NATURAL = {"FLOAT": "fc", "SIGNED": "i", "UNSIGNED": "ub"}  # FLOAT: complex EQ and NE too
 
 
 def compare(imp: Importer, op: ir.Operation, args: list[Any]) -> list[Any]:
@@ -164,4 +166,6 @@ def _is_inf(sign: int) -> Entry:
 CONVERTERS["chlo.is_inf"] = _is_inf(0)
 CONVERTERS["chlo.is_pos_inf"] = _is_inf(1)
 CONVERTERS["chlo.is_neg_inf"] = _is_inf(-1)
-CONVERTERS["chlo.conj"] = Entry(lambda imp, op, args: [args[0]], "identity (real operands)")
+CONVERTERS["chlo.conj"] = Entry(
+    lambda imp, op, args: [lax.conj(args[0]) if dtypes.is_complex(value_spec(op, op.operands[0]).dtype)
+                           else args[0]], "mlax.conj (identity on real operands)")

@@ -9,7 +9,9 @@ from mlax.passes.import_stablehlo import (
     contraction,
     control_flow,
     elementwise,
+    fft,
     indexing,
+    linalg,
     reductions,
     shape,
     sorting,
@@ -18,7 +20,8 @@ from mlax.passes.import_stablehlo.core import Entry, UnsupportedStablehloError, 
 
 CONVERTERS: dict[str, Entry] = {
     **elementwise.CONVERTERS, **shape.CONVERTERS, **reductions.CONVERTERS, **contraction.CONVERTERS,
-    **indexing.CONVERTERS, **sorting.CONVERTERS, **control_flow.CONVERTERS,
+    **indexing.CONVERTERS, **sorting.CONVERTERS, **control_flow.CONVERTERS, **fft.CONVERTERS,
+    **linalg.CONVERTERS,  # after control_flow: its custom_call takes the LAPACK targets, then defers
 }
 
 # Ops the walk handles itself: terminators, and the functions it reads.
@@ -29,7 +32,6 @@ def problems(module: ir.Operation) -> list[UnsupportedStablehloError]:
     """An error for each op in the module's functions that has no converter (or, for a
     custom_call, a target the importer does not know), in program order."""
     found: list[UnsupportedStablehloError] = []
-    known_targets = control_flow.IDENTITY_TARGETS
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         op = op.operation
@@ -42,7 +44,7 @@ def problems(module: ir.Operation) -> list[UnsupportedStablehloError]:
         elif name == "stablehlo.custom_call":
             target = attribute(op, "call_target_name")
             target_name = ir.StringAttr(target).value if target is not None else "?"
-            if target_name not in known_targets:
+            if not linalg.known_target(target_name):
                 found.append(UnsupportedStablehloError(
                     f"{name}: the custom call target '{target_name}' (foreign code mlax cannot see into)",
                     op.location))

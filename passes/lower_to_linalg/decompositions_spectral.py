@@ -1,4 +1,4 @@
-"""Rules for qr, eigh and svd: calls to LAPACK (`?geqrf` + `?orgqr`, `?syevd`, `?gesdd`; for
+"""Rules for qr, eigh and svd: calls to LAPACK (`?geqrf` or `?geqp3` + `?orgqr`, `?syevd`, `?gesdd`; for
 complex matrices `?ungqr` and `?heevd`, whose eigenvalues and singular values are real).
 
 The scheme of decompositions.py: operands copied into fresh buffers, one call per matrix of
@@ -8,12 +8,13 @@ LAPACK_ROW_MAJOR: LAPACKE transposes to and from column-major around the Fortran
 the numbers are those of jax's column-major calls, and it sizes and allocates the workspaces
 itself (a workspace query, then the call). Character flags (jobz, uplo) are i8 by value.
 
-qr follows jax's `_qr_lowering`: geqrf leaves R above the diagonal and the reflectors below;
+qr follows jax's `_qr_lowering`: geqrf (geqp3 with `pivoting`, from zero pivots, which are free
+to move; its 1-based pivots made 0-based) leaves R above the diagonal and the reflectors below;
 the reflectors (padded with zero columns to m x m for full tall matrices, the leading m x m
 block of a wide one) go to orgqr, which expands them into Q in place; R is the upper triangle
 (the leading n x n block for reduced tall matrices). eigh and svd make a matrix's results NaN
 where the routine reports `info != 0`, as jax's lowering. Empty matrices make no calls: qr
-gives the identity's columns and a zero R, svd jax's `_empty_svd`.
+gives the identity's columns, a zero R (and zero pivots), svd jax's `_empty_svd`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mlax.passes.lower_to_linalg.library_calls import (
     nan_scalar,
     per_matrix_maps,
     pointer_at,
+    status_if_finite,
     type_letter,
     unfold_batch,
 )
@@ -94,48 +96,75 @@ def _nan_where_failed(value: ir.Value, info: ir.Value) -> ir.Value:
     return generic([value, info], t, clean, per_matrix_maps(t.rank))
 
 
+def _zeros(shape: list[int], element: ir.Type) -> ir.Value:
+    return generic([], ir.RankedTensorType.get(shape, element), lambda: scalar(element, 0))
+
+
+def _factor(op: ir.Operation, factors: ir.Value, taus: ir.Value, pivoting: bool) -> ir.Value | None:
+    """`?geqrf` on every matrix of the (count, m, n) buffer ``factors`` (taus into ``taus``), or
+    `?geqp3` from free (zero) pivots when ``pivoting``, which returns the pivots, made 0-based."""
+    count, m, n = ir.MemRefType(factors.type).shape
+    element = ir.MemRefType(factors.type).element_type
+    i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
+    # (buffer, bytes per matrix) of the arguments after the matrix and its leading dimension
+    vectors = [(taus, min(m, n) * element_bytes(element))]
+    if pivoting:
+        pivots = fresh_copy(_zeros([count, n], i32))
+        vectors.insert(0, (pivots, n * element_bytes(i32)))
+    symbol = declare(op, f"mlax_{type_letter(element)}{'geqp3' if pivoting else 'geqrf'}",
+                     [i32, i32, i32, pointer, i32, *[pointer] * len(vectors)], [i32])
+    bases = [(address(b), size) for b, size in [(factors, m * n * element_bytes(element)), *vectors]]
+
+    def one(matrix: ir.Value) -> None:
+        a, *rest = (pointer_at(base, matrix, size) for base, size in bases)
+        func.CallOp([i32], symbol, [int32(ROW_MAJOR), int32(m), int32(n), a, int32(n), *rest])
+
+    for_each_matrix(count, one)
+    if not pivoting:
+        return None
+    return generic([as_tensor(pivots)], ir.RankedTensorType.get([count, n], i32),
+                   lambda p: arith.subi(p, int32(1)))
+
+
 def _qr(op: ir.Operation) -> ir.Value:
     (operand,) = op.operands
-    q_type, r_type = (r.type for r in op.results)
+    q_type, r_type = (r.type for r in op.results[:2])
+    pivoting = bool_attr(op, "pivoting")
     x = fold_batch(operand, 2)
     count, m, n = ir.RankedTensorType(x.type).shape
     element = ir.RankedTensorType(x.type).element_type
     kq, k = ir.RankedTensorType(q_type).shape[-1], min(m, n)
     kr = ir.RankedTensorType(r_type).shape[-2]
-    if 0 in (m, n, count):
-        q = _identity([count, m, kq], element)
-        r = generic([], ir.RankedTensorType.get([count, kr, n], element), lambda: scalar(element, 0.0))
-        op.results[1].replace_all_uses_with(unfold_batch(r, r_type))
-        return unfold_batch(q, q_type)
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
-    t = type_letter(element)
-    expander = "ungqr" if isinstance(element, ir.ComplexType) else "orgqr"
-    geqrf = declare(op, f"mlax_{t}geqrf", [i32, i32, i32, pointer, i32, pointer], [i32])
-    orgqr = declare(op, f"mlax_{t}{expander}", [i32, i32, i32, i32, pointer, i32, pointer], [i32])
-    taus = _vectors(count, k, element)
-    factors = fresh_copy(x)
-    base, taus_base = address(factors), address(taus)
-    tau_bytes = k * element_bytes(element)
+    if 0 in (m, n, count):
+        pivots = _zeros([count, n], i32) if pivoting else None
+        outs = [_identity([count, m, kq], element), _zeros([count, kr, n], element)]
+    else:
+        expander = "ungqr" if isinstance(element, ir.ComplexType) else "orgqr"
+        orgqr = declare(op, f"mlax_{type_letter(element)}{expander}",
+                        [i32, i32, i32, i32, pointer, i32, pointer], [i32])
+        taus = _vectors(count, k, element)
+        factors = fresh_copy(x)
+        pivots = _factor(op, factors, taus, pivoting)
+        packed = as_tensor(factors)
+        reflectors = fresh_copy(_block(packed, [count, m, kq]))
+        q_base, q_bytes = address(reflectors), m * kq * element_bytes(element)
+        taus_base, tau_bytes = address(taus), k * element_bytes(element)
 
-    def factor(matrix: ir.Value) -> None:
-        func.CallOp([i32], geqrf, [int32(ROW_MAJOR), int32(m), int32(n),
-                                   pointer_at(base, matrix, matrix_bytes(x.type)), int32(n),
-                                   pointer_at(taus_base, matrix, tau_bytes)])
+        def expand(matrix: ir.Value) -> None:
+            func.CallOp([i32], orgqr, [int32(ROW_MAJOR), int32(m), int32(kq), int32(k),
+                                       pointer_at(q_base, matrix, q_bytes), int32(kq),
+                                       pointer_at(taus_base, matrix, tau_bytes)])
 
-    for_each_matrix(count, factor)
-    packed = as_tensor(factors)
-    reflectors = fresh_copy(_block(packed, [count, m, kq]))
-    q_base, q_bytes = address(reflectors), m * kq * element_bytes(element)
-
-    def expand(matrix: ir.Value) -> None:
-        func.CallOp([i32], orgqr, [int32(ROW_MAJOR), int32(m), int32(kq), int32(k),
-                                   pointer_at(q_base, matrix, q_bytes), int32(kq),
-                                   pointer_at(taus_base, matrix, tau_bytes)])
-
-    for_each_matrix(count, expand)
-    upper = _block(packed, [count, kr, n], lambda i, j: arith.cmpi(arith.CmpIPredicate.ule, i, j))
-    op.results[1].replace_all_uses_with(unfold_batch(upper, r_type))
-    return unfold_batch(as_tensor(reflectors), q_type)
+        for_each_matrix(count, expand)
+        upper = _block(packed, [count, kr, n], lambda i, j: arith.cmpi(arith.CmpIPredicate.ule, i, j))
+        outs = [as_tensor(reflectors), upper]
+    if pivoting:
+        outs.append(pivots)
+    outs = [unfold_batch(v, r.type) for v, r in zip(outs, op.results, strict=True)]
+    for result, replacement in zip(op.results[1:], outs[1:], strict=True):
+        result.replace_all_uses_with(replacement)
+    return outs[0]
 
 
 def _eigh(op: ir.Operation) -> ir.Value:
@@ -215,8 +244,8 @@ def _gesdd(op: ir.Operation, x: ir.Value, u_shape: list[int], vh_shape: list[int
 
     def one(matrix: ir.Value) -> None:
         a, s, u_at, vh_at = (pointer_at(base, matrix, size) for base, size in zip(bases, sizes, strict=True))
-        (status,) = func.CallOp([i32], gesdd, [*flags, a, int32(n), s, u_at, int32(lead_u), vh_at,
-                                               int32(lead_vh)]).results
+        status = status_if_finite(op, element, m, n, a, lambda: func.CallOp(
+            [i32], gesdd, [*flags, a, int32(n), s, u_at, int32(lead_u), vh_at, int32(lead_vh)]).result)
         memref.store(status, info, [matrix])
 
     for_each_matrix(count, one)

@@ -34,6 +34,7 @@ from mlax.passes.lower_to_linalg.library_calls import (
     matrix_bytes,
     per_matrix_maps,
     pointer_at,
+    status_if_finite,
     type_letter,
     unfold_batch,
 )
@@ -96,9 +97,9 @@ def _eig(op: ir.Operation) -> ir.Value:
 
     def one(k: ir.Value) -> None:
         a, *w, l_, r_ = (pointer_at(base, k, stride) for base, stride in zip(bases, strides, strict=True))
-        (status,) = func.CallOp([i32], symbol, [
+        status = status_if_finite(op, operand_element, n, n, a, lambda: func.CallOp([i32], symbol, [
             int32(ROW_MAJOR), *jobs, int32(n), a, int32(n), *w, l_, int32(n if left else 1),
-            r_, int32(n if right else 1)]).results
+            r_, int32(n if right else 1)]).result)
         memref.store(status, info, [k])
 
     if count and n:

@@ -31,8 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, linalg, llvm, memref, scf, tensor
+from mlir.dialects import arith, bufferization, llvm, memref, scf, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.buffer_abi import RELEASE_FUNCTION
 from mlax.passes.lower_to_linalg.common import Rule, reassociation
 from mlax.passes.lower_to_linalg.library_calls import (

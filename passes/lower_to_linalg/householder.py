@@ -1,14 +1,15 @@
-"""Rules for geqrf, geqp3, householder_product, hessenberg and tridiagonal: LAPACKE calls per matrix.
+"""Rules for geqrf, geqp3, householder_product, ormqr, hessenberg and tridiagonal: LAPACKE calls per
+matrix.
 
 The scheme of the other decompositions (library_calls.py): operands copied into fresh buffers,
 one call per matrix of the flattened batch (an scf.for), the buffers read back as tensors. The
 routines are LAPACKE's high-level interfaces (`@mlax_<t>geqrf`, `<t>geqp3`, `<t>orgqr` / `<t>ungqr`,
-`<t>gehrd`, `<t>sytrd` / `<t>hetrd`, bound by mlax.runtime.lapack) called with LAPACK_ROW_MAJOR:
-LAPACKE transposes around the column-major routine and sizes the workspace itself, so the
-numbers are those of jaxlib's column-major calls. As jax's lowerings, hessenberg and tridiagonal
-make every result of a matrix NaN where the routine reports `info != 0`; geqrf, geqp3 and
-householder_product have no such check (jaxlib's kernels return no `info` for them). Empty
-matrices make no call.
+`<t>ormqr` / `<t>unmqr`, `<t>gehrd`, `<t>sytrd` / `<t>hetrd`, bound by mlax.runtime.lapack) called
+with LAPACK_ROW_MAJOR: LAPACKE transposes around the column-major routine and sizes the workspace
+itself, so the numbers are those of jaxlib's column-major calls. As jax's lowerings, hessenberg and
+tridiagonal make every result of a matrix NaN where the routine reports `info != 0`; geqrf, geqp3,
+householder_product and ormqr have no such check (jaxlib's kernels return no `info` for them).
+Empty matrices make no call.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def _call_per_matrix(op: ir.Operation, routine: str, head: Sequence[ir.Value], b
     i32, pointer = ir.IntegerType.get_signless(32), llvm.PointerType.get()
     count = ir.MemRefType(buffers[0].type).shape[0]
     symbol = declare(op, f"mlax_{type_letter(_element(buffers[0]))}{routine}",
-                     [i32, *(h.type for h in head), pointer, i32, *[pointer] * (len(buffers) - 1)], [i32])
+                     [i32, *(h.type for h in head), pointer, i32, *[pointer] * (len(buffers) - 1),
+                      *(t.type for t in tail)], [i32])
     bases = [(address(b), _bytes(b)) for b in buffers]
 
     def one(k: ir.Value) -> None:
@@ -133,6 +135,23 @@ def _householder_product(op: ir.Operation) -> ir.Value:
     return _finish(op, [as_tensor(product)])
 
 
+def _ormqr(op: ir.Operation) -> ir.Value:
+    """``?ormqr(side, trans, m, n, k, a, lda, taus, c, ldc)``: m x n the shape of c, k the number
+    of reflectors; row-major, a's leading dimension is its column count."""
+    a, taus, c = fold_batch(op.operands[0], 2), fold_batch(op.operands[1], 1), fold_batch(op.operands[2], 2)
+    (_, _, columns), (_, k), (_, m, n) = _shape(a), _shape(taus), _shape(c)
+    if not (k and m and n):
+        return op.operands[2]
+    complex_input = isinstance(_element(a), ir.ComplexType)
+    char = ir.IntegerType.get_signless(8)
+    side = arith.constant(char, ord("L" if bool_attr(op, "left") else "R"))
+    trans = arith.constant(char, ord(("C" if complex_input else "T") if bool_attr(op, "transpose") else "N"))
+    product = fresh_copy(c)
+    _call_per_matrix(op, "unmqr" if complex_input else "ormqr", [side, trans, int32(m), int32(n), int32(k)],
+                     [fresh_copy(a), fresh_copy(taus), product], columns, tail=[int32(n)])
+    return unfold_batch(as_tensor(product), op.results[0].type)
+
+
 def _hessenberg(op: ir.Operation) -> ir.Value:
     x = fold_batch(op.operands[0], 2)
     count, n, _ = _shape(x)
@@ -158,4 +177,4 @@ def _tridiagonal(op: ir.Operation) -> ir.Value:
 
 
 RULES: dict[str, Rule] = {"geqrf": _geqrf, "geqp3": _geqp3, "householder_product": _householder_product,
-                          "hessenberg": _hessenberg, "tridiagonal": _tridiagonal}
+                          "ormqr": _ormqr, "hessenberg": _hessenberg, "tridiagonal": _tridiagonal}

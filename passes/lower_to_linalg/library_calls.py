@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, llvm, memref, scf, tensor
+from mlir.dialects import arith, bufferization, func, llvm, memref, scf, tensor
 
 from mlax.passes.lower_to_linalg.common import reassociation, scalar
 from mlax.passes.symbols import declare_function
@@ -155,3 +155,24 @@ def cblas_scalar(element: ir.Type, value: float) -> tuple[ir.Type, ir.Value]:
 
 def bool_attr(op: ir.Operation, name: str) -> bool:
     return bool(ir.BoolAttr(op.attributes[name]).value)
+
+
+def status_if_finite(op: ir.Operation, element: ir.Type, rows: int, columns: int, matrix: ir.Value,
+                     call: Callable[[], ir.Value]) -> ir.Value:
+    """``call()``'s i32 status when the row-major matrix at ``matrix`` holds no NaN or infinity
+    (its ?lange 'M' norm is below +inf), else -4 without calling: as jaxlib, for the routines
+    that never return (?gesdd) or report illegal arguments of their inner routines (?geev) on
+    such input. Their results are NaN where the status is not 0."""
+    i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
+    part = ir.ComplexType(element).element_type if isinstance(element, ir.ComplexType) else element
+    lange = declare(op, f"mlax_{type_letter(element)}lange", [i32, i8, i32, i32, llvm.PointerType.get(), i32],
+                    [part])
+    (norm,) = func.CallOp([part], lange, [int32(ROW_MAJOR), arith.constant(i8, ord("M")), int32(rows),
+                                          int32(columns), matrix, int32(columns)]).results
+    finite = arith.cmpf(arith.CmpFPredicate.OLT, norm, scalar(part, math.inf))
+    guarded = scf.IfOp(finite, [i32], has_else=True)
+    with ir.InsertionPoint(guarded.then_block):
+        scf.YieldOp([call()])
+    with ir.InsertionPoint(guarded.else_block):
+        scf.YieldOp([int32(-4)])
+    return guarded.results[0]

@@ -1,13 +1,14 @@
 """Rules for qr, eigh and svd: what jax emits on CPU, custom calls of jaxlib's LAPACK targets.
 
 qr is jax's `_qr_lowering`: `lapack_?geqrf_ffi` (R above the diagonal, the reflectors below,
-and the taus), then `lapack_?orgqr_ffi` (`?ungqr` for complex) on the reflectors (zero-padded
+and the taus; with `pivoting` `lapack_?geqp3_ffi` from zero pivots, its 1-based pivots less one
+the third result), then `lapack_?orgqr_ffi` (`?ungqr` for complex) on the reflectors (zero-padded
 to m x m for full tall matrices, the leading m x m block of a wide one) and R's upper triangle
 (its leading n x n block for reduced tall matrices). eigh is `lapack_?syevd_ffi` (`?heevd`;
 mode V, uplo L or U), svd `lapack_?gesdd_ffi` (mode A, S or N), each followed by jax's NaN
-selects where `info != 0`. Empty matrices make no call: qr gives the identity's columns and a
-zero R, svd jax's `_empty_svd`. The call attributes and layouts are lapack_calls.py's
-`lapack_call`.
+selects where `info != 0`. Empty matrices make no call: qr gives the identity's columns, a
+zero R (and zero pivots), svd jax's `_empty_svd`. The call attributes and layouts are
+lapack_calls.py's `lapack_call`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     tensor_type,
     value,
 )
-from mlax.passes.lower_to_stablehlo.lapack_calls import info_type, lapack_call, nan_unless
+from mlax.passes.lower_to_stablehlo.lapack_calls import finite_matrices, info_type, lapack_call, nan_unless
 
 
 def _full(number: float, t: ir.Type) -> ir.Value:
@@ -69,21 +70,36 @@ def _upper(x: ir.Value) -> ir.Value:
     return select(below, _full(0, x.type), x)
 
 
+def _factor(x: ir.Value, p_type: list[ir.Type]) -> tuple[ir.Value, ir.Value, list[ir.Value]]:
+    """The packed factors, the taus and the 0-based pivots (none without ``p_type``): jax's
+    geqrf, or geqp3 from zero (free) pivots with 1 subtracted from the pivots it returns."""
+    *batch, m, n = tensor_type(x).shape
+    taus_type = ir.RankedTensorType.get([*batch, min(m, n)], tensor_type(x).element_type)
+    if not p_type:
+        packed, taus = lapack_call("geqrf", [x], [x.type, taus_type], [True, False])
+        return packed, taus, []
+    (pivots_type,) = p_type
+    packed, pivots, taus = lapack_call("geqp3", [x, _full(0, pivots_type)], [x.type, pivots_type, taus_type],
+                                       [True, False, False], matrix_operands=[True, False])
+    return packed, taus, [value("subtract", [pivots, _full(1, pivots_type)], pivots_type)]
+
+
 def _qr(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
-    q_type, r_type = (r.type for r in op.results)
-    *batch, m, n = tensor_type(x).shape
+    q_type, r_type, *p_type = (r.type for r in op.results)
+    m, n = tensor_type(x).shape[-2:]
     if 0 in (m, n):
-        op.results[1].replace_all_uses_with(_full(0, r_type))
-        return _identity(q_type)
-    k = min(m, n)
-    taus_type = ir.RankedTensorType.get([*batch, k], tensor_type(x).element_type)
-    packed, taus = lapack_call("geqrf", [x], [x.type, taus_type], [True, False])
-    reflectors = _block(packed, m, tensor_type(q_type).shape[-1])
-    expander = "ungqr" if is_complex(tensor_type(x).element_type) else "orgqr"
-    (q,) = lapack_call(expander, [reflectors, taus], [reflectors.type], [True], matrix_operands=[True, False])
-    op.results[1].replace_all_uses_with(_upper(_block(packed, tensor_type(r_type).shape[-2], n)))
-    return q
+        outs = [_identity(q_type), _full(0, r_type), *(_full(0, t) for t in p_type)]
+    else:
+        packed, taus, pivots = _factor(x, p_type)
+        reflectors = _block(packed, m, tensor_type(q_type).shape[-1])
+        expander = "ungqr" if is_complex(tensor_type(x).element_type) else "orgqr"
+        (q,) = lapack_call(expander, [reflectors, taus], [reflectors.type], [True],
+                           matrix_operands=[True, False])
+        outs = [q, _upper(_block(packed, tensor_type(r_type).shape[-2], n)), *pivots]
+    for result, replacement in zip(op.results[1:], outs[1:], strict=True):
+        result.replace_all_uses_with(replacement)
+    return outs[0]
 
 
 def _ok(info: ir.Value) -> ir.Value:
@@ -118,10 +134,11 @@ def _svd(op: ir.Operation) -> ir.Value:
         u_shape, vh_shape = (m, m if full else k), (n if full else k, n)  # jax's, with or without vectors
         u_full, vh_full = (ir.RankedTensorType.get([*batch, *shape], t.element_type)
                            for shape in (u_shape, vh_shape))
+        finite, x = finite_matrices(x)  # ?gesdd may never return on an infinity (jax's hangs)
         _, s, u, vh, info = lapack_call("gesdd", [x], [x.type, s_type, u_full, vh_full, info_type(x)],
                                     [True, False, True, True, False],
                                     mode="N" if not vectors else "A" if full else "S")
-        ok = _ok(info)
+        ok = value("and", [_ok(info), finite], finite.type)
         s = nan_unless(ok, s)
         if vectors:
             u, vh = nan_unless(ok, u), nan_unless(ok, vh)

@@ -1,12 +1,13 @@
-"""Rules for geqrf, geqp3, householder_product, hessenberg and tridiagonal: jax's CPU lowerings, custom
-calls of jaxlib's `lapack_?geqrf_ffi`, `lapack_?geqp3_ffi`, `lapack_?orgqr_ffi` /
-`lapack_?ungqr_ffi`, `lapack_?gehrd_ffi` (attributes `low = 1`, `high = n`, i32) and
+"""Rules for geqrf, geqp3, householder_product, ormqr, hessenberg and tridiagonal: jax's CPU lowerings,
+custom calls of jaxlib's `lapack_?geqrf_ffi`, `lapack_?geqp3_ffi`, `lapack_?orgqr_ffi` /
+`lapack_?ungqr_ffi`, `lapack_?ormqr_ffi` / `lapack_?unmqr_ffi` (bool attributes `left`,
+`transpose`), `lapack_?gehrd_ffi` (attributes `low = 1`, `high = n`, i32) and
 `lapack_?sytrd_ffi` / `lapack_?hetrd_ffi` (`uplo`).
 
-As jax, hessenberg and tridiagonal make every result of a matrix whose `info != 0` NaN; geqrf, geqp3
-and the Householder product return the call's results as they are. The attributes and layouts are
-lapack_calls.py's `lapack_call` (gehrd's are i32 integers). Empty
-matrices make no call (geqrf's taus are then empty too, or zeros of an empty batch).
+As jax, hessenberg and tridiagonal make every result of a matrix whose `info != 0` NaN; geqrf, geqp3,
+the Householder product and ormqr return the call's results as they are. The attributes and layouts
+are lapack_calls.py's `lapack_call` (gehrd's are i32 integers). Empty matrices make no call
+(geqrf's taus are then empty too, or zeros of an empty batch).
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ def _householder_product(op: ir.Operation) -> ir.Value:
     return q
 
 
+def _ormqr(op: ir.Operation) -> ir.Value:
+    """jax's `lapack_?ormqr_ffi` / `lapack_?unmqr_ffi` call, whose `left` and `transpose` are bool
+    attributes (lapack_call writes the character ones)."""
+    a, taus, c = op.operands
+    if 0 in tensor_type(c).shape or 0 in tensor_type(taus).shape:
+        return c
+    (product,) = lapack_call("unmqr" if _complex(a) else "ormqr", [a, taus, c], [c.type], [True],
+                             matrix_operands=[True, False, True])
+    flags = {name: str(bool_attr(op, name)).lower() for name in ("left", "transpose")}
+    product.owner.attributes["mhlo.backend_config"] = ir.Attribute.parse(
+        "{" + ", ".join(f"{name} = {value}" for name, value in flags.items()) + "}")
+    return product
+
+
 def _hessenberg(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
     n = tensor_type(x).shape[-1]
@@ -78,4 +93,4 @@ def _tridiagonal(op: ir.Operation) -> ir.Value:
 
 
 RULES: dict[str, Rule] = {"geqrf": _geqrf, "geqp3": _geqp3, "householder_product": _householder_product,
-                          "hessenberg": _hessenberg, "tridiagonal": _tridiagonal}
+                          "ormqr": _ormqr, "hessenberg": _hessenberg, "tridiagonal": _tridiagonal}

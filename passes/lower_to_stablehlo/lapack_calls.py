@@ -13,7 +13,19 @@ import math
 
 from mlir import ir
 
-from mlax.passes.lower_to_stablehlo.common import broadcast, hlo, select, splat, tensor_type, with_element
+from mlax.passes.lower_to_stablehlo.common import (
+    broadcast,
+    complex_parts,
+    dims,
+    hlo,
+    scalar_reducer,
+    scalar_type,
+    select,
+    splat,
+    tensor_type,
+    value,
+    with_element,
+)
 
 TARGET_PREFIX = "lapack_"
 
@@ -70,3 +82,20 @@ def nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
     """``x`` where the per-matrix i1 ``ok`` holds, NaN (in both parts of a complex one) elsewhere."""
     nan = complex(math.nan, math.nan) if isinstance(tensor_type(x).element_type, ir.ComplexType) else math.nan
     return select(per_matrix(ok, x), x, splat(nan, x.type))
+
+
+def finite_matrices(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(per-matrix i1: ``x``'s matrix holds no NaN or infinity, ``x`` with the others zeroed):
+    for the routines jaxlib's kernels run on such input although they may never return
+    (?gesdd on an infinity); their results are then `nan_unless` the flag."""
+    t = tensor_type(x)
+    i1 = ir.IntegerType.get_signless(1)
+    parts = complex_parts(x)[:2] if isinstance(t.element_type, ir.ComplexType) else (x,)
+    finite = [value("is_finite", [p], with_element(p, i1)) for p in parts]
+    each = finite[0] if len(finite) == 1 else value("and", finite, finite[0].type)
+    flags_type = ir.RankedTensorType.get(t.shape[:-2], i1)
+    matrix = {"dimensions": dims([t.rank - 2, t.rank - 1])}
+    reduce = hlo("reduce", [each, splat(1, scalar_type(i1))], flags_type, matrix, regions=1)
+    scalar_reducer(reduce, 0, i1, "and")
+    flags = reduce.result
+    return flags, select(per_matrix(flags, x), x, splat(0, x.type))

@@ -370,7 +370,8 @@ register("fft", _fft)
 # Gathered whole, computed on every device, sliced to the result's sharding.
 FALLBACK = frozenset({"gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
                       "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig",
-                      "geqrf", "geqp3", "householder_product", "hessenberg", "tridiagonal", "schur"})
+                      "geqrf", "geqp3", "householder_product", "ormqr", "hessenberg", "tridiagonal",
+                      "schur"})
 
 # Handled by the pass itself: the constraint is a reshard of its operand.
 SPECIAL = frozenset({"sharding_constraint"})

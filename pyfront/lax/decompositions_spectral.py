@@ -2,8 +2,9 @@
 dialect's ops (dialect/ops/decompositions_spectral.py).
 
 As jax's wrappers: eigh symmetrizes its operand first unless told not to and returns (v, w);
-svd returns (u, s, vh), or s alone without ``compute_uv``; qr returns (q, r). The options jax
-has only for other platforms (pivoting, subset_by_index, the GPU/TPU algorithms) are refused.
+svd returns (u, s, vh), or s alone without ``compute_uv``; qr returns (q, r), or (q, r, p) with
+``pivoting``. The options jax has only for other platforms (subset_by_index, the GPU/TPU
+algorithms) are refused; ``use_magma`` (GPU only in jax) changes nothing.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ def _not_here(name: str, option: str) -> NotImplementedError:
                                "on some platforms)")
 
 
-def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True, use_magma: bool | None = None) -> Any:
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Any, ...]:
     """(q, r) with ``x = q @ r`` for each matrix of ``x`` (..., m, n): q (..., m, k) orthonormal
-    columns, r (..., k, n) upper triangular, k = m if ``full_matrices`` else min(m, n)."""
-    if pivoting:
-        raise _not_here("qr", "pivoting=True")
-    q, r = bind("qr", as_operand(x), full_matrices=bool(full_matrices))
-    return q, r
+    columns, r (..., k, n) upper triangular, k = m if ``full_matrices`` else min(m, n). With
+    ``pivoting``, (q, r, p): p (..., n) int32 the column permutation, ``x[..., p] = q @ r``."""
+    del use_magma  # jax reads it on GPU only
+    return tuple(bind("qr", as_operand(x), full_matrices=bool(full_matrices), pivoting=bool(pivoting)))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,

@@ -1,7 +1,8 @@
 """mlax.lax.linalg's Householder reductions, with jax's `lax.linalg` signatures, on the dialect's ops
 of the same names (dialect/ops/householder.py): ``geqrf`` and ``geqp3`` (jax keeps them in
 jax._src.lax.linalg; jnp.linalg.qr(mode='raw') and scipy's qr_multiply use them),
-``householder_product``, ``hessenberg`` and ``tridiagonal``. Each returns LAPACK's packed form, as jax's."""
+``householder_product``, ``ormqr``, ``hessenberg`` and ``tridiagonal``. The reductions return LAPACK's
+packed form, as jax's."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ def householder_product(a: Any, taus: Any) -> Any:
     """The orthogonal (unitary) matrix, ``a``'s shape, of the reflectors below ``a``'s diagonal
     with scalar factors ``taus`` (LAPACK ``?orgqr`` / ``?ungqr``)."""
     return bind("householder_product", as_operand(a), as_operand(taus))
+
+
+def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Any:
+    """``Q @ c`` (``c @ Q`` unless ``left``; ``Q^T``, or ``Q^H``, for ``transpose``) for the Q of
+    the reflectors below ``a``'s diagonal with scalar factors ``taus``, without forming Q
+    (LAPACK ``?ormqr`` / ``?unmqr``)."""
+    return bind("ormqr", as_operand(a), as_operand(taus), as_operand(c), left=bool(left),
+                transpose=bool(transpose))
 
 
 def hessenberg(a: Any) -> list[Any]:

@@ -113,6 +113,7 @@ from mlax.lax.householder import (  # noqa: E402, F401
     geqrf,
     hessenberg,
     householder_product,
+    ormqr,
     tridiagonal,
 )
 from mlax.lax.schur import schur  # noqa: E402, F401

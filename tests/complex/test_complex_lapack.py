@@ -90,7 +90,8 @@ def _loss(np_: Any, sl: Any) -> Callable[..., Any]:
     return loss
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+# eager: 45 s
+@pytest.mark.parametrize("backend", [pytest.param("eager", marks=pytest.mark.slow), "cpu", "xla"])
 def test_gradients(rng: np.random.Generator, x64: None, backend: str) -> None:
     h, a = hermitian(rng, (3, 3), np.complex128), triangular(rng, (3, 3), np.complex128)
     b = random_normal(rng, (3, 2), np.complex128)

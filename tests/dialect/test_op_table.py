@@ -32,6 +32,7 @@ LAX_NAMES = {
     "geqrf": "linalg.geqrf",
     "geqp3": "linalg.geqp3",
     "householder_product": "linalg.householder_product",
+    "ormqr": "linalg.ormqr",
     "hessenberg": "linalg.hessenberg",
     "tridiagonal": "linalg.tridiagonal",
 }

@@ -2,7 +2,16 @@
    memory is host memory (allocations, copies and memsets work), modules and launches are only
    written to the file named by $FAKE_CUDA_LOG, one line each ("load <bytes of PTX>",
    "launch <kernel> grid gx gy gz block bx by bz"); kernels do not run. Built by
-   tests/gpu/test_pipeline.py with the system's C compiler; not part of mlax. */
+   tests/gpu/test_pipeline.py and tests/gpu/test_artifact.py with the system's C compiler; not
+   part of mlax.
+   With $FAKE_CUDA_VERBOSE set, memory calls are logged too ("alloc <pointer> <bytes>",
+   "free <pointer>", "htod <dst> <bytes>", "dtoh <src> <bytes>", "dtod <dst> <src> <bytes>") and
+   each launch is followed by "params <value>..." (each parameter read with the size its PTX
+   .entry declares). With $FAKE_CUDA_STRICT set, a module whose .entry names are not PTX
+   identifiers ([A-Za-z0-9_$], as ptxas requires) fails to load with CUDA_ERROR_INVALID_PTX, and
+   a function not in its module's PTX is CUDA_ERROR_NOT_FOUND. $FAKE_CUDA_FAIL_ALLOC makes
+   cuMemAlloc_v2 fail with CUDA_ERROR_OUT_OF_MEMORY. */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +19,14 @@
 
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
+enum { OUT_OF_MEMORY = 2, INVALID_PTX = 218, NOT_FOUND = 500, MAX_PARAMS = 64 };
+
+/* A function handle: the kernel's name and the byte size of each parameter its PTX declares. */
+typedef struct {
+  char *name;
+  int count;
+  int sizes[MAX_PARAMS];
+} Function;
 
 static void record(const char *format, const char *text, const unsigned *dims) {
   const char *path = getenv("FAKE_CUDA_LOG");
@@ -22,19 +39,56 @@ static void record(const char *format, const char *text, const unsigned *dims) {
   fclose(log);
 }
 
+static void trace(const char *format, uint64_t a, uint64_t b, uint64_t c) {
+  const char *path = getenv("FAKE_CUDA_LOG");
+  FILE *log = path && getenv("FAKE_CUDA_VERBOSE") ? fopen(path, "a") : NULL;
+  if (!log) return;
+  fprintf(log, format, (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
+  fclose(log);
+}
+
+/* The parameter list "(...)" of ".entry <name>(" in ptx, or NULL. */
+static const char *entry_parameters(const char *ptx, const char *name) {
+  size_t length = strlen(name);
+  for (const char *at = strstr(ptx, ".entry "); at; at = strstr(at + 1, ".entry ")) {
+    if (strncmp(at + 7, name, length) == 0 && at[7 + length] == '(') return at + 8 + length;
+  }
+  return NULL;
+}
+
+static int valid_entry_names(const char *ptx) {
+  for (const char *at = strstr(ptx, ".entry "); at; at = strstr(at + 1, ".entry ")) {
+    for (const char *c = at + 7; *c != '('; ++c)
+      if (!isalnum((unsigned char)*c) && *c != '_' && *c != '$') return 0;
+  }
+  return 1;
+}
+
 CUresult cuInit(unsigned flags) { return 0; }
 CUresult cuDeviceGet(int *device, int ordinal) { *device = ordinal; return 0; }
 CUresult cuDeviceGetAttribute(int *value, int attribute, int device) { *value = 0; return 0; }
 CUresult cuDevicePrimaryCtxRetain(void **context, int device) { *context = (void *)1; return 0; }
 CUresult cuCtxPushCurrent_v2(void *context) { return 0; }
 CUresult cuCtxPopCurrent_v2(void **context) { if (context) *context = (void *)1; return 0; }
-CUresult cuGetErrorName(CUresult error, const char **name) { *name = "CUDA_SUCCESS"; return 0; }
+CUresult cuCtxSetCurrent(void *context) { return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int device) { return 0; }
+CUresult cuGetErrorName(CUresult error, const char **name) {
+  switch (error) {
+    case 0: *name = "CUDA_SUCCESS"; return 0;
+    case OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
+    case INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; return 0;
+    case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return 0;
+    default: return 1;
+  }
+}
 
 static CUresult load(void **module, const void *image) {
   const char *ptx = image;
   char size[32];
   snprintf(size, sizeof size, "%zu", strlen(ptx));
   record("load %s\n", size, NULL);
+  if (getenv("FAKE_CUDA_STRICT") && !valid_entry_names(ptx)) return INVALID_PTX;
   *module = strdup(ptx);
   return 0;
 }
@@ -44,14 +98,32 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned n, void *
 }
 CUresult cuModuleUnload(void *module) { free(module); return 0; }
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
-  *function = strdup(name);
+  const char *parameters = entry_parameters(module, name);
+  if (!parameters && getenv("FAKE_CUDA_STRICT")) return NOT_FOUND;
+  Function *found = calloc(1, sizeof(Function));
+  found->name = strdup(name);
+  for (const char *at = parameters; at && *at != ')' && found->count < MAX_PARAMS; ++at)
+    if (strncmp(at, ".param .", 8) == 0) found->sizes[found->count++] = atoi(at + 9) / 8;
+  *function = found;
   return 0;
 }
 CUresult cuFuncSetAttribute(void *function, int attribute, int value) { return 0; }
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
   unsigned dims[6] = {gx, gy, gz, bx, by, bz};
-  record("launch %s grid %u %u %u block %u %u %u\n", function, dims);
+  const Function *kernel = function;
+  record("launch %s grid %u %u %u block %u %u %u\n", kernel->name, dims);
+  const char *path = getenv("FAKE_CUDA_LOG");
+  FILE *log = path && getenv("FAKE_CUDA_VERBOSE") ? fopen(path, "a") : NULL;
+  if (!log) return 0;
+  fprintf(log, "params");
+  for (int i = 0; i < kernel->count; ++i) {
+    uint64_t value = 0;
+    memcpy(&value, params[i], kernel->sizes[i]);
+    fprintf(log, " %llu", (unsigned long long)value);
+  }
+  fprintf(log, "\n");
+  fclose(log);
   return 0;
 }
 CUresult cuLaunchKernelEx(const void *config, void *function, void **params, void **extra) { return 0; }
@@ -66,14 +138,35 @@ CUresult cuEventRecord(void *event, void *stream) { return 0; }
 CUresult cuEventSynchronize(void *event) { return 0; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t size) {
+  if (getenv("FAKE_CUDA_FAIL_ALLOC")) return OUT_OF_MEMORY;
   *pointer = (CUdeviceptr)calloc(1, size ? size : 1);
+  trace("alloc %llu %llu\n", *pointer, size, 0);
   return 0;
 }
 CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t size, unsigned flags) { return cuMemAlloc_v2(pointer, size); }
-CUresult cuMemFree_v2(CUdeviceptr pointer) { free((void *)pointer); return 0; }
+CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  trace("free %llu\n", pointer, 0, 0);
+  free((void *)pointer);
+  return 0;
+}
 CUresult cuMemHostRegister_v2(void *pointer, size_t size, unsigned flags) { return 0; }
 CUresult cuMemHostUnregister(void *pointer) { return 0; }
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  memcpy((void *)dst, (void *)src, size);
+  return 0;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t size) {
+  trace("htod %llu %llu\n", dst, size, 0);
+  memcpy((void *)dst, src, size);
+  return 0;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t size) {
+  trace("dtoh %llu %llu\n", src, size, 0);
+  memcpy(dst, (void *)src, size);
+  return 0;
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  trace("dtod %llu %llu %llu\n", dst, src, size);
   memcpy((void *)dst, (void *)src, size);
   return 0;
 }

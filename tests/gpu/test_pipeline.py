@@ -211,6 +211,6 @@ def test_run_path_with_a_stand_in_driver(tmp_path: Path) -> None:
     assert result.returncode == 0 and result.stdout.strip() == "ran", result.stderr
     lines = log.read_text().splitlines()
     assert sum(line.startswith("load ") for line in lines) == 3  # tanh, the sum's fill, the sum
-    assert lines[-3:] == ["launch jit.lambda_kernel grid 1 1 1 block 32 8 1",
-                          "launch jit.lambda_kernel grid 1 1 1 block 32 1 1",
-                          "launch jit.lambda_kernel grid 1 1 1 block 32 1 1"]
+    assert lines[-3:] == ["launch jit_lambda_kernel grid 1 1 1 block 32 8 1",
+                          "launch jit_lambda_kernel grid 1 1 1 block 32 1 1",
+                          "launch jit_lambda_kernel grid 1 1 1 block 32 1 1"]

@@ -103,8 +103,6 @@ def test_tridiagonal_solve_errors() -> None:
         mlinalg.tridiagonal_solve(v[:2], v, v, b)
     with pytest.raises(TypeError, match="leading ndim-1"):
         mlinalg.tridiagonal_solve(v, v, v, np.ones((4, 1), np.float32))
-    with pytest.raises(NotImplementedError, match="perturb_singular"):
-        mlinalg.tridiagonal_solve(v, v, v, b, perturb_singular=True)
 
 
 # --- jnp.linalg without decompositions ----------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""The Householder primitives (mlax.lax.linalg.geqrf, geqp3, householder_product, hessenberg,
+"""The Householder primitives (mlax.lax.linalg.geqrf, geqp3, householder_product, ormqr, hessenberg,
 tridiagonal) and what is built on them (jnp.linalg.qr(mode='raw'), scipy's hessenberg, qr_multiply,
-eigh_tridiagonal) against jax: values and dtypes eagerly (the interpreter), on the native CPU
-backend (LAPACKE) and on XLA (jaxlib's custom calls), for f32, f64, complex64 and complex128,
-batched and under vmap; derivatives are refused with jax's message, as jax refuses them."""
+eigh_tridiagonal's eigenvalues) against jax: values and dtypes eagerly (the interpreter), on the
+native CPU backend (LAPACKE) and on XLA (jaxlib's custom calls), for f32, f64, complex64 and
+complex128, batched and under vmap; derivatives are refused with jax's message, as jax refuses
+them. eigh_tridiagonal's eigenvectors: test_tridiagonal_eigenvectors.py."""
 
 from __future__ import annotations
 
@@ -69,6 +70,26 @@ def test_geqp3(rng: np.random.Generator, dtype: str, backend: str, shape: tuple[
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_ormqr(rng: np.random.Generator, dtype: str, backend: str) -> None:
+    """Q c, Q^H c, c Q, c Q^H (one program) for tall, wide and batched reflectors, all or fewer
+    of them: LAPACK's ?ormqr / ?unmqr, so jax's bits."""
+    for shape, k, columns in (((2, 5, 3), 3, 2), ((3, 4), 2, 1), ((2, 1, 4, 4), 4, 3)):
+        packed, taus = jax_linalg.geqrf(random_normal(rng, shape, dtype))
+        taus = taus[..., :k]
+        c_left = random_normal(rng, (*shape[:-1], columns), dtype)
+        c_right = random_normal(rng, (*shape[:-2], columns, shape[-2]), dtype)
+
+        def products(ormqr: Any) -> Any:
+            return lambda a, t, cl, cr: [ormqr(a, t, cl if left else cr, left=left, transpose=transpose)
+                                         for left in (True, False) for transpose in (False, True)]
+
+        got = run(products(mlinalg.ormqr), backend, packed, taus, c_left, c_right)
+        assert_same(got, products(jax.lax.linalg.ormqr)(packed, taus, c_left, c_right), rtol=0.0)
+    a = np.ones((4, 3), np.float32)
+    assert [e.primitive.name for e in mlax.make_jaxpr(mlinalg.ormqr)(a, a[0], a).jaxpr.eqns] == ["ormqr"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("shape", [(2, 5, 5), (1, 1), (3, 2, 4, 4)])
 def test_hessenberg(rng: np.random.Generator, dtype: str, backend: str, shape: tuple[int, ...]) -> None:
     a = random_normal(rng, shape, dtype)
@@ -106,6 +127,10 @@ def test_empty(backend: str) -> None:
     packed, taus = np.zeros((2, 5, 0), np.float32), np.zeros((2, 0), np.float32)
     assert_same(run(mlinalg.householder_product, backend, packed, taus),
                 jax.lax.linalg.householder_product(packed, taus))
+    c = np.arange(10, dtype=np.float32).reshape(2, 5, 1)
+    full = (np.ones((2, 5, 3), np.float32), np.ones((2, 3), np.float32), c[..., :0])  # c without columns
+    for operands in ((packed, taus, c), full):
+        assert_same(run(mlinalg.ormqr, backend, *operands), jax.lax.linalg.ormqr(*operands))
 
 
 @pytest.mark.parametrize("backend", ["eager", "cpu", "xla"])
@@ -125,15 +150,22 @@ def test_vmap(rng: np.random.Generator, backend: str) -> None:
     # the reflectors batched, the taus not (broadcast along the new dimension)
     got = run(mlax.vmap(mlinalg.householder_product, in_axes=(0, None)), backend, packed, taus[0])
     close(got, jax.vmap(jax.lax.linalg.householder_product, in_axes=(0, None))(packed, taus[0]), "float32")
+    c = random_normal(rng, (4, 5), np.float32)  # one c for every reflector set, its batch at 1 in the result
+    ormqr = {lin: lambda a, t, c, lin=lin: lin.ormqr(a, t, c, left=False)
+             for lin in (mlinalg, jax.lax.linalg)}
+    got = run(mlax.vmap(ormqr[mlinalg], in_axes=(0, 0, None), out_axes=1), backend, packed, taus, c)
+    close(got, jax.vmap(ormqr[jax.lax.linalg], in_axes=(0, 0, None), out_axes=1)(packed, taus, c), "float32")
 
 
-@pytest.mark.parametrize("name", ["geqrf", "geqp3", "householder_product", "hessenberg", "tridiagonal"])
+@pytest.mark.parametrize("name", ["geqrf", "geqp3", "householder_product", "ormqr", "hessenberg",
+                                  "tridiagonal"])
 def test_derivatives_are_refused_as_in_jax(rng: np.random.Generator, name: str) -> None:
     a = random_normal(rng, (3, 3), np.float32)
     taus = np.array([0.5, 0.25], np.float32)
     calls = {"geqrf": lambda lin, x: lin.geqrf(x)[0], "hessenberg": lambda lin, x: lin.hessenberg(x)[0],
              "geqp3": lambda lin, x: lin.geqp3(x, np.zeros(3, np.int32))[2],
              "householder_product": lambda lin, x: lin.householder_product(x, taus),
+             "ormqr": lambda lin, x: lin.ormqr(a, taus, x, transpose=True),
              "tridiagonal": lambda lin, x: lin.tridiagonal(x)[1]}
     call = calls[name]
     with pytest.raises(NotImplementedError, match=f"Differentiation rule for '{name}' not implemented"):
@@ -162,6 +194,19 @@ def test_errors() -> None:
         mlinalg.geqp3(np.ones((2, 2), np.float32), np.zeros(2, np.float32))
     with pytest.raises(ValueError, match="jpvt must have shape"):
         mlinalg.geqp3(np.ones((3, 2), np.float32), np.zeros(3, np.int32))
+    a, taus = np.ones((4, 3), np.float32), np.ones(3, np.float32)
+    with pytest.raises(ValueError, match=r"left=True expects c to have the same number of rows .* \(5, 2\)"):
+        mlinalg.ormqr(a, taus, np.ones((5, 2), np.float32))
+    with pytest.raises(ValueError, match="left=False expects c to have the same number of columns"):
+        mlinalg.ormqr(a, taus, np.ones((2, 5), np.float32), left=False)
+    with pytest.raises(ValueError, match="at most min"):
+        mlinalg.ormqr(a, np.ones(4, np.float32), np.ones((4, 2), np.float32))
+    with pytest.raises(ValueError, match="same batch dimensions"):
+        mlinalg.ormqr(a, taus, np.ones((2, 4, 2), np.float32))
+    with pytest.raises(TypeError, match="same dtype"):
+        mlinalg.ormqr(a, taus, np.ones((4, 2), np.complex64))
+    with pytest.raises(TypeError, match="element type"):
+        mlinalg.ormqr(a.astype(np.int32), taus.astype(np.int32), np.ones((4, 2), np.int32))
 
 
 # --- built on them -------------------------------------------------------------------------------
@@ -190,20 +235,23 @@ def test_scipy_hessenberg(rng: np.random.Generator, dtype: str, backend: str) ->
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mode", ["left", "right"])
-@pytest.mark.parametrize("conjugate", [False, True])
-@pytest.mark.parametrize("pivoting", [False, True])
-def test_qr_multiply(rng: np.random.Generator, dtype: str, backend: str, mode: str, conjugate: bool,
-                     pivoting: bool) -> None:
+def test_qr_multiply(rng: np.random.Generator, dtype: str, backend: str) -> None:
+    """Every mode, conjugate and pivoting (one program), c a matrix whose batch broadcasts with a's
+    or a vector: geqrf/geqp3 then ormqr, as jax, so jax's bits."""
     for a_shape in [(2, 5, 3), (3, 4)]:
         m, n = a_shape[-2:]
         a = random_normal(rng, a_shape, dtype)
-        c_shape = (min(m, n), 2) if mode == "left" else (3, 1, 4, m)  # c's batch broadcasts with a's
-        vector = (c_shape[-2] if mode == "left" else m,)
-        for c in (random_normal(rng, c_shape, dtype), random_normal(rng, vector, dtype)):
-            kwargs = {"mode": mode, "conjugate": conjugate, "pivoting": pivoting}
-            got = run(lambda a, c, kw=kwargs: msl.qr_multiply(a, c, **kw), backend, a, c)
-            close(got, jsl.qr_multiply(a, c, **kwargs), dtype)
+        k = min(m, n)
+        operands = {"left": (random_normal(rng, (k, 2), dtype), random_normal(rng, (k,), dtype)),
+                    "right": (random_normal(rng, (3, 1, 4, m), dtype), random_normal(rng, (m,), dtype))}
+
+        def products(qr_multiply: Any) -> Any:
+            return lambda x, cs: [qr_multiply(x, c, mode=mode, conjugate=conjugate, pivoting=pivoting)
+                                  for mode, pair in cs.items() for c in pair
+                                  for conjugate in (False, True) for pivoting in (False, True)]
+
+        got = run(products(msl.qr_multiply), backend, a, operands)
+        assert_same(got, products(jsl.qr_multiply)(a, operands), rtol=0.0)
 
 
 def test_qr_multiply_errors(rng: np.random.Generator) -> None:
@@ -248,5 +296,3 @@ def test_eigh_tridiagonal_errors() -> None:
         msl.eigh_tridiagonal(d, e, eigvals_only=True, select="v")
     with pytest.raises(ValueError, match="select_range must be specified"):
         msl.eigh_tridiagonal(d, e, eigvals_only=True, select="i")
-    with pytest.raises(NotImplementedError, match="eigenvectors"):
-        msl.eigh_tridiagonal(d, e)

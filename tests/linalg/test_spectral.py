@@ -97,8 +97,6 @@ def test_errors_are_jaxs_kind() -> None:
         mlinalg.qr(np.ones(3, np.float32))
     with pytest.raises(ValueError, match="square"):
         mlinalg.eigh(np.ones((2, 3), np.float32), symmetrize_input=False)
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        mlinalg.qr(np.ones((3, 3), np.float32), pivoting=True)
 
 
 # --- derivatives and batching ---------------------------------------------------------------------

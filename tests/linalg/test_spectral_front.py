@@ -179,7 +179,9 @@ def _draws(random: Any, initializers: Any, key: Any, dtype: Any) -> list[Any]:
     return [*orthogonal, *inits, initializers.delta_orthogonal()(key, (3, 3, 2, 4), dtype)]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+# 7-15 s each: cpu by default
+@pytest.mark.parametrize("backend", [b if b == "cpu" else pytest.param(b, marks=pytest.mark.slow)
+                                     for b in BACKENDS])
 def test_random_orthogonal_and_initializers(dtype: Any, backend: str) -> None:
     key = np.asarray(jax.random.PRNGKey(7))
     check(lambda k: _draws(mlax.random, mlax.nn.initializers, k, dtype),

@@ -5,7 +5,7 @@
 // types other than the inferred ones (svd's reduced u of a tall matrix is m x k).
 func.func @qr_int(%x: tensor<3x2xi32>) -> (tensor<3x3xi32>, tensor<3x2xi32>) {
   // expected-error@+1 {{operand must have element type f32, f64, complex64 or complex128, got int32}}
-  %0:2 = "mlax.qr"(%x) {full_matrices = true} : (tensor<3x2xi32>) -> (tensor<3x3xi32>, tensor<3x2xi32>)
+  %0:2 = "mlax.qr"(%x) {full_matrices = true, pivoting = false} : (tensor<3x2xi32>) -> (tensor<3x3xi32>, tensor<3x2xi32>)
   return %0#0, %0#1 : tensor<3x3xi32>, tensor<3x2xi32>
 }
 
@@ -13,8 +13,17 @@ func.func @qr_int(%x: tensor<3x2xi32>) -> (tensor<3x3xi32>, tensor<3x2xi32>) {
 
 func.func @qr_vector(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   // expected-error@+1 {{operand must have rank at least 2 (a batch of matrices)}}
-  %0:2 = "mlax.qr"(%x) {full_matrices = false} : (tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  %0:2 = "mlax.qr"(%x) {full_matrices = false, pivoting = false} : (tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
   return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// pivoting = true gives the permutation as a third result; the (variadic) port alone cannot say so.
+func.func @qr_pivoting_without_permutation(%x: tensor<3x5xf32>) -> (tensor<3x3xf32>, tensor<3x5xf32>) {
+  // expected-error@+1 {{differ from the inferred tensor<3x3xf32>, tensor<3x5xf32>, tensor<5xi32>}}
+  %0:2 = "mlax.qr"(%x) {full_matrices = true, pivoting = true} : (tensor<3x5xf32>) -> (tensor<3x3xf32>, tensor<3x5xf32>)
+  return %0#0, %0#1 : tensor<3x3xf32>, tensor<3x5xf32>
 }
 
 // -----

@@ -5,7 +5,9 @@
 // RUN: %mlax-run %s --entry test_eig_complex --backend cpu --input '[[[2, 1], [0, 3]]]' | FileCheck %s --check-prefix=TRI
 
 // eig calls LAPACKE ?geev row-major (101) on a copy of each matrix, with jobvl/jobvr 'V' (86) or
-// 'N' (78); a vector set not asked for gets a 1x1 dummy buffer and leading dimension 1.
+// 'N' (78); a vector set not asked for gets a 1x1 dummy buffer and leading dimension 1. As
+// jaxlib, a matrix holding a NaN or an infinity (its ?lange 'M' (77) norm is not below +inf) is
+// not given to ?geev: its info is -4 and its results NaN.
 // CHECK-DAG:   func.func private @mlax_sgeev(i32, i8, i8, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32) -> i32
 // CHECK-DAG:   func.func private @mlax_zgeev(i32, i8, i8, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32) -> i32
 
@@ -14,7 +16,12 @@
 // generic reading the partner column, NaN where info != 0.
 // CHECK-LABEL: func.func @test_eig_rotation
 // CHECK:         %[[VR:.*]] = memref.alloc() : memref<1x2x2xf32>
-// CHECK:         call @mlax_sgeev(%c101_i32, %c78_i8, %c86_i8, %c2_i32{{.*}})
+// CHECK:         %[[NORM:.*]] = call @mlax_slange(%{{.*}}, %c77_i8, %{{.*}}) : (i32, i8, i32, i32, !llvm.ptr, i32) -> f32
+// CHECK:         %[[FINITE:.*]] = arith.cmpf olt, %[[NORM]], %cst
+// CHECK:         scf.if %[[FINITE]] -> (i32) {
+// CHECK:           func.call @mlax_sgeev(%c101_i32{{.*}}, %c78_i8, %c86_i8, %c2_i32{{.*}})
+// CHECK:         } else {
+// CHECK:           scf.yield %c-4_i32
 // CHECK:         linalg.generic
 // CHECK:           complex.create
 // CHECK:         linalg.generic
@@ -32,7 +39,8 @@ func.func @test_eig_rotation(%a: tensor<2x2xf32>) -> (tensor<2xcomplex<f32>>, te
 
 // A complex matrix: zgeev's results are complex already; eigenvalues only (both jobs 'N').
 // CHECK-LABEL: func.func @test_eig_complex
-// CHECK:         call @mlax_zgeev(%c101_i32, %c78_i8, %c78_i8{{.*}}, %c2_i32, {{.*}}, %c1_i32, {{.*}}, %c1_i32{{.*}})
+// CHECK:         call @mlax_zlange({{.*}}) : (i32, i8, i32, i32, !llvm.ptr, i32) -> f64
+// CHECK:         func.call @mlax_zgeev(%c101_i32{{.*}}, %c78_i8, %c78_i8{{.*}}, %c2_i32{{.*}}, {{.*}}, %c1_i32, {{.*}}, %c1_i32{{.*}})
 // CHECK-NOT:     tensor.extract
 // CHECK:         return
 // TRI: result[0]: tensor<1x2xcomplex<f64>> = {{\[\[}}(2.0, 0.0), (3.0, 0.0)]]

@@ -64,3 +64,28 @@ func.func @geqp3_pivots(%a: tensor<3x2xf32>, %p: tensor<2xi64>) -> (tensor<3x2xf
   %0:3 = "mlax.geqp3"(%a, %p) : (tensor<3x2xf32>, tensor<2xi64>) -> (tensor<3x2xf32>, tensor<2xi64>, tensor<2xf32>)
   return %0#0, %0#1, %0#2 : tensor<3x2xf32>, tensor<2xi64>, tensor<2xf32>
 }
+
+// -----
+
+// ormqr: c's rows (left) or columns (right) are Q's order, a's row count (jax's message).
+func.func @ormqr_left_rows(%a: tensor<4x3xf32>, %t: tensor<3xf32>, %c: tensor<5x2xf32>) -> tensor<5x2xf32> {
+  // expected-error@+1 {{ormqr with left=True expects c to have the same number of rows as the Householder matrix a. Got a shape (4, 3) and c shape (5, 2).}}
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = true, transpose = false} : (tensor<4x3xf32>, tensor<3xf32>, tensor<5x2xf32>) -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// -----
+
+func.func @ormqr_right_columns(%a: tensor<4x3xf32>, %t: tensor<3xf32>, %c: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // expected-error@+1 {{ormqr with left=False expects c to have the same number of columns as the Householder matrix a has rows. Got a shape (4, 3) and c shape (2, 5).}}
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = false, transpose = true} : (tensor<4x3xf32>, tensor<3xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @ormqr_too_many_taus(%a: tensor<4x3xf32>, %t: tensor<4xf32>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{ormqr: taus may have at most min(m, n) reflectors, got 4 for a of shape (4, 3)}}
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = true, transpose = false} : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}

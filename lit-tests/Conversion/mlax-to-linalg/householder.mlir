@@ -4,6 +4,8 @@
 // RUN: %mlax-run %s --entry test_qr_run --backend interpreter --precision 5 --input '[[3, 1], [4, 2], [0, 2]]' | FileCheck %s --check-prefix=QR
 // RUN: %mlax-run %s --entry test_geqp3_run --backend cpu --precision 5 --input '[[3, 1], [4, 2], [0, 9]]' | FileCheck %s --check-prefix=QP3
 // RUN: %mlax-run %s --entry test_geqp3_run --backend interpreter --precision 5 --input '[[3, 1], [4, 2], [0, 9]]' | FileCheck %s --check-prefix=QP3
+// RUN: %mlax-run %s --entry test_ormqr_run --backend cpu --precision 5 --input '[[3, 1], [4, 2], [0, 2]]' | FileCheck %s --check-prefix=ORMQR
+// RUN: %mlax-run %s --entry test_ormqr_run --backend interpreter --precision 5 --input '[[3, 1], [4, 2], [0, 2]]' | FileCheck %s --check-prefix=ORMQR
 // RUN: %mlax-run %s --entry test_hessenberg_run --backend cpu --precision 5 --input '[[1, 2, 3], [4, 5, 6], [7, 8, 10]]' | FileCheck %s --check-prefix=HESS
 // RUN: %mlax-run %s --entry test_tridiagonal_run --backend cpu --precision 5 --input '[[4, 9, 9], [1, 2, 9], [2, 3, 5]]' | FileCheck %s --check-prefix=TRI
 
@@ -13,6 +15,8 @@
 // CHECK-DAG:   func.func private @mlax_sgeqp3(i32, i32, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK-DAG:   func.func private @mlax_sorgqr(i32, i32, i32, i32, !llvm.ptr, i32, !llvm.ptr) -> i32
 // CHECK-DAG:   func.func private @mlax_zungqr(i32, i32, i32, i32, !llvm.ptr, i32, !llvm.ptr) -> i32
+// CHECK-DAG:   func.func private @mlax_sormqr(i32, i8, i8, i32, i32, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, i32) -> i32
+// CHECK-DAG:   func.func private @mlax_zunmqr(i32, i8, i8, i32, i32, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, i32) -> i32
 // CHECK-DAG:   func.func private @mlax_sgehrd(i32, i32, i32, i32, !llvm.ptr, i32, !llvm.ptr) -> i32
 // CHECK-DAG:   func.func private @mlax_ssytrd(i32, i8, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK-DAG:   func.func private @mlax_chetrd(i32, i8, i32, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
@@ -52,6 +56,41 @@ func.func @test_geqp3_run(%a: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2xi32
 func.func @test_householder_product_batch(%a: tensor<2x3x2xcomplex<f64>>, %t: tensor<2x1xcomplex<f64>>) -> tensor<2x3x2xcomplex<f64>> {
   %0 = "mlax.householder_product"(%a, %t) : (tensor<2x3x2xcomplex<f64>>, tensor<2x1xcomplex<f64>>) -> tensor<2x3x2xcomplex<f64>>
   return %0 : tensor<2x3x2xcomplex<f64>>
+}
+
+// ormqr: Q^T a from a's own reflectors is R above zeros. Side 'L' (76), trans 'T' (84); c's shape
+// (3 x 2), k = 2, a's leading dimension its column count (row-major), ldc c's.
+// CHECK-LABEL: func.func @test_ormqr_run
+// CHECK:         call @mlax_sgeqrf
+// CHECK-DAG:     %[[L:.*]] = arith.constant 76 : i8
+// CHECK-DAG:     %[[T:.*]] = arith.constant 84 : i8
+// CHECK:         call @mlax_sormqr(%c101_i32{{.*}}, %[[L]], %[[T]], %c3_i32{{.*}}, %c2_i32{{.*}}, %c2_i32{{.*}}, %{{.*}}, %c2_i32{{.*}}, %{{.*}}, %{{.*}}, %c2_i32{{.*}})
+// ORMQR: result[0]: tensor<3x2xf32> = {{\[\[}}-5, -2.2], [0, -2.0396], [0, {{.*}}]]
+func.func @test_ormqr_run(%a: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %0:2 = "mlax.geqrf"(%a) : (tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2xf32>)
+  %1 = "mlax.ormqr"(%0#0, %0#1, %a) {left = true, transpose = true} : (tensor<3x2xf32>, tensor<2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
+
+// c Q for a batch of complex reflectors: side 'R' (82), trans 'N' (78), c 4 x 3, one reflector,
+// a's leading dimension 2, one call per matrix.
+// CHECK-LABEL: func.func @test_ormqr_right_batch
+// CHECK-DAG:     %[[R:.*]] = arith.constant 82 : i8
+// CHECK-DAG:     %[[N:.*]] = arith.constant 78 : i8
+// CHECK:         scf.for
+// CHECK:           func.call @mlax_zunmqr(%c101_i32{{.*}}, %[[R]], %[[N]], %c4_i32{{.*}}, %c3_i32{{.*}}, %c1_i32{{.*}}, %{{.*}}, %c2_i32{{.*}}, %{{.*}}, %{{.*}}, %c3_i32{{.*}})
+func.func @test_ormqr_right_batch(%a: tensor<2x3x2xcomplex<f64>>, %t: tensor<2x1xcomplex<f64>>, %c: tensor<2x4x3xcomplex<f64>>) -> tensor<2x4x3xcomplex<f64>> {
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = false, transpose = false} : (tensor<2x3x2xcomplex<f64>>, tensor<2x1xcomplex<f64>>, tensor<2x4x3xcomplex<f64>>) -> tensor<2x4x3xcomplex<f64>>
+  return %0 : tensor<2x4x3xcomplex<f64>>
+}
+
+// ormqr with no reflectors is c itself: no call.
+// CHECK-LABEL: func.func @test_no_ormqr_call_without_reflectors
+// CHECK-NOT:     call @mlax_sormqr
+// CHECK:         return %arg2
+func.func @test_no_ormqr_call_without_reflectors(%a: tensor<3x2xf32>, %t: tensor<0xf32>, %c: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = true, transpose = false} : (tensor<3x2xf32>, tensor<0xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
 }
 
 // hessenberg: gehrd with ilo 1, ihi n; both results NaN where info != 0.

@@ -10,7 +10,7 @@
 // CHECK:         "stablehlo.custom_call"(%{{.*}}, %[[G]]#1) {{.*}}call_target_name = "lapack_cungqr_ffi"
 // QR: result[1]: tensor<3x2xcomplex<f32>> = {{\[\[}}(-5.0, 0.0), (0.0, 0.0)], [(0.0, 0.0), (-2.0, 0.0)], [(0.0, 0.0), (0.0, 0.0)]]
 func.func @test_qr_complex(%a: tensor<3x2xcomplex<f32>>) -> (tensor<3x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>) {
-  %0:2 = "mlax.qr"(%a) {full_matrices = true} : (tensor<3x2xcomplex<f32>>) -> (tensor<3x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>)
+  %0:2 = "mlax.qr"(%a) {full_matrices = true, pivoting = false} : (tensor<3x2xcomplex<f32>>) -> (tensor<3x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>)
   return %0#0, %0#1 : tensor<3x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>
 }
 
@@ -23,7 +23,7 @@ func.func @test_eigh_complex(%a: tensor<2x2xcomplex<f64>>) -> (tensor<2x2xcomple
 }
 
 // CHECK-LABEL: func.func @test_svd_complex
-// CHECK-NEXT:    "stablehlo.custom_call"(%arg0) {{.*}}call_target_name = "lapack_cgesdd_ffi"{{.*}} -> (tensor<2x3xcomplex<f32>>, tensor<2xf32>, tensor<2x2xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<i32>)
+// CHECK:         "stablehlo.custom_call"(%{{.*}}) {{.*}}call_target_name = "lapack_cgesdd_ffi"{{.*}} -> (tensor<2x3xcomplex<f32>>, tensor<2xf32>, tensor<2x2xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<i32>)
 // SVD: result[0]: tensor<2xf32> = [4.0, 3.0]
 func.func @test_svd_complex(%a: tensor<2x3xcomplex<f32>>) -> (tensor<2xf32>, tensor<2x2xcomplex<f32>>, tensor<2x3xcomplex<f32>>) {
   %0:3 = "mlax.svd"(%a) {compute_uv = true, full_matrices = false} : (tensor<2x3xcomplex<f32>>) -> (tensor<2xf32>, tensor<2x2xcomplex<f32>>, tensor<2x3xcomplex<f32>>)

@@ -1,6 +1,7 @@
 // RUN: %mlax-opt %s --allow-unregistered-dialect --mlax-lower-to-stablehlo | FileCheck %s
 // RUN: %mlax-run %s --entry test_qr_run --backend xla --precision 5 --input '[[3, 1], [4, 2], [0, 2]]' | FileCheck %s --check-prefix=QR
 // RUN: %mlax-run %s --entry test_geqp3_run --backend xla --precision 5 --input '[[3, 1], [4, 2], [0, 9]]' | FileCheck %s --check-prefix=QP3
+// RUN: %mlax-run %s --entry test_ormqr_run --backend xla --precision 5 --input '[[3, 1], [4, 2], [0, 2]]' | FileCheck %s --check-prefix=ORMQR
 // RUN: %mlax-run %s --entry test_hessenberg_run --backend xla --precision 5 --input '[[1, 2, 3], [4, 5, 6], [7, 8, 10]]' | FileCheck %s --check-prefix=HESS
 // RUN: %mlax-run %s --entry test_tridiagonal_run --backend xla --precision 5 --input '[[4, 9, 9], [1, 2, 9], [2, 3, 5]]' | FileCheck %s --check-prefix=TRI
 
@@ -34,6 +35,35 @@ func.func @test_geqp3_run(%a: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2xi32
 func.func @test_householder_product_complex(%a: tensor<2x3x2xcomplex<f64>>, %t: tensor<2x1xcomplex<f64>>) -> tensor<2x3x2xcomplex<f64>> {
   %0 = "mlax.householder_product"(%a, %t) : (tensor<2x3x2xcomplex<f64>>, tensor<2x1xcomplex<f64>>) -> tensor<2x3x2xcomplex<f64>>
   return %0 : tensor<2x3x2xcomplex<f64>>
+}
+
+// ormqr: lapack_?ormqr_ffi (unmqr for complex) with jax's bool attributes left and transpose,
+// c's layout for the result; no info.
+// CHECK-LABEL: func.func @test_ormqr_run
+// CHECK-NEXT:    %[[G:.*]]:2 = "stablehlo.custom_call"(%arg0) {{.*}}call_target_name = "lapack_sgeqrf_ffi"
+// CHECK-NEXT:    %[[P:.*]] = "stablehlo.custom_call"(%[[G]]#0, %[[G]]#1, %arg0) {{.*}}call_target_name = "lapack_sormqr_ffi"{{.*}}mhlo.backend_config = {left = true, transpose = true}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>]}
+// CHECK-NEXT:    return %[[P]]
+// ORMQR: result[0]: tensor<3x2xf32> = {{\[\[}}-5, -2.2], [0, -2.0396], [0, {{.*}}]]
+func.func @test_ormqr_run(%a: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %0:2 = "mlax.geqrf"(%a) : (tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2xf32>)
+  %1 = "mlax.ormqr"(%0#0, %0#1, %a) {left = true, transpose = true} : (tensor<3x2xf32>, tensor<2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
+
+// CHECK-LABEL: func.func @test_ormqr_right_complex
+// CHECK-NEXT:    "stablehlo.custom_call"(%arg0, %arg1, %arg2) {{.*}}call_target_name = "lapack_zunmqr_ffi"{{.*}}mhlo.backend_config = {left = false, transpose = false}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>]
+func.func @test_ormqr_right_complex(%a: tensor<2x3x2xcomplex<f64>>, %t: tensor<2x1xcomplex<f64>>, %c: tensor<2x4x3xcomplex<f64>>) -> tensor<2x4x3xcomplex<f64>> {
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = false, transpose = false} : (tensor<2x3x2xcomplex<f64>>, tensor<2x1xcomplex<f64>>, tensor<2x4x3xcomplex<f64>>) -> tensor<2x4x3xcomplex<f64>>
+  return %0 : tensor<2x4x3xcomplex<f64>>
+}
+
+// ormqr with no reflectors is c itself: no call.
+// CHECK-LABEL: func.func @test_no_ormqr_call_without_reflectors
+// CHECK-NOT:     stablehlo.custom_call
+// CHECK:         return %arg2
+func.func @test_no_ormqr_call_without_reflectors(%a: tensor<3x2xf32>, %t: tensor<0xf32>, %c: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = true, transpose = false} : (tensor<3x2xf32>, tensor<0xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
 }
 
 // hessenberg: gehrd with jax's i32 attributes low = 1, high = n; NaN where info != 0.

@@ -323,10 +323,18 @@ func.func @test_lu(%a: tensor<5x4x3xf32>) -> (tensor<5x4x3xf32>, tensor<5x3xi32>
 // qr: Q (m x k) and R (k x n), k = m with full_matrices; eigh: V and the eigenvalues; svd: s,
 // u and vh (empty 0 x 0 without compute_uv).
 // CHECK-LABEL: func.func @test_qr(
-// CHECK-NEXT:    %{{.*}}:2 = "mlax.qr"(%{{.*}}) {full_matrices = true} : (tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>)
+// CHECK-NEXT:    %{{.*}}:2 = "mlax.qr"(%{{.*}}) {full_matrices = true, pivoting = false} : (tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>)
 func.func @test_qr(%a: tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>) {
-  %0:2 = "mlax.qr"(%a) {full_matrices = true} : (tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>)
+  %0:2 = "mlax.qr"(%a) {full_matrices = true, pivoting = false} : (tensor<2x5x3xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x3xf32>)
   return %0#0, %0#1 : tensor<2x5x5xf32>, tensor<2x5x3xf32>
+}
+
+// qr with pivoting: a third result, the i32 column permutation (..., n).
+// CHECK-LABEL: func.func @test_qr_pivoting(
+// CHECK-NEXT:    %{{.*}}:3 = "mlax.qr"(%{{.*}}) {full_matrices = false, pivoting = true} : (tensor<3x5xf64>) -> (tensor<3x3xf64>, tensor<3x5xf64>, tensor<5xi32>)
+func.func @test_qr_pivoting(%a: tensor<3x5xf64>) -> (tensor<3x3xf64>, tensor<3x5xf64>, tensor<5xi32>) {
+  %0:3 = "mlax.qr"(%a) {full_matrices = false, pivoting = true} : (tensor<3x5xf64>) -> (tensor<3x3xf64>, tensor<3x5xf64>, tensor<5xi32>)
+  return %0#0, %0#1, %0#2 : tensor<3x3xf64>, tensor<3x5xf64>, tensor<5xi32>
 }
 
 // CHECK-LABEL: func.func @test_eigh(
@@ -374,4 +382,14 @@ func.func @test_householder(%a: tensor<2x5x3xf32>, %s: tensor<4x4xcomplex<f32>>,
   %2:2 = "mlax.hessenberg"(%s) : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<3xcomplex<f32>>)
   %3:4 = "mlax.tridiagonal"(%s) {lower = false} : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<4xf32>, tensor<3xf32>, tensor<3xcomplex<f32>>)
   return %1, %2#1, %3#2 : tensor<2x5x3xf32>, tensor<3xcomplex<f32>>, tensor<3xf32>
+}
+
+// ormqr: Q c (left) or c Q^H from geqrf's reflectors, c's shape.
+// CHECK-LABEL: func.func @test_ormqr(
+// CHECK-NEXT:    %{{.*}} = "mlax.ormqr"(%{{.*}}, %{{.*}}, %{{.*}}) {left = true, transpose = false} : (tensor<2x5x3xf32>, tensor<2x3xf32>, tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+// CHECK-NEXT:    %{{.*}} = "mlax.ormqr"(%{{.*}}, %{{.*}}, %{{.*}}) {left = false, transpose = true} : (tensor<4x4xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<3x4xcomplex<f64>>) -> tensor<3x4xcomplex<f64>>
+func.func @test_ormqr(%a: tensor<2x5x3xf32>, %t: tensor<2x3xf32>, %c: tensor<2x5x4xf32>, %b: tensor<4x4xcomplex<f64>>, %u: tensor<2xcomplex<f64>>, %d: tensor<3x4xcomplex<f64>>) -> (tensor<2x5x4xf32>, tensor<3x4xcomplex<f64>>) {
+  %0 = "mlax.ormqr"(%a, %t, %c) {left = true, transpose = false} : (tensor<2x5x3xf32>, tensor<2x3xf32>, tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+  %1 = "mlax.ormqr"(%b, %u, %d) {left = false, transpose = true} : (tensor<4x4xcomplex<f64>>, tensor<2xcomplex<f64>>, tensor<3x4xcomplex<f64>>) -> tensor<3x4xcomplex<f64>>
+  return %0, %1 : tensor<2x5x4xf32>, tensor<3x4xcomplex<f64>>
 }

@@ -45,14 +45,14 @@ func.func @g_grad(%a: tensor<3x2xf32>, %c: tensor<2xf32>) -> (tensor<2xf32>, ten
 // triangular_solve of the tangent by R1, the skew-symmetric part of Q^T X1' R1^-1), and
 // R2' = Q'^T X2 + Q^T X2', concatenated after R1'.
 // CHECK-LABEL: func.func private @h_jvp
-// CHECK:         %[[QR:.*]]:2 = "mlax.qr"(%arg0) {full_matrices = false}
+// CHECK:         %[[QR:.*]]:2 = "mlax.qr"(%arg0) {full_matrices = false, pivoting = false}
 // CHECK:         %[[R1:.*]] = "mlax.slice"(%[[QR]]#1) {limit_indices = array<i64: 2, 2>
 // CHECK:         %[[T1:.*]] = "mlax.slice"(%arg1) {limit_indices = array<i64: 2, 2>
 // CHECK:         "mlax.triangular_solve"(%[[R1]], %[[T1]]) {conjugate_a = false, left_side = false, lower = false, transpose_a = false, unit_diagonal = false}
 // CHECK:         %[[DR:.*]] = "mlax.concatenate"(%{{.*}}, %{{.*}}) {dimension = 1 : i64} : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
 // CHECK:         return %[[QR]]#0, %[[QR]]#1, %{{.*}}, %[[DR]]
 func.func @h(%a: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>) {
-  %0:2 = "mlax.qr"(%a) {full_matrices = false} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>)
+  %0:2 = "mlax.qr"(%a) {full_matrices = false, pivoting = false} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>)
   return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x3xf32>
 }
 func.func private @h_jvp(tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>) attributes {mlax.jvp = {callee = @h}}

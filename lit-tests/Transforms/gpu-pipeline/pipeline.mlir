@@ -24,11 +24,11 @@
 // GPU-LABEL:     func.func @jit.f(
 // GPU-NOT:         scf.parallel
 // GPU-NOT:         scf.for
-// GPU:             gpu.launch_func @jit.f_kernel::@jit.f_kernel blocks in (%[[C8:.*]], %[[C8]], %{{.*}}) threads in (%[[C32:.*]], %[[C8]], %{{.*}}) args({{.*}}%arg3 : memref<64x256xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_0::@jit.f_kernel {{.*}} args({{.*}}%arg0 : memref<64x128xf32>, %arg1 : memref<128x256xf32>, %arg3 : memref<64x256xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_1::@jit.f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg2 : memref<256xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_2::@jit.f_kernel {{.*}} args({{.*}}%arg4 : memref<64xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_3::@jit.f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg4 : memref<64xf32>)
+// GPU:             gpu.launch_func @jit.f_kernel::@jit_f_kernel blocks in (%[[C8:.*]], %[[C8]], %{{.*}}) threads in (%[[C32:.*]], %[[C8]], %{{.*}}) args({{.*}}%arg3 : memref<64x256xf32>)
+// GPU-NEXT:        gpu.launch_func @jit.f_kernel_0::@jit_f_kernel {{.*}} args({{.*}}%arg0 : memref<64x128xf32>, %arg1 : memref<128x256xf32>, %arg3 : memref<64x256xf32>)
+// GPU-NEXT:        gpu.launch_func @jit.f_kernel_1::@jit_f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg2 : memref<256xf32>)
+// GPU-NEXT:        gpu.launch_func @jit.f_kernel_2::@jit_f_kernel {{.*}} args({{.*}}%arg4 : memref<64xf32>)
+// GPU-NEXT:        gpu.launch_func @jit.f_kernel_3::@jit_f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg4 : memref<64xf32>)
 // GPU-NEXT:        return
 // The matmul: one thread per output element, a sequential loop over k.
 // GPU:           gpu.module @jit.f_kernel_0
@@ -59,7 +59,7 @@
 // NVVM-NOT:      scf.
 
 // binary: PTX for sm_90 in each gpu.binary, no CUDA installation needed.
-// PTX:           gpu.binary @jit.f_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry jit.f_kernel({{.*}}st.global.b32
+// PTX:           gpu.binary @jit.f_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry jit_f_kernel({{.*}}st.global.b32
 // The matmul's kernel reads both operands from global memory in its k loop.
 // PTX-NEXT:      gpu.binary @jit.f_kernel_0 {{.*}}.target sm_90{{.*}}$L__BB0_1:{{.*}}ld.global.b32{{.*}}ld.global.b32{{.*}}mul.rn.f32{{.*}}add.rn.f32
 // PTX-NEXT:      gpu.binary @jit.f_kernel_1 {{.*}}.target sm_90{{.*}}ld.global

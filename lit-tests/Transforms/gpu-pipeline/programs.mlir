@@ -7,7 +7,7 @@
 // An elementwise chain (mul, exp, abs, sqrt, sub) is one kernel: one thread per element,
 // each operand loaded once, one store; exp is a polynomial, abs and sqrt single PTX instructions.
 // CHECK-LABEL: func.func @jit.elementwise(
-// CHECK:         gpu.launch_func @jit.elementwise_kernel::@jit.elementwise_kernel blocks in (%c32, %c1, %c1) threads in (%c32, %c1, %c1)
+// CHECK:         gpu.launch_func @jit.elementwise_kernel::@jit_elementwise_kernel blocks in (%c32, %c1, %c1) threads in (%c32, %c1, %c1)
 // CHECK-NEXT:    return
 // CHECK:         gpu.module @jit.elementwise_kernel
 // CHECK-COUNT-2:   memref.load
@@ -64,8 +64,8 @@ func.func @softmax(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
 // A batched matmul: the batch dimension goes to the grid's z, the columns to threadIdx.x
 // (coalesced stores, and loads of the right operand), one output element per thread.
 // CHECK-LABEL: func.func @jit.batched_matmul(
-// CHECK:         gpu.launch_func @jit.batched_matmul_kernel::@jit.batched_matmul_kernel blocks in (%c1, %c2, %c4) threads in (%c32, %c8, %c1)
-// CHECK:         gpu.launch_func @jit.batched_matmul_kernel_0::@jit.batched_matmul_kernel blocks in (%c1, %c2, %c4) threads in (%c32, %c8, %c1)
+// CHECK:         gpu.launch_func @jit.batched_matmul_kernel::@jit_batched_matmul_kernel blocks in (%c1, %c2, %c4) threads in (%c32, %c8, %c1)
+// CHECK:         gpu.launch_func @jit.batched_matmul_kernel_0::@jit_batched_matmul_kernel blocks in (%c1, %c2, %c4) threads in (%c32, %c8, %c1)
 // CHECK:         gpu.module @jit.batched_matmul_kernel_0
 // CHECK:           %[[X:.*]] = gpu.thread_id x
 // CHECK:           scf.for %[[K:.*]] = %c0 to %c32

@@ -1,7 +1,8 @@
 """mlax.scipy.linalg's qr, svd, eigh and polar on the qr, eigh and svd primitives, ported from
 jax/_src/scipy/linalg.py (SciPy's signatures, jax's values):
 
-- qr: modes 'full' and 'r' (full matrices), 'economic'; a tuple (q, r) or (r,).
+- qr: modes 'full' and 'r' (full matrices), 'economic'; a tuple (q, r) or (r,), with the
+  column permutation p appended when ``pivoting`` ((q, r, p) or (r, p)), as jax.
 - eigh: the standard problem only (b=None, type=1, eigvals=None, as jax), (w, v) or w.
 - polar: jax's `_polar_2d` for each matrix, by the SVD (method='svd') or by jax's QR-based
   dynamically weighted Halley iteration (method='qdwh', the default: jax/_src/tpu/linalg/qdwh.py,
@@ -36,15 +37,16 @@ def _inexact(a: Any) -> Any:
 
 def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full", pivoting: bool = False,
        check_finite: bool = True) -> tuple[Any, ...]:
-    """(q, r) of each matrix, full ('full') or reduced ('economic'); (r,) for mode 'r'."""
+    """(q, r) of each matrix, full ('full') or reduced ('economic'); (r,) for mode 'r'; the 0-based
+    column permutation p last with ``pivoting`` (a[..., p] = q @ r)."""
     if mode in ("full", "r"):
         full_matrices = True
     elif mode == "economic":
         full_matrices = False
     else:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    q, r = lax_spectral.qr(_inexact(a), pivoting=pivoting, full_matrices=full_matrices)
-    return (r,) if mode == "r" else (q, r)
+    q, *rest = lax_spectral.qr(_inexact(a), pivoting=pivoting, full_matrices=full_matrices)
+    return tuple(rest) if mode == "r" else (q, *rest)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,

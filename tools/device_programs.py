@@ -1,0 +1,70 @@
+"""The programs and helpers both device checks share (tools/xla_device_check.py for StableHLO on
+XLA, tools/gpu_device_check.py for mlax's native GPU artifacts).
+
+Each program is written once against a namespace ``m`` (``m.numpy``, ``m.lax``, ``m.grad``): mlax
+where the artifacts are prepared, jax on the device machine. This file imports only NumPy, so it
+travels with the check scripts to machines without mlax.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def elementwise(m: Any, x: Any) -> Any:
+    xp = m.numpy
+    return xp.tanh(x) * xp.exp(-x * x) + 0.5 * x
+
+
+def softmax(m: Any, x: Any) -> Any:
+    xp = m.numpy
+    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+def matmul(m: Any, a: Any, b: Any) -> Any:
+    return a @ b
+
+
+def mlp(m: Any, w1: Any, b1: Any, w2: Any, b2: Any, x: Any) -> Any:
+    xp = m.numpy
+    return xp.tanh(x @ w1 + b1) @ w2 + b2
+
+
+def mlp_step(m: Any, w1: Any, b1: Any, w2: Any, b2: Any, x: Any, y: Any) -> Any:
+    def loss(params: Any) -> Any:
+        return m.numpy.mean((mlp(m, *params, x) - y) ** 2)
+
+    params = (w1, b1, w2, b2)
+    grads = m.grad(loss)(params)
+    return tuple(p - 0.1 * g for p, g in zip(params, grads, strict=True))
+
+
+def scan(m: Any, h: Any, xs: Any, w: Any, u: Any) -> Any:
+    xp = m.numpy
+
+    def step(h: Any, x: Any) -> Any:
+        h = xp.tanh(h @ w + x @ u)
+        return h, xp.sum(h)
+
+    return m.lax.scan(step, h, xs)
+
+
+def leaves(tree: Any) -> list[np.ndarray]:
+    """A program's results (nested tuples of arrays) as a flat list of NumPy arrays."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in leaves(item)]
+    return [np.asarray(tree)]
+
+
+def median_seconds(call: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))

@@ -8,7 +8,8 @@
 // x86-64 vector-register count a variadic callee reads). Each call site keeps its descriptor in
 // a global: the first execution creates it (single precision 35, complex domain 32, rank 1,
 // length 4), makes it not in place (placement 11 = 44), one transform per batch row (number of
-// transforms 7, distances 14/15), commits it and publishes it with a compare-and-swap (a thread
+// transforms 7, distances 14/15), on one thread (thread limit 27 = 1: under 2^17 points waking
+// MKL's OpenMP team costs more than the transform), commits it and publishes it with a compare-and-swap (a thread
 // that lost the race frees its own; a descriptor MKL refused is freed and the global stays
 // null); every execution then runs it forward from the operand's buffer into a fresh one, which
 // is NaN when a step failed. The operand's buffer is taken in an alloca scope with the call. @mlax_release_state frees the module's descriptors (the runtime
@@ -36,6 +37,7 @@
 // CHECK:             llvm.call @mlax_dfti_create(%{{.*}}, %c35_i32, %c32_i32, %{{.*}}, %c4_i64) vararg(!llvm.func<i64 (ptr, i32, i32, i64, ...)>)
 // CHECK:             llvm.call @mlax_dfti_set(%{{.*}}, %c11_i32, %c44_i64) vararg
 // CHECK:             llvm.call @mlax_dfti_set(%{{.*}}, %c7_i32, %c2_i64) vararg
+// CHECK:             llvm.call @mlax_dfti_set(%{{.*}}, %c27_i32, %c1_i64{{.*}}) vararg
 // CHECK:             llvm.call @mlax_dfti_commit
 // CHECK:           scf.if %[[NEW]]#1 -> (!llvm.ptr) {
 // CHECK:             llvm.call @mlax_dfti_free

@@ -32,10 +32,9 @@ from mlir import ir
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.buffer_abi import entry_symbol
-from mlax.passes.pipeline import reusable_stages, run_stage
 from mlax.runtime import disk_cache, host_callbacks, orc
 from mlax.runtime.blas import gemm_symbols
-from mlax.runtime.dumping import run_dumped
+from mlax.runtime.dumping import lower
 from mlax.runtime.fft import calls_fft, fft_symbols
 from mlax.runtime.lapack import calls_lapack, lapack_symbols
 
@@ -97,11 +96,7 @@ def _expanded_pipeline() -> str:
 def lower_for_cpu(module: ir.Module, to: str = "llvm", entry: str = "main") -> None:
     """Run the CPU pipeline on ``module`` in place, writing the IR after every pass to
     ``config.dump_dir`` (``MLAX_DUMP_DIR``) when it is set."""
-    if config.dump_dir:
-        run_dumped(module, cpu_pipeline_text(to), entry)
-        return
-    for stage in reusable_stages(module.context, cpu_pipeline_text(to)):
-        run_stage(stage, module.operation)
+    lower(module, cpu_pipeline_text(to), entry)
 
 
 class CpuExecutable:

@@ -12,7 +12,7 @@ from pathlib import Path
 from mlir import ir
 
 from mlax.configuration import config
-from mlax.passes.pipeline import build_stages, parse_pipeline, run_stage
+from mlax.passes.pipeline import build_stages, parse_pipeline, reusable_stages, run_stage
 
 
 def dump_path(entry: str, suffix: str) -> Path:
@@ -30,3 +30,13 @@ def run_dumped(module: ir.Module, pipeline: str, entry: str) -> None:
         run_stage(stage, module.operation)
         name = stage.element.name.replace(".", "_")
         dump_path(entry, f"{number:02d}.{name}.mlir").write_text(str(module))
+
+
+def lower(module: ir.Module, pipeline: str, entry: str) -> None:
+    """Run a backend's ``pipeline`` on ``module`` in place: dumped pass by pass when
+    ``config.dump_dir`` (``MLAX_DUMP_DIR``) is set, else through the thread's reusable stages."""
+    if config.dump_dir:
+        run_dumped(module, pipeline, entry)
+        return
+    for stage in reusable_stages(module.context, pipeline):
+        run_stage(stage, module.operation)

@@ -25,11 +25,9 @@ import mlir
 import numpy as np
 from mlir import ir
 
-from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.buffer_abi import entry_symbol
-from mlax.passes.pipeline import reusable_stages, run_stage
-from mlax.runtime.dumping import run_dumped
+from mlax.runtime.dumping import lower
 
 NO_DRIVER = "no CUDA driver/GPU on this machine: use backend='cpu' or 'xla'"
 CUDA_RUNTIME = Path(mlir.__path__[0]) / "lib" / "libmlir_cuda_runtime.so"
@@ -42,11 +40,7 @@ def gpu_pipeline_text(to: str = "binary") -> str:
 def lower_for_gpu(module: ir.Module, to: str = "binary", entry: str = "main") -> None:
     """Run the GPU pipeline on ``module`` in place, writing the IR after every pass to
     ``config.dump_dir`` (``MLAX_DUMP_DIR``) when it is set."""
-    if config.dump_dir:
-        run_dumped(module, gpu_pipeline_text(to), entry)
-        return
-    for stage in reusable_stages(module.context, gpu_pipeline_text(to)):
-        run_stage(stage, module.operation)
+    lower(module, gpu_pipeline_text(to), entry)
 
 
 @functools.cache

@@ -2,15 +2,14 @@
 
 ``convert-parallel-loops-to-gpu`` leaves a loop nest it cannot map on the host without a
 word, and the host cannot read device memory: after the ``gpu`` stage, a ``scf.parallel``, a
-linalg op or a load/store of a buffer left in host code is an error (a host load is what a
-while_loop's predicate or a loop's deallocation bookkeeping needs: not supported yet), and so
-is a launch whose grid is over CUDA's limits (65535 blocks along y and z). Calls of external
-functions (the LAPACK, BLAS and FFT routines and the host-callback entry point the linalg
-stage calls) and OpenMP ops have no GPU form either; with ``mapped=false`` (the end of the
-``buffers`` stage) only those are checked, so they are refused before any GPU lowering. In kernels, what
-would call CUDA's libdevice (a float remainder, ``__nv_*`` functions) is refused too: PTX
-built without it would not load. Each error names the op and points the user to the backends
-that run it.
+linalg op or a load/store of a device buffer left in host code is an error (the loads of
+control flow read host copies: `mlax-gpu-host-reads`), and so is a launch whose grid is over
+CUDA's limits (65535 blocks along y and z). Calls of external functions (the LAPACK, BLAS and
+FFT routines and the host-callback entry point the linalg stage calls) and OpenMP ops have no
+GPU form either; with ``mapped=false`` (the end of the ``buffers`` stage) only those are
+checked, so they are refused before any GPU lowering. In kernels, what would call CUDA's
+libdevice (a float remainder, ``__nv_*`` functions) is refused too: PTX built without it
+would not load. Each error names the op and points the user to the backends that run it.
 """
 
 from __future__ import annotations
@@ -43,13 +42,17 @@ def _problem(op: ir.Operation, external: set[str], mapped: bool) -> str | None:
         return f"the GPU backend does not run OpenMP ops ({op.name})"
     if mapped and op.name == "gpu.launch_func":
         return _grid_problem(op.opview)
-    if mapped and op.name == "memref.load":
-        return (f"{op.name} reads device memory on the host: control flow decided by computed values "
-                "(a while_loop or cond predicate, a scan's or loop's buffer bookkeeping) is not supported "
-                "by the GPU backend yet")
+    if mapped and op.name == "memref.load" and not _host_buffer(op.operands[0]):
+        return (f"{op.name} reads device memory on the host where mlax-gpu-host-reads could not copy it "
+                "to the host (a load inside host code that also writes device memory)")
     if mapped and (op.name in _MEMORY_OPS or op.name.startswith("linalg.")):
         return f"{op.name} was not mapped to a GPU kernel and would touch device memory on the host"
     return None
+
+
+def _host_buffer(value: ir.Value) -> bool:
+    """A host ``memref.alloca`` (mlax-gpu-host-reads copies device bytes there before a load)."""
+    return not isinstance(value.owner, ir.Block) and value.owner.operation.name == "memref.alloca"
 
 
 def _constant(value: ir.Value) -> int | None:

@@ -9,9 +9,12 @@ named stages (``jit(f, backend="gpu").lower(x).as_text("gpu")``, ``mlax-opt --pa
   out-parameters), with no BLAS calls and no OpenMP; library calls the linalg stage made
   (LAPACK, FFT, host callbacks) are refused here with the op's location
   (`mlax-check-gpu-mapped{mapped=false}`).
-- ``gpu``: reductions become the innermost dimensions of each linalg op
-  (`mlax-gpu-reductions-inner`); host code with nothing parallel in it (a sum to a scalar, a
-  cumulative sum's loop) is put in a one-iteration loop, a one-thread kernel
+- ``gpu``: host code reads the device bytes its control flow decides on (a while_loop's or
+  cond's predicate) through a copy to a host buffer, and the deallocation bookkeeping of loop
+  carries becomes scalar host code (`mlax-gpu-host-reads`); reductions become the innermost
+  dimensions of each linalg op (`mlax-gpu-reductions-inner`); host code with nothing parallel
+  in it (a sum to a scalar, a cumulative sum's loop) is put in a one-iteration loop, a
+  one-thread kernel
   (`mlax-gpu-serial-kernels`); every linalg op becomes an ``scf.parallel`` nest (reductions a
   sequential ``scf.for`` inside: one thread per output element); the contiguous dimension is
   put first (`mlax-gpu-coalesce`) so that tiling into blocks of ``block`` threads gives it
@@ -65,14 +68,16 @@ class GpuPipeline(PassPipeline):
             ("linalg", LINALG_STAGE),
             ("buffers", f"{BUFFERIZE}, convert-complex-to-standard, canonicalize, "
                         "mlax-check-gpu-mapped{mapped=false}"),
-            ("gpu", "mlax-gpu-reductions-inner, mlax-gpu-serial-kernels, "
+            ("gpu", "mlax-gpu-host-reads, mlax-gpu-reductions-inner, mlax-gpu-matmul, mlax-gpu-row-kernels, "
+                    "mlax-gpu-serial-kernels, "
                     "func.func(convert-linalg-to-parallel-loops), mlax-gpu-coalesce, "
-                    "mlax-widen-bool-buffers, "
+                    "mlax-widen-bool-buffers, mlax-gpu-vectorize, "
                     "func.func(scf-parallel-loop-tiling"
                     f"{{parallel-loop-tile-sizes={tiles} no-min-max-bounds=true}}, gpu-map-parallel-loops), "
                     "convert-parallel-loops-to-gpu, lower-affine, "
-                    "gpu-launch-sink-index-computations, gpu-kernel-outlining, mlax-gpu-kernel-names, "
-                    "mlax-gpu-device-buffers, "
+                    "gpu-launch-sink-index-computations, mlax-gpu-sink-views, gpu-kernel-outlining, "
+                    "mlax-gpu-kernel-names, "
+                    "mlax-gpu-device-buffers, mlax-gpu-noalias, "
                     "canonicalize, cse, mlax-check-gpu-mapped"),
             ("nvvm", "func.func(gpu-async-region), "
                      f"nvvm-attach-target{{chip={self.chip} features={self.features} O=3}}, "

@@ -159,6 +159,13 @@ class Array(ArrayMethods, metaclass=ArrayType):
     # --- devices and sharding (jax.Array's API) --------------------------------------------
 
     @property
+    def _xla_buffer(self) -> Any:
+        """The jax Array holding this one's value, or None: a host value, or a buffer of mlax's
+        native GPU backend (runtime/gpu_loader.DeviceBuffer, which has no jax sharding: jax
+        cannot take it, NumPy reads it)."""
+        return self._device if self._device is not None and self._device.sharding is not None else None
+
+    @property
     def device(self) -> Any:
         """The device of a one-device array; the sharding of one over several (as jax's)."""
         if self._device is not None:

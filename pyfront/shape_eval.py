@@ -109,8 +109,8 @@ def typeof(x: Any) -> Any:
 
     from mlax.array import Array
 
-    if type(x) is Array and x._device is not None:
-        return jax.typeof(x._device).update(weak_type=x.weak_type)
+    if type(x) is Array and x._xla_buffer is not None:
+        return jax.typeof(x._xla_buffer).update(weak_type=x.weak_type)
     if prng.is_key(x):
         return ShapedArray(x.shape, x.dtype)
     if not is_array_like(x):

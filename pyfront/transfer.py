@@ -33,7 +33,7 @@ def _is_leaf(x: Any) -> bool:
 def _jax_value(leaf: Any) -> Any:
     """What jax's functions take for an mlax leaf: an Array's buffer, a key's data."""
     if type(leaf) is Array:
-        return leaf._device if leaf._device is not None else leaf._value
+        return leaf._xla_buffer if leaf._xla_buffer is not None else leaf._value
     if prng.is_key(leaf):
         return _jax_value(leaf._base_array)
     return leaf
@@ -112,7 +112,7 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Any, ar
                                          dtype: Any = None) -> Array:
     """``jax.make_array_from_single_device_arrays``: the global array whose addressable shards
     are ``arrays`` (mlax or jax Arrays, each on its shard's device)."""
-    buffers = [a._device if type(a) is Array and a._device is not None else
+    buffers = [a._xla_buffer if type(a) is Array and a._xla_buffer is not None else
                jax.device_put(a._value) if type(a) is Array else a for a in arrays]
     out = jax.make_array_from_single_device_arrays(tuple(shape), sharding, buffers, dtype=dtype)
     return Array._wrap_device(out, committed=True)

@@ -124,7 +124,8 @@ class XlaBackend:
 
 class GpuBackend:
     """Native kernels for NVIDIA GPUs (mlax.runtime.gpu): every stage lowers anywhere, running
-    needs the CUDA driver."""
+    needs the CUDA driver; results stay in device memory until read, and a device-resident
+    argument is passed where it is."""
 
     name = "gpu"
 

@@ -202,7 +202,7 @@ class XlaExecutable:
         given_numpy = False
         for x, target in zip(inputs, self._targets, strict=True):
             if type(x) is Array:
-                buffer = x._device
+                buffer = x._xla_buffer
                 host = x._value if buffer is None else None
             else:
                 given_numpy = True

@@ -59,14 +59,15 @@ Shapes = list[tuple[int, ...]]
 _MLP = [(784, 512), (512,), (512, 10), (10,), (256, 784)]
 _MLP_SMALL = [(24, 16), (16,), (16, 5), (5,), (8, 24)]
 # name -> (program, input shapes, --small input shapes, dtype, rtol against the CPU, against jax).
-# f32 dots may run in TF32 in jax on the GPU (its default precision), hence their tolerances.
+# f32 dots run in TF32 on the GPU, in jax (its default precision) as in mlax (mlax-gpu-matmul),
+# hence their tolerances against jax and against the CPU's f32 products.
 PROGRAMS: dict[str, tuple[Callable[..., Any], Shapes, Shapes, str, float, float]] = {
     "elementwise": (elementwise, [(4096, 4096)], [(37, 53)], "float32", 1e-5, 2e-5),
     "softmax": (softmax, [(4096, 4096)], [(16, 100)], "float32", 1e-5, 2e-5),
-    "matmul_f32": (matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "float32", 1e-4, 2e-2),
+    "matmul_f32": (matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "float32", 5e-3, 2e-2),
     "matmul_bf16": (matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "bfloat16", 2e-2, 2e-2),
-    "mlp": (mlp, _MLP, _MLP_SMALL, "float32", 1e-4, 2e-2),
-    "mlp_step": (mlp_step, [*_MLP, (256, 10)], [*_MLP_SMALL, (8, 5)], "float32", 1e-4, 2e-2),
+    "mlp": (mlp, _MLP, _MLP_SMALL, "float32", 5e-3, 2e-2),
+    "mlp_step": (mlp_step, [*_MLP, (256, 10)], [*_MLP_SMALL, (8, 5)], "float32", 5e-3, 2e-2),
     "scan": (scan, [(16, 128), (50, 16, 128), (128, 128), (128, 128)], [(2, 8), (3, 2, 8), (8, 8), (8, 8)],
              "float32", 1e-4, 2e-2),
 }
@@ -129,7 +130,7 @@ def prepare(folder: Path, small: bool = False) -> dict[str, Any]:
         expected = leaves(mlax.jit(f, backend="cpu")(*args))
         np.savez(folder / f"{name}.expected.npz", **_kept(expected))
         entry["outputs"] = [[list(r.shape), r.dtype.name] for r in expected]
-        entry["kernels"] = sum(s["op"] == "launch" for s in artifact.plan["steps"])
+        entry["kernels"] = sum(s["op"] == "launch" for s in gpu_loader.all_steps(artifact.plan["steps"]))
         print(f"{name}: {entry['kernels']} kernel launches, compiled in {entry['compile_s']} s")
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
     shutil.copy(gpu_loader.__file__, folder / "gpu_loader.py")

@@ -10,7 +10,13 @@
    .entry declares). With $FAKE_CUDA_STRICT set, a module whose .entry names are not PTX
    identifiers ([A-Za-z0-9_$], as ptxas requires) fails to load with CUDA_ERROR_INVALID_PTX, and
    a function not in its module's PTX is CUDA_ERROR_NOT_FOUND. $FAKE_CUDA_FAIL_ALLOC makes
-   cuMemAlloc_v2 fail with CUDA_ERROR_OUT_OF_MEMORY. */
+   cuMemAlloc_v2 and cuMemAllocAsync fail with CUDA_ERROR_OUT_OF_MEMORY.
+   The stream-ordered calls (cuMemAllocAsync, cuMemFreeAsync, cuMemcpy*Async_v2) act at once and
+   log as their synchronous forms; with $FAKE_CUDA_VERBOSE=2 each such line and each launch line
+   ends with " on <stream>", and stream creations ("stream <stream>"), stream synchronizations
+   ("sync <stream>") and waits for an event ("wait event") are logged too. Streams are numbered
+   from 2 on. cuEventQuery says CUDA_ERROR_NOT_READY while $FAKE_CUDA_PENDING is set. The device
+   is of compute capability 9.0. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +25,7 @@
 
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
-enum { OUT_OF_MEMORY = 2, INVALID_PTX = 218, NOT_FOUND = 500, MAX_PARAMS = 64 };
+enum { OUT_OF_MEMORY = 2, INVALID_PTX = 218, NOT_FOUND = 500, NOT_READY = 600, MAX_PARAMS = 64 };
 
 /* A function handle: the kernel's name and the byte size of each parameter its PTX declares. */
 typedef struct {
@@ -39,11 +45,19 @@ static void record(const char *format, const char *text, const unsigned *dims) {
   fclose(log);
 }
 
-static void trace(const char *format, uint64_t a, uint64_t b, uint64_t c) {
+static int verbosity(void) {
+  const char *level = getenv("FAKE_CUDA_VERBOSE");
+  return level ? (atoi(level) > 1 ? 2 : 1) : 0;
+}
+
+/* One line of the verbose log; at verbosity 2 an operation queued on a stream says which. */
+static void trace_on(const char *format, uint64_t a, uint64_t b, uint64_t c, int level, const void *stream) {
   const char *path = getenv("FAKE_CUDA_LOG");
-  FILE *log = path && getenv("FAKE_CUDA_VERBOSE") ? fopen(path, "a") : NULL;
+  FILE *log = path && verbosity() >= level ? fopen(path, "a") : NULL;
   if (!log) return;
   fprintf(log, format, (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
+  if (stream && verbosity() > 1) fprintf(log, " on %llu", (unsigned long long)(uintptr_t)stream);
+  fprintf(log, "\n");
   fclose(log);
 }
 
@@ -66,7 +80,10 @@ static int valid_entry_names(const char *ptx) {
 
 CUresult cuInit(unsigned flags) { return 0; }
 CUresult cuDeviceGet(int *device, int ordinal) { *device = ordinal; return 0; }
-CUresult cuDeviceGetAttribute(int *value, int attribute, int device) { *value = 0; return 0; }
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+  *value = attribute == 75 ? 9 : 0; /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR (minor: 76) */
+  return 0;
+}
 CUresult cuDevicePrimaryCtxRetain(void **context, int device) { *context = (void *)1; return 0; }
 CUresult cuCtxPushCurrent_v2(void *context) { return 0; }
 CUresult cuCtxPopCurrent_v2(void **context) { if (context) *context = (void *)1; return 0; }
@@ -79,6 +96,7 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
     case OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
     case INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; return 0;
     case NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; return 0;
+    case NOT_READY: *name = "CUDA_ERROR_NOT_READY"; return 0;
     default: return 1;
   }
 }
@@ -112,7 +130,14 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
   unsigned dims[6] = {gx, gy, gz, bx, by, bz};
   const Function *kernel = function;
-  record("launch %s grid %u %u %u block %u %u %u\n", kernel->name, dims);
+  if (verbosity() > 1) {
+    char format[80];
+    snprintf(format, sizeof format, "launch %%s grid %%u %%u %%u block %%u %%u %%u on %llu\n",
+             (unsigned long long)(uintptr_t)stream);
+    record(format, kernel->name, dims);
+  } else {
+    record("launch %s grid %u %u %u block %u %u %u\n", kernel->name, dims);
+  }
   const char *path = getenv("FAKE_CUDA_LOG");
   FILE *log = path && getenv("FAKE_CUDA_VERBOSE") ? fopen(path, "a") : NULL;
   if (!log) return 0;
@@ -128,47 +153,70 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
 }
 CUresult cuLaunchKernelEx(const void *config, void *function, void **params, void **extra) { return 0; }
 
-CUresult cuStreamCreate(void **stream, unsigned flags) { *stream = (void *)2; return 0; }
-CUresult cuStreamDestroy_v2(void *stream) { return 0; }
-CUresult cuStreamSynchronize(void *stream) { return 0; }
-CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) { return 0; }
-CUresult cuEventCreate(void **event, unsigned flags) { *event = (void *)3; return 0; }
-CUresult cuEventDestroy_v2(void *event) { return 0; }
-CUresult cuEventRecord(void *event, void *stream) { return 0; }
-CUresult cuEventSynchronize(void *event) { return 0; }
-
-CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t size) {
-  if (getenv("FAKE_CUDA_FAIL_ALLOC")) return OUT_OF_MEMORY;
-  *pointer = (CUdeviceptr)calloc(1, size ? size : 1);
-  trace("alloc %llu %llu\n", *pointer, size, 0);
+static uintptr_t streams = 1;
+CUresult cuStreamCreate(void **stream, unsigned flags) {
+  *stream = (void *)__atomic_add_fetch(&streams, 1, __ATOMIC_SEQ_CST);
+  trace_on("stream %llu", (uintptr_t)*stream, 0, 0, 2, NULL);
   return 0;
 }
+CUresult cuStreamDestroy_v2(void *stream) { return 0; }
+CUresult cuStreamSynchronize(void *stream) {
+  trace_on("sync %llu", (uintptr_t)stream, 0, 0, 2, NULL);
+  return 0;
+}
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) { return 0; }
+CUresult cuEventCreate(void **event, unsigned flags) { *event = malloc(1); return 0; }
+CUresult cuEventDestroy_v2(void *event) { free(event); return 0; }
+CUresult cuEventRecord(void *event, void *stream) { return 0; }
+CUresult cuEventQuery(void *event) { return getenv("FAKE_CUDA_PENDING") ? NOT_READY : 0; }
+CUresult cuEventSynchronize(void *event) {
+  trace_on("wait event", 0, 0, 0, 2, NULL);
+  return 0;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t size, void *stream) {
+  if (getenv("FAKE_CUDA_FAIL_ALLOC")) return OUT_OF_MEMORY;
+  *pointer = (CUdeviceptr)calloc(1, size ? size : 1);
+  trace_on("alloc %llu %llu", *pointer, size, 0, 1, stream);
+  return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t size) { return cuMemAllocAsync(pointer, size, NULL); }
+CUresult cuDeviceGetDefaultMemPool(void **pool, int device) { *pool = (void *)4; return 0; }
+CUresult cuMemPoolSetAttribute(void *pool, int attribute, void *value) { return 0; }
 CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t size, unsigned flags) { return cuMemAlloc_v2(pointer, size); }
-CUresult cuMemFree_v2(CUdeviceptr pointer) {
-  trace("free %llu\n", pointer, 0, 0);
+CUresult cuMemFreeAsync(CUdeviceptr pointer, void *stream) {
+  trace_on("free %llu", pointer, 0, 0, 1, stream);
   free((void *)pointer);
   return 0;
 }
+CUresult cuMemFree_v2(CUdeviceptr pointer) { return cuMemFreeAsync(pointer, NULL); }
 CUresult cuMemHostRegister_v2(void *pointer, size_t size, unsigned flags) { return 0; }
 CUresult cuMemHostUnregister(void *pointer) { return 0; }
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t size) {
   memcpy((void *)dst, (void *)src, size);
   return 0;
 }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t size) {
-  trace("htod %llu %llu\n", dst, size, 0);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t size, void *stream) {
+  trace_on("htod %llu %llu", dst, size, 0, 1, stream);
   memcpy((void *)dst, src, size);
   return 0;
 }
-CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t size) {
-  trace("dtoh %llu %llu\n", src, size, 0);
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t size, void *stream) {
+  trace_on("dtoh %llu %llu", src, size, 0, 1, stream);
   memcpy(dst, (void *)src, size);
   return 0;
 }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size) {
-  trace("dtod %llu %llu %llu\n", dst, src, size);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t size, void *stream) {
+  trace_on("dtod %llu %llu %llu", dst, src, size, 1, stream);
   memcpy((void *)dst, (void *)src, size);
   return 0;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t size) {
+  return cuMemcpyHtoDAsync_v2(dst, src, size, NULL);
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t size) { return cuMemcpyDtoHAsync_v2(dst, src, size, NULL); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  return cuMemcpyDtoDAsync_v2(dst, src, size, NULL);
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t size, void *stream) { return cuMemcpy(dst, src, size); }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count, void *stream) {

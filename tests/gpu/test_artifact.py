@@ -21,7 +21,6 @@ import pytest
 from mlir import ir
 
 import mlax
-import mlax.numpy as mnp
 from mlax.dialect import get_context
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.runtime import gpu_loader
@@ -69,7 +68,7 @@ def test_written_and_read_back(name: str, rng: np.random.Generator, tmp_path: Pa
     for got, want in zip(back.constants, artifact.constants, strict=True):
         assert got.dtype == want.dtype and np.array_equal(got, want)
     plan = back.plan
-    assert (plan["format"], plan["version"]) == ("mlax-gpu-artifact", 1)
+    assert (plan["format"], plan["version"]) == ("mlax-gpu-artifact", gpu_loader.VERSION)
     signature = [(list(a.shape), np.dtype(a.dtype).name) for a in arguments]
     results = mlax.jit(PROGRAMS[name][0], backend="cpu")(*arguments)
     results = results if isinstance(results, tuple) else (results,)
@@ -90,7 +89,8 @@ def test_written_and_read_back(name: str, rng: np.random.Generator, tmp_path: Pa
 def test_a_plan_of_another_version_is_refused(tmp_path: Path) -> None:
     Artifact({"format": "mlax-gpu-artifact", "version": 99, "modules": [], "constants": 0}, []).write(
         tmp_path / "new.mlaxgpu")
-    with pytest.raises(ValueError, match="not a mlax-gpu-artifact of version 1 .found '.*' version 99"):
+    refused = f"not a mlax-gpu-artifact of version {gpu_loader.VERSION} .found '.*' version 99"
+    with pytest.raises(ValueError, match=refused):
         Artifact.read(tmp_path / "new.mlaxgpu")
 
 
@@ -233,7 +233,7 @@ def test_driver_errors_name_the_call(rng: np.random.Generator, tmp_path: Path, f
     artifact, arguments = _artifact(rng, "identity")
     done, _, _ = _run_loader(tmp_path, fake_driver, artifact, arguments, FAKE_CUDA_FAIL_ALLOC="1")
     assert done.returncode != 0
-    assert "CudaError: cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY" in done.stderr
+    assert "CudaError: cuMemAllocAsync failed: CUDA_ERROR_OUT_OF_MEMORY" in done.stderr
 
 
 _LOOP = """
@@ -245,6 +245,7 @@ module attributes {gpu.container_module} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c3 = arith.constant 3 : index
+    %c1f = arith.constant 1.0 : f32
     HOST
     return
   }
@@ -253,12 +254,11 @@ module attributes {gpu.container_module} {
 
 
 @pytest.mark.parametrize("host, message", [
-    ("scf.for %i = %c0 to %c3 step %c1 {\n gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) "
+    ("scf.for %i = %c0 to %c3 step %c1 {\n gpu.launch_func @k::@k blocks in (%i, %c1, %c1) "
      "threads in (%c1, %c1, %c1) args(%arg0 : memref<4xf32>)\n }",
-     "cannot express scf.for in host code: the plan has no loops or branches"),
-    ("%n = arith.addi %c1, %c3 : index\n gpu.launch_func @k::@k blocks in (%n, %c1, %c1) "
-     "threads in (%c1, %c1, %c1) args(%arg0 : memref<4xf32>)",
-     "cannot express arith.addi in host code: the plan has only device allocations, copies, views"),
+     "cannot express gpu.launch_func in host code: a grid or block size computed at run time"),
+    ("%n = arith.addf %c1f, %c1f : f32",
+     "cannot express arith.addf in host code: the plan has device allocations, copies, views"),
     ("%m = memref.alloc() : memref<4xf32>", "cannot express memref.alloc in host code"),
 ])
 def test_host_code_the_plan_cannot_express_is_refused(host: str, message: str) -> None:
@@ -270,10 +270,9 @@ def test_host_code_the_plan_cannot_express_is_refused(host: str, message: str) -
 
 
 def test_programs_the_pipeline_refuses_stay_refused(rng: np.random.Generator) -> None:
-    scan = mlax.jit(lambda x: mlax.lax.scan(lambda c, r: (c + r, c), mnp.zeros(4, np.float32), x)[1],
-                    backend="gpu")
-    with pytest.raises(NotImplementedError, match="memref.load reads device memory on the host"):
-        export_gpu(scan.lower(random_array(rng, (3, 4), np.float32)))
+    remainder = mlax.jit(lambda x: x % 1.5, backend="gpu")
+    with pytest.raises(NotImplementedError, match="floating-point remainder. needs CUDA.s libdevice"):
+        export_gpu(remainder.lower(random_array(rng, (3, 4), np.float32)))
 
 
 def test_the_plan_is_json(rng: np.random.Generator) -> None:
@@ -282,7 +281,8 @@ def test_the_plan_is_json(rng: np.random.Generator) -> None:
     kinds = {b["kind"] for b in artifact.plan["buffers"]}
     assert kinds == {"input", "output", "temporary"}
     ops = {s["op"] for s in artifact.plan["steps"]}
-    assert ops == {"alloc", "free", "copy", "launch"}
+    # (its row buffers' copies run inside the row kernels, mlax-gpu-row-kernels)
+    assert {"alloc", "free", "launch"} <= ops <= {"alloc", "free", "copy", "launch"}
 
 
 def test_ptx_names_with_dots_do_not_load(rng: np.random.Generator, tmp_path: Path, fake_driver: Path) -> None:

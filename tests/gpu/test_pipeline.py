@@ -12,12 +12,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
 import mlax
 import mlax.numpy as mnp
-from mlax import lax
 from mlax.passes.gpu_pipeline import STAGE_NAMES
 from mlax.runtime import gpu
 from tests.oracle import assert_same, random_array
@@ -113,10 +113,6 @@ def test_stage_options_of_the_pipeline() -> None:
     ("eigh", lambda x: mnp.linalg.eigh(x + x.T)[0], r"cannot call the library function @mlax_ssyevd"),
     ("callback", lambda x: mlax.pure_callback(np.sin, x, x),
      "cannot call the library function @mlax_host_callback"),
-    ("while", lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1],
-     "memref.load reads device memory on the host: control flow decided by computed values"),
-    ("scan", lambda x: lax.scan(lambda c, r: (c + r, c), mnp.zeros(4, np.float32), x)[1],
-     "memref.load reads device memory on the host"),
     ("rem", lambda x: x % 1.5, "arith.remf .a floating-point remainder. needs CUDA's libdevice"),
 ])
 def test_unsupported_ops_fail_at_the_users_line(name: str, f: Callable, message: str,
@@ -181,8 +177,12 @@ needs_gpu = pytest.mark.skipif(gpu.cuda_driver() is None,
 def test_programs_agree_with_the_cpu_backend(name: str, rng: np.random.Generator) -> None:
     f, shapes = PROGRAMS[name]
     arguments = _arguments(rng, shapes)
-    assert_same(mlax.jit(f, backend="gpu")(*arguments), mlax.jit(f, backend="cpu")(*arguments),
-                rtol=2e-5, atol=1e-6)
+    expected = mlax.jit(f, backend="cpu")(*arguments)
+    # f32 dots run on TF32 tensor cores (jax's GPU default): errors of ~1e-3 of the outputs' scale.
+    scale = max(float(np.max(np.abs(leaf))) for leaf in jax.tree_util.tree_leaves(expected))
+    tf32 = name.startswith(("matmul", "mlp"))
+    assert_same(mlax.jit(f, backend="gpu")(*arguments), expected,
+                rtol=1e-2 if tf32 else 2e-5, atol=1e-2 * scale if tf32 else 1e-6)
 
 
 _RUN_WITH_FAKE_DRIVER = """
@@ -198,9 +198,9 @@ print("ran")
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler to build the stand-in CUDA driver")
 def test_run_path_with_a_stand_in_driver(tmp_path: Path) -> None:
     """The run path as far as a machine without a GPU goes: tests/gpu/fake_libcuda.c stands in for
-    libcuda.so.1 (host memory as device memory; modules and launches only recorded). The engine
-    loads each kernel's PTX in its constructors, a call launches every kernel with its grid, and
-    buffers travel to the "device" and back (an identity is a device copy)."""
+    libcuda.so.1 (host memory as device memory; modules and launches only recorded). Compiling
+    loads each kernel's PTX, a call launches every kernel with its grid, and buffers travel to
+    the "device" and back (an identity is a device copy). tests/gpu/test_runtime.py has more."""
     library = tmp_path / "libcuda.so.1"
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), "-Wl,-soname,libcuda.so.1",
                     str(Path(__file__).with_name("fake_libcuda.c"))], check=True)
@@ -210,7 +210,6 @@ def test_run_path_with_a_stand_in_driver(tmp_path: Path) -> None:
                             text=True, timeout=600)
     assert result.returncode == 0 and result.stdout.strip() == "ran", result.stderr
     lines = log.read_text().splitlines()
-    assert sum(line.startswith("load ") for line in lines) == 3  # tanh, the sum's fill, the sum
-    assert lines[-3:] == ["launch jit_lambda_kernel grid 1 1 1 block 32 8 1",
-                          "launch jit_lambda_kernel grid 1 1 1 block 32 1 1",
-                          "launch jit_lambda_kernel grid 1 1 1 block 32 1 1"]
+    # tanh, then the row sum with its fill (4 lanes per row, 8 rows per block: mlax-gpu-row-kernels).
+    assert sum(line.startswith("load ") for line in lines) == 2
+    assert lines[-1] == "launch jit_lambda_kernel grid 1 1 1 block 4 8 1"

@@ -26,28 +26,6 @@ func.func @callback(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A while loop's predicate is computed on the device and read by the host: not yet.
-func.func private @cond(%i: tensor<i32>, %x: tensor<4xf32>) -> tensor<i1> {
-  %five = "mlax.constant"() {value = dense<5> : tensor<i32>} : () -> tensor<i32>
-  %0 = "mlax.compare"(%i, %five) {comparison_direction = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
-  return %0 : tensor<i1>
-}
-func.func private @body(%i: tensor<i32>, %x: tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>) {
-  %one = "mlax.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-  %0 = "mlax.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-  %1 = "mlax.mul"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  return %0, %1 : tensor<i32>, tensor<4xf32>
-}
-func.func private @loop(tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>) attributes {mlax.while = {body = @body, cond = @cond}}
-func.func @while(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %zero = "mlax.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-  // expected-error@+1 {{memref.load reads device memory on the host: control flow decided by computed values (a while_loop or cond predicate, a scan's or loop's buffer bookkeeping) is not supported by the GPU backend yet: use backend="cpu" or backend="xla" for this program}}
-  %0:2 = call @loop(%zero, %x) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
-  return %0#1 : tensor<4xf32>
-}
-
-// -----
-
 // A floating-point remainder needs libdevice's fmod.
 func.func @rem(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{arith.remf (a floating-point remainder) needs CUDA's libdevice (fmod), which this build does not link}}

@@ -17,41 +17,43 @@
 // BUFFERS:       linalg.generic {{.*}} ins(%arg3, %arg2 : memref<64x256xf32>, memref<256xf32>) outs(%arg3 : memref<64x256xf32>)
 // BUFFERS-NOT:   omp.
 
-// gpu: five kernels (the matmul's zero fill, the matmul, bias+tanh fused, the max's fill, the
-// max), launched from host code that has no loop left. Threads x walk the contiguous
-// dimension (blocks of 32x8 threads; 256 columns / 32 = 8 blocks in x, 64 rows / 8 in y).
+// gpu: three kernels (the matmul, its zero fill folded in; bias+tanh fused; the row max, its
+// fill folded in), launched from host code that has no loop left.
 // GPU:           module attributes {gpu.container_module}
 // GPU-LABEL:     func.func @jit.f(
 // GPU-NOT:         scf.parallel
 // GPU-NOT:         scf.for
-// GPU:             gpu.launch_func @jit.f_kernel::@jit_f_kernel blocks in (%[[C8:.*]], %[[C8]], %{{.*}}) threads in (%[[C32:.*]], %[[C8]], %{{.*}}) args({{.*}}%arg3 : memref<64x256xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_0::@jit_f_kernel {{.*}} args({{.*}}%arg0 : memref<64x128xf32>, %arg1 : memref<128x256xf32>, %arg3 : memref<64x256xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_1::@jit_f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg2 : memref<256xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_2::@jit_f_kernel {{.*}} args({{.*}}%arg4 : memref<64xf32>)
-// GPU-NEXT:        gpu.launch_func @jit.f_kernel_3::@jit_f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg4 : memref<64xf32>)
+// GPU:             gpu.launch_func @jit.f_kernel::@jit_f_kernel blocks in (%c4, %c1, %c1) threads in (%c128, %c1, %c1) args(%arg0 : memref<64x128xf32>, %arg1 : memref<128x256xf32>, %arg3 : memref<64x256xf32>)
+// GPU-NEXT:        gpu.launch_func @jit.f_kernel_0::@jit_f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg2 : memref<256xf32>)
+// GPU-NEXT:        gpu.launch_func @jit.f_kernel_1::@jit_f_kernel {{.*}} args({{.*}}%arg3 : memref<64x256xf32>, %arg4 : memref<64xf32>)
 // GPU-NEXT:        return
-// The matmul: one thread per output element, a sequential loop over k.
-// GPU:           gpu.module @jit.f_kernel_0
-// GPU:             gpu.thread_id x
-// GPU:             scf.for %{{.*}} = %c0 to %c128
-// GPU:               arith.mulf
-// GPU:               arith.addf
-// The bias and the tanh in one kernel: one load of each operand, one store.
-// GPU:           gpu.module @jit.f_kernel_1
-// GPU-COUNT-2:     memref.load
+// The matmul (mlax-gpu-matmul): 64x64 output tiles, A and B tiles staged in shared memory,
+// TF32 tensor cores, a k loop carrying the accumulators.
+// GPU:           gpu.module @jit.f_kernel
+// GPU:             workgroup(
+// GPU:             scf.for %{{.*}} = %c0 to %c128 step %c32
+// GPU:               gpu.barrier
+// GPU:               nvvm.mma.sync
+// The bias and the tanh in one kernel: one load of each operand, one store, 4 floats at a
+// time (mlax-gpu-vectorize).
+// GPU:           gpu.module @jit.f_kernel_{{[0-9]+}}
+// GPU-COUNT-2:     vector.load
 // GPU-NOT:         memref.load
-// GPU:             memref.store
+// GPU:             vector.store
 // GPU-NOT:         memref.store
 // GPU:             gpu.return
-// GPU:           gpu.module @jit.f_kernel_3
-// GPU:             scf.for %{{.*}} = %c0 to %c256
+// The row max, its fill folded in: a block of 256 threads per row, a block reduction
+// (mlax-gpu-row-kernels).
+// GPU:           gpu.module @jit.f_kernel_{{[0-9]+}}
+// GPU:             scf.for %{{.*}} = %{{.*}} to %c256 step %c256
 // GPU:               arith.maximumf
+// GPU:             gpu.all_reduce maximumf
 
 // nvvm: the host calls MLIR's CUDA runtime wrappers with one pointer per buffer; kernels are
 // NVVM.
 // NVVM:          llvm.func @jit.f(%arg0: !llvm.ptr {llvm.noalias}, %arg1: !llvm.ptr {llvm.noalias}, %arg2: !llvm.ptr {llvm.noalias}, %arg3: !llvm.ptr {llvm.noalias}, %arg4: !llvm.ptr {llvm.noalias})
 // NVVM:            llvm.call @mgpuStreamCreate()
-// NVVM-COUNT-5:    gpu.launch_func <%{{.*}} : !llvm.ptr>
+// NVVM-COUNT-3:    gpu.launch_func <%{{.*}} : !llvm.ptr>
 // NVVM:            llvm.call @mgpuStreamSynchronize
 // NVVM:          gpu.module @jit.f_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // NVVM:            nvvm.read.ptx.sreg.tid.x
@@ -59,12 +61,10 @@
 // NVVM-NOT:      scf.
 
 // binary: PTX for sm_90 in each gpu.binary, no CUDA installation needed.
-// PTX:           gpu.binary @jit.f_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry jit_f_kernel({{.*}}st.global.b32
-// The matmul's kernel reads both operands from global memory in its k loop.
-// PTX-NEXT:      gpu.binary @jit.f_kernel_0 {{.*}}.target sm_90{{.*}}$L__BB0_1:{{.*}}ld.global.b32{{.*}}ld.global.b32{{.*}}mul.rn.f32{{.*}}add.rn.f32
-// PTX-NEXT:      gpu.binary @jit.f_kernel_1 {{.*}}.target sm_90{{.*}}ld.global
-// PTX-NEXT:      gpu.binary @jit.f_kernel_2 {{.*}}.target sm_90
-// PTX-NEXT:      gpu.binary @jit.f_kernel_3 {{.*}}.target sm_90{{.*}}ld.global{{.*}}max.NaN.f32
+// The matmul's kernel: shared memory, barriers, tensor cores.
+// PTX:           gpu.binary @jit.f_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry jit_f_kernel({{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// PTX-NEXT:      gpu.binary @jit.f_kernel_0 {{.*}}.target sm_90{{.*}}ld.global
+// PTX-NEXT:      gpu.binary @jit.f_kernel_1 {{.*}}.target sm_90{{.*}}ld.global{{.*}}max.NaN.f32
 // PTX-NOT:       .extern
 // PTX-NOT:       gpu.module
 // SM80:          .target sm_80

@@ -1,36 +1,55 @@
 """`mlax-gpu-pipeline`: mlax on tensors -> GPU kernels -> NVVM -> PTX in a ``gpu.binary``, in
 named stages (``jit(f, backend="gpu").lower(x).as_text("gpu")``, ``mlax-opt --pass-pipeline=
-'builtin.module(mlax-gpu-pipeline{to=gpu})'``):
+'builtin.module(mlax-gpu-pipeline{to=gpu})'``); docs/gpu.md describes the kernels and runtime.
 
-- ``linalg``: the CPU pipeline's own stage (`mlax.passes.cpu_pipeline.CPU_STAGES`): one road
-  from mlax to fused linalg on tensors for both native backends.
-- ``buffers``: one-shot bufferization across the function boundary as on the CPU (the public
-  function's arguments and results are memrefs the runtime owns on the device; results are
-  out-parameters), with no BLAS calls and no OpenMP; library calls the linalg stage made
-  (LAPACK, FFT, host callbacks) are refused here with the op's location
-  (`mlax-check-gpu-mapped{mapped=false}`).
-- ``gpu``: host code reads the device bytes its control flow decides on (a while_loop's or
-  cond's predicate) through a copy to a host buffer, and the deallocation bookkeeping of loop
-  carries becomes scalar host code (`mlax-gpu-host-reads`); reductions become the innermost
-  dimensions of each linalg op (`mlax-gpu-reductions-inner`); host code with nothing parallel
-  in it (a sum to a scalar, a cumulative sum's loop) is put in a one-iteration loop, a
-  one-thread kernel
-  (`mlax-gpu-serial-kernels`); every linalg op becomes an ``scf.parallel`` nest (reductions a
-  sequential ``scf.for`` inside: one thread per output element); the contiguous dimension is
-  put first (`mlax-gpu-coalesce`) so that tiling into blocks of ``block`` threads gives it
-  ``threadIdx.x``; buffers of bools become buffers of bytes (`mlax-widen-bool-buffers`, as on
-  the CPU: NumPy's layout, and LLVM refuses sub-byte loads); the nests are mapped to the grid
-  and the block, turned into ``gpu.launch`` and outlined into one ``gpu.module`` per kernel,
-  named as PTX allows (`mlax-gpu-kernel-names`: no ``.`` from the entry's ``jit.`` prefix);
-  host temporaries, copies and constant arrays move to the device (`mlax-gpu-device-buffers`);
-  anything left on the host that touches memory fails with its location
-  (`mlax-check-gpu-mapped`).
-- ``nvvm``: kernels to the NVVM dialect (``nvvm-attach-target`` names the chip; libdevice
-  calls that are one PTX instruction become LLVM intrinsics again, `mlax-gpu-native-math`, the
-  others are refused), host code to the LLVM dialect calling MLIR's CUDA runtime wrappers
-  (``gpu-to-llvm``) on one stream per call (``gpu-async-region``); every buffer is one pointer.
+- ``linalg``: the CPU pipeline's own stage (`mlax.passes.cpu_pipeline.CPU_STAGES`:
+  ``mlax-expand-transforms``, ``mlax-simulate-devices``, ``mlax-lower-control-flow`` (to
+  ``scf``), ``mlax-inline``, ``mlax-lower-callbacks``, ``mlax-lower-to-linalg``,
+  ``linalg-fuse-elementwise-ops``, ``mlax-approximate-math`` (math as polynomials),
+  ``canonicalize``/``cse``, ``mlax-schedule-for-memory``): one road to fused linalg for both
+  native backends.
+- ``buffers``: the CPU's bufferization (`BUFFERIZE`: ``inline``, ``symbol-dce``,
+  ``mlax-buffer-abi``, ``mlax-distinct-results``, ``eliminate-empty-tensors``,
+  ``one-shot-bufferize`` across the function boundary, ``canonicalize``,
+  ``buffer-results-to-out-params``, ``buffer-deallocation-pipeline``, ``inline``: the arguments
+  and results are device buffers the runtime owns), ``convert-complex-to-standard``,
+  ``canonicalize``; no BLAS calls, no OpenMP, named matmuls kept; library calls (LAPACK, FFT,
+  host callbacks) are refused at their location (``mlax-check-gpu-mapped{mapped=false}``).
+- ``gpu``: control flow's host loads of device bytes become copies to host buffers, the
+  deallocation bookkeeping scalar host code (``mlax-gpu-host-reads``); reductions go innermost
+  (``mlax-gpu-reductions-inner``); matmuls become tiled tensor-core or SIMT kernels
+  (``mlax-gpu-matmul``); runs of row reductions and the ops around them (softmax, layer norm,
+  sums to a scalar) one kernel each with block reductions (``mlax-gpu-row-kernels``); host code
+  with nothing parallel in it a one-thread kernel (``mlax-gpu-serial-kernels``); the other
+  linalg ops ``scf.parallel`` nests (``convert-linalg-to-parallel-loops``) with the contiguous
+  dimension first (``mlax-gpu-coalesce``); bools become bytes (``mlax-widen-bool-buffers``, as
+  on the CPU); elementwise nests move 16 bytes per thread where aligned (``mlax-gpu-vectorize``);
+  nests are tiled into blocks of ``block`` threads with guarded edges
+  (``scf-parallel-loop-tiling{no-min-max-bounds}``), mapped to the grid
+  (``gpu-map-parallel-loops``) and turned into ``gpu.launch`` (``convert-parallel-loops-to-gpu``,
+  ``lower-affine``); index computations and views with run-time offsets move into the kernels
+  (``gpu-launch-sink-index-computations``, ``mlax-gpu-sink-views``: bare pointers carry no
+  layout); kernels are outlined into one ``gpu.module`` each (``gpu-kernel-outlining``) with
+  names PTX allows (``mlax-gpu-kernel-names``); host temporaries, copies and constant arrays move
+  to the device (``mlax-gpu-device-buffers``); kernel arguments get ``noalias``/``readonly``
+  where the host code proves it (``mlax-gpu-noalias``); after ``canonicalize`` and ``cse``,
+  anything left on the host that touches device memory fails at its location
+  (``mlax-check-gpu-mapped``).
+- ``nvvm``: the host's gpu ops made asynchronous on a stream (``gpu-async-region``); the chip
+  and PTX version (``nvvm-attach-target``); upstream's ``gpu-lower-to-nvvm-pipeline`` written
+  out with bare pointers: ``convert-nvgpu-to-nvvm``, ``convert-vector-to-scf``, ``convert-scf-to-cf``,
+  ``convert-nvvm-to-llvm``, ``convert-func-to-llvm``, ``expand-strided-metadata``,
+  ``lower-affine``, ``convert-arith-to-llvm``, ``convert-index-to-llvm``, kernels through
+  ``convert-gpu-to-nvvm`` (then ``reconcile-unrealized-casts``), host code through
+  ``gpu-to-llvm`` (MLIR's CUDA runtime wrappers), ``convert-math-to-llvm``, with
+  ``canonicalize``/``cse`` between; libdevice calls that are one PTX instruction become LLVM
+  intrinsics again (``mlax-gpu-native-math``) and the others are refused
+  (``mlax-check-gpu-mapped``).
 - ``binary``: ``gpu-module-to-binary``: with ``format=isa`` the kernels are PTX text, which
   needs no CUDA installation (the driver JIT-compiles it); ``bin``/``fatbin`` need ptxas.
+
+The runtime (runtime/gpu.py) runs the ``gpu`` stage's host code as a launch plan
+(runtime/gpu_plan.py) and takes only the kernels' PTX from the later stages.
 """
 
 from __future__ import annotations

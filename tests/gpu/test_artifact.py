@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from mlax.dialect.tensor_spec import TensorSpec
 from mlax.runtime import gpu_loader
 from mlax.runtime.gpu_artifact import export_gpu, launch_plan, save_gpu_artifact
 from mlax.runtime.gpu_loader import Artifact, CudaError, Driver
-from tests.gpu.conftest import driver_environment
+from tests.gpu.conftest import driver_environment, run_loader_alone
 from tests.oracle import random_array
 
 LOADER = Path(gpu_loader.__file__)
@@ -110,43 +109,6 @@ def test_no_driver_is_a_clear_error() -> None:
         Driver("libcuda_that_is_not_here.so.1")
 
 
-_RUN = """
-import sys, numpy as np
-sys.modules["mlax"] = None  # as on the GPU machine: no mlax, no MLIR
-sys.path.insert(0, sys.argv[1])
-import gpu_loader
-stored = np.load(sys.argv[3])
-program = gpu_loader.GpuProgram(sys.argv[2])
-inputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
-first = program(*inputs)
-second = program(*inputs)
-program.close()
-np.savez(sys.argv[4], *first, *second)
-"""
-
-
-def _run_loader(tmp_path: Path, driver: Path, artifact: Artifact, inputs: list[np.ndarray],
-                **environment: str) -> tuple[subprocess.CompletedProcess, list[str], list[np.ndarray]]:
-    """Run the loader, copied alone into a folder, twice on ``inputs`` with the stand-in driver."""
-    alone = tmp_path / "alone"
-    alone.mkdir(exist_ok=True)
-    shutil.copy(LOADER, alone / "gpu_loader.py")
-    artifact.write(tmp_path / "program.mlaxgpu")
-    np.savez(tmp_path / "inputs.npz", *inputs)
-    log = tmp_path / "cuda.log"
-    log.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-c", _RUN, str(alone), str(tmp_path / "program.mlaxgpu"),
-                           str(tmp_path / "inputs.npz"), str(tmp_path / "outputs.npz")],
-                          env=driver_environment(driver, log, **environment), capture_output=True, text=True,
-                          timeout=300)
-    lines = log.read_text().splitlines() if log.exists() else []
-    outputs = []
-    if done.returncode == 0:
-        stored = np.load(tmp_path / "outputs.npz")
-        outputs = [stored[f"arr_{i}"] for i in range(len(stored.files))]
-    return done, lines, outputs
-
-
 def _parameter(argument: Any) -> str:
     if isinstance(argument, int):
         return f"b{argument}"
@@ -198,7 +160,7 @@ def _named(lines: list[str], expected: list[str]) -> list[str]:
 def test_the_loader_follows_the_plan(name: str, rng: np.random.Generator, tmp_path: Path,
                                      fake_driver: Path) -> None:
     artifact, arguments = _artifact(rng, name)
-    done, lines, outputs = _run_loader(tmp_path, fake_driver, artifact, arguments)
+    done, lines, outputs = run_loader_alone(tmp_path, fake_driver, artifact, arguments)
     assert done.returncode == 0, done.stderr
     expected = _expected_calls(artifact, calls=2)
     assert _named(lines, expected) == expected
@@ -210,7 +172,7 @@ def test_an_identity_round_trips_its_input(rng: np.random.Generator, tmp_path: P
                                            fake_driver: Path) -> None:
     artifact, arguments = _artifact(rng, "identity")
     assert [s["op"] for s in artifact.plan["steps"]] == ["copy"] and not artifact.ptx
-    done, _, outputs = _run_loader(tmp_path, fake_driver, artifact, arguments)
+    done, _, outputs = run_loader_alone(tmp_path, fake_driver, artifact, arguments)
     assert done.returncode == 0, done.stderr
     for output in outputs:
         np.testing.assert_array_equal(output, arguments[0])
@@ -231,7 +193,7 @@ def test_the_loader_command_line(rng: np.random.Generator, tmp_path: Path, fake_
 
 def test_driver_errors_name_the_call(rng: np.random.Generator, tmp_path: Path, fake_driver: Path) -> None:
     artifact, arguments = _artifact(rng, "identity")
-    done, _, _ = _run_loader(tmp_path, fake_driver, artifact, arguments, FAKE_CUDA_FAIL_ALLOC="1")
+    done, _, _ = run_loader_alone(tmp_path, fake_driver, artifact, arguments, FAKE_CUDA_FAIL_ALLOC="1")
     assert done.returncode != 0
     assert "CudaError: cuMemAllocAsync failed: CUDA_ERROR_OUT_OF_MEMORY" in done.stderr
 
@@ -292,5 +254,5 @@ def test_ptx_names_with_dots_do_not_load(rng: np.random.Generator, tmp_path: Pat
     dotted = Artifact(json.loads(json.dumps(artifact.plan).replace("jit_lambda_kernel", "jit.lambda_kernel")),
                       [text.replace("jit_lambda_kernel", "jit.lambda_kernel") for text in artifact.ptx],
                       artifact.constants)
-    done, _, _ = _run_loader(tmp_path, fake_driver, dotted, arguments)
+    done, _, _ = run_loader_alone(tmp_path, fake_driver, dotted, arguments)
     assert "CudaError: cuModuleLoadData failed: CUDA_ERROR_INVALID_PTX" in done.stderr

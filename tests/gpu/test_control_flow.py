@@ -7,9 +7,6 @@ scalar functions agree with MLIR's integer semantics. Numerics need a GPU (skipp
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,10 +17,10 @@ import pytest
 import mlax
 import mlax.numpy as mnp
 from mlax import lax
-from mlax.runtime import gpu, gpu_loader
+from mlax.runtime import gpu_loader
 from mlax.runtime.gpu_artifact import export_gpu
 from mlax.runtime.gpu_loader import Artifact, all_steps
-from tests.gpu.conftest import driver_environment
+from tests.gpu.conftest import needs_gpu, run_loader_alone
 from tests.oracle import assert_same, random_array
 
 
@@ -149,37 +146,6 @@ def test_host_integer_functions_round_as_mlir_does(a: int, b: int) -> None:
     assert functions["select"](0, a, b) == b and functions["ne"](a, b) == int(a != b)
 
 
-_RUN = """
-import sys, numpy as np
-sys.modules["mlax"] = None  # as on the GPU machine: no mlax, no MLIR
-sys.path.insert(0, sys.argv[1])
-import gpu_loader
-stored = np.load(sys.argv[3])
-program = gpu_loader.GpuProgram(sys.argv[2])
-outputs = [program(*[stored[f"arr_{i}"] for i in range(len(program.inputs))]) for _ in range(2)]
-program.close()
-np.savez(sys.argv[4], *[o for call in outputs for o in call])
-"""
-
-
-def _run_alone(tmp_path: Path, driver: Path, artifact: Artifact,
-               inputs: list[np.ndarray]) -> tuple[list[str], list[np.ndarray]]:
-    """Two calls of the loader, copied alone into a folder, on the stand-in driver; its log."""
-    alone = tmp_path / "alone"
-    alone.mkdir(exist_ok=True)
-    shutil.copy(gpu_loader.__file__, alone / "gpu_loader.py")
-    artifact.write(tmp_path / "program.mlaxgpu")
-    np.savez(tmp_path / "inputs.npz", *inputs)
-    log = tmp_path / "cuda.log"
-    log.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-c", _RUN, str(alone), str(tmp_path / "program.mlaxgpu"),
-                           str(tmp_path / "inputs.npz"), str(tmp_path / "outputs.npz")],
-                          env=driver_environment(driver, log), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    stored = np.load(tmp_path / "outputs.npz")
-    return log.read_text().splitlines(), [stored[f"arr_{i}"] for i in range(len(stored.files))]
-
-
 @pytest.mark.parametrize("flag", [False, True])
 def test_the_loader_runs_a_while_loop_as_its_predicate_says(flag: bool, rng: np.random.Generator,
                                                             tmp_path: Path, fake_driver: Path) -> None:
@@ -192,7 +158,8 @@ def test_the_loader_runs_a_while_loop_as_its_predicate_says(flag: bool, rng: np.
     (loop,) = [s for s in artifact.plan["steps"] if s["op"] == "while"]
     before, after = ([s["kernel"] for s in loop[part] if s["op"] == "launch"] for part in ("before", "after"))
     assert after
-    lines, outputs = _run_alone(tmp_path, fake_driver, artifact, [flags, x])
+    done, lines, outputs = run_loader_alone(tmp_path, fake_driver, artifact, [flags, x])
+    assert done.returncode == 0, done.stderr
     calls = [i for i, line in enumerate(lines) if line.startswith("htod ") and line.endswith(" 1")]
     assert len(calls) == 2  # each call uploads the flag (and x)
     reads = [line for line in lines if line.startswith("dtoh ") and line.endswith(" 1")]
@@ -210,7 +177,8 @@ def test_the_loader_passes_a_counted_loops_index_to_its_kernels(rng: np.random.G
     (loop,) = [s for s in artifact.plan["steps"] if s["op"] == "loop"]
     first = next(s for s in loop["body"] if s["op"] == "launch")
     position = first["args"].index({"register": loop["iv"], "type": "i64"})
-    lines, outputs = _run_alone(tmp_path, fake_driver, artifact, arguments)
+    done, lines, outputs = run_loader_alone(tmp_path, fake_driver, artifact, arguments)
+    assert done.returncode == 0, done.stderr
     params = [lines[i + 1].split()[1:] for i, line in enumerate(lines) if line.startswith("launch ")
               and lines[i + 1].startswith("params") and i + 1 < len(lines)]
     rows = [int(p[position]) for p in params if len(p) == len(first["args"])]
@@ -221,10 +189,6 @@ def test_the_loader_passes_a_counted_loops_index_to_its_kernels(rng: np.random.G
     # are freed at the end.
     assert len(allocations) == len(frees) and len({a.split()[1] for a in allocations}) == len(allocations)
     assert [(o.shape, o.dtype) for o in outputs] == [((37,), np.float32), ((5, 37), np.float32)] * 2
-
-
-needs_gpu = pytest.mark.skipif(gpu.cuda_driver() is None,
-                               reason="no CUDA driver/GPU on this machine: the GPU run tests need one")
 
 
 @needs_gpu

@@ -17,7 +17,7 @@ import pytest
 
 import mlax
 from mlax.passes import gpu_matmul_kernels as k
-from mlax.runtime import gpu
+from tests.gpu.conftest import needs_gpu
 from tests.oracle import assert_same, random_array
 
 # ----- the fragment layouts against PTX's tables -----
@@ -292,10 +292,6 @@ def test_grids_cover_the_output(rng: np.random.Generator) -> None:
     assert "blocks in (%c64, %c64, %c1) threads in (%c128, %c1, %c1)" in host
     host = _lowered("batched", rng).as_text("gpu", debug_info=False).split("gpu.module @", 1)[0]
     assert "blocks in (%c1, %c1, %c3) threads in (%c128, %c1, %c1)" in host
-
-
-needs_gpu = pytest.mark.skipif(gpu.cuda_driver() is None,
-                               reason="no CUDA driver/GPU on this machine: the GPU run tests need one")
 
 
 @needs_gpu

@@ -20,6 +20,7 @@ import mlax
 import mlax.numpy as mnp
 from mlax.passes.gpu_pipeline import STAGE_NAMES
 from mlax.runtime import gpu
+from tests.gpu.conftest import needs_gpu
 from tests.oracle import assert_same, random_array
 
 HERE = Path(__file__).name
@@ -166,10 +167,6 @@ def test_running_without_a_driver_says_so(rng: np.random.Generator) -> None:
         f(x)
     with pytest.raises(RuntimeError, match=re.escape(gpu.NO_DRIVER)):
         f.lower(x).compile()
-
-
-needs_gpu = pytest.mark.skipif(gpu.cuda_driver() is None,
-                               reason="no CUDA driver/GPU on this machine: the GPU run tests need one")
 
 
 @needs_gpu

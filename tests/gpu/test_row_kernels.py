@@ -14,7 +14,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from mlax.runtime import gpu
+from tests.gpu.conftest import needs_gpu
 from tests.oracle import assert_same, random_array
 
 
@@ -88,10 +88,6 @@ def test_column_reductions_keep_a_thread_per_column(rng: np.random.Generator) ->
     text = mlax.jit(lambda x: x.sum(axis=0), backend="gpu").lower(
         random_array(rng, (37, 53), np.float32)).as_text("gpu", debug_info=False)
     assert "gpu.all_reduce" not in text and text.count("gpu.module @") == 2
-
-
-needs_gpu = pytest.mark.skipif(gpu.cuda_driver() is None,
-                               reason="no CUDA driver/GPU on this machine: the GPU run tests need one")
 
 
 @needs_gpu

@@ -22,7 +22,7 @@ import mlax.numpy as mnp
 from mlax.dialect import make_context
 from mlax.passes.gpu_pipeline import GpuPipeline
 from mlax.passes.pipeline import run_pipeline
-from mlax.runtime import gpu
+from tests.gpu.conftest import needs_gpu
 from tests.oracle import assert_same, random_array
 
 
@@ -199,10 +199,6 @@ def test_vectorized_loops_agree_with_jax_on_the_host(name: str, rng: np.random.G
     results, loops = _run_vectorized_loops_on_the_host(_lowered(name, arguments), arguments, expected)
     assert ("vector.load" in loops) == bool(vectorized)
     assert_same(results, expected, atol=1e-6)
-
-
-needs_gpu = pytest.mark.skipif(gpu.cuda_driver() is None,
-                               reason="no CUDA driver/GPU on this machine: the GPU run tests need one")
 
 
 @needs_gpu

@@ -22,7 +22,7 @@ def check_arity(op: OpDef, count: int) -> None:
 
 
 def check_attributes(op: OpDef, attrs: dict[str, Any]) -> None:
-    missing = [a for a in op.attributes if a not in attrs]
+    missing = [a for a in op.attributes if a not in attrs and a not in op.defaults]
     extra = [a for a in attrs if a not in op.attributes]
     if missing or extra:
         parts = []
@@ -55,14 +55,24 @@ def build(
         op.full_name,
         results=[r.to_mlir() for r in results],
         operands=list(operands),
-        attributes={k: to_attribute(kind, attrs[k]) for k, kind in op.attributes.items()},
+        attributes={k: to_attribute(kind, attrs[k]) for k, kind in op.attributes.items()
+                    if k in attrs and not (k in op.defaults and _equal(attrs[k], op.defaults[k]))},
         loc=loc,
     )
     return list(operation.results)
 
 
+def _equal(value: Any, default: Any) -> bool:
+    """Whether an optional attribute's value is its default (lists and tuples alike)."""
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return tuple(value) == tuple(default)
+    return bool(value == default)
+
+
 def read_attributes(operation: ir.Operation) -> dict[str, Any]:
-    """The Python values of an mlax op's attributes, as its rules expect them."""
+    """The Python values of an mlax op's attributes, as its rules expect them (an absent optional
+    attribute reads as its default)."""
     op = get_op(operation.name)
-    return {k: dense_to_numpy(dense_attribute(operation, k)) if kind == "dense"
+    return {k: op.defaults[k] if k in op.defaults and k not in operation.attributes
+            else dense_to_numpy(dense_attribute(operation, k)) if kind == "dense"
             else from_attribute(kind, operation.attributes[k]) for k, kind in op.attributes.items()}

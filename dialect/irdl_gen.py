@@ -35,14 +35,17 @@ def _render_op(op: OpDef) -> str:
     type_vars = list(dict.fromkeys(p.type_var for p in op.operands + op.results))
     for var in type_vars:
         lines.append(f'    %{var} = irdl.base "!builtin.tensor"\n')
-    for attr, kind in op.attributes.items():
+    # Optional attributes are left out: IRDL has no optional attribute, and an undeclared one is
+    # discardable (dialect/builder.py reads its absence as the default).
+    required = {a: kind for a, kind in op.attributes.items() if a not in op.defaults}
+    for attr, kind in required.items():
         lines.append(f'    %attr_{attr} = irdl.base "{IRDL_BASE[kind]}"\n')
     if op.operands:
         lines.append(_ports("operands", op.operands))
     if op.results:
         lines.append(_ports("results", op.results))
-    if op.attributes:
-        pairs = ", ".join(f'"{a}" = %attr_{a}' for a in op.attributes)
+    if required:
+        pairs = ", ".join(f'"{a}" = %attr_{a}' for a in required)
         lines.append(f"    irdl.attributes {{{pairs}}}\n")
     lines.append("  }\n")
     return "".join(lines)

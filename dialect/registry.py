@@ -55,6 +55,10 @@ class OpDef:
     description: str = field(default="", compare=False)
     # The op family (the dialect/ops module that defines it), for the docs.
     family: str = ""
+    # Optional attributes and the Python value that their absence means (a subset of
+    # `attributes`). Builders omit one equal to its default, so IR that predates it prints
+    # unchanged; readers fill the default in; the IRDL file leaves them out (discardable).
+    defaults: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def full_name(self) -> str:
@@ -90,11 +94,13 @@ def define_op(
     infer: InferRule,
     reference: ReferenceRule,
     attributes: dict[str, str] | None = None,
+    defaults: dict[str, Any] | None = None,
     weak_type: str = "all",
     summary: str,
     description: str = "",
 ) -> OpDef:
-    """Register an op. ``signature`` reads ``"(lhs: T, rhs: T) -> (result: T)"``."""
+    """Register an op. ``signature`` reads ``"(lhs: T, rhs: T) -> (result: T)"``; ``defaults`` names
+    the optional attributes (each also in ``attributes``) with the value their absence means."""
     match = re.fullmatch(r"\s*\((.*)\)\s*->\s*\((.*)\)\s*", signature)
     if match is None:
         raise ValueError(f"bad signature for {name}: {signature!r}")
@@ -102,6 +108,10 @@ def define_op(
     for attr, kind in attributes.items():
         if kind not in ATTRIBUTE_KINDS:
             raise ValueError(f"{name}: unknown kind {kind!r} for attribute {attr}")
+    defaults = dict(defaults or {})
+    undeclared = sorted(set(defaults) - set(attributes))
+    if undeclared:
+        raise ValueError(f"{name}: defaults for undeclared attribute(s) {undeclared}")
     if name in OPS:
         raise ValueError(f"op mlax.{name} defined twice")
     family = _defining_family()
@@ -116,6 +126,7 @@ def define_op(
         weak_type=weak_type,
         description=description,
         family=family,
+        defaults=defaults,
     )
     OPS[name] = op
     return op

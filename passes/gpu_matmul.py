@@ -18,10 +18,11 @@ value (no fill kernel); without it the kernel adds to the result's contents. A c
 another form (dynamic sizes, other maps or bodies, mixed types) is left to the
 one-thread-per-element loops of ``convert-linalg-to-parallel-loops``.
 
-Precision: mlax's ``dot_general`` does not carry jax's ``precision`` (the frontend accepts it
-and drops it), so the linalg ops cannot say which one a dot asked for. jax on a GPU computes
-f32 dots at ``Precision.DEFAULT`` with TF32 tensor cores, and this pass does the same by
-default; ``f32-precision=highest`` gives every f32 matmul true f32 (the SIMT kernel).
+Precision: jax on a GPU computes f32 dots at ``Precision.DEFAULT`` (and HIGH) with TF32 tensor
+cores and at ``HIGHEST`` in true f32. The linalg stage copies a dot_general's precision onto its
+product as ``mlax.precision`` (absent: DEFAULT); an f32 matmul with HIGHEST on either operand
+runs the SIMT kernel (true f32), others TF32; ``f32-precision=highest`` gives every f32 matmul
+true f32.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from mlax.dialect.attrs import from_attribute
 from mlax.passes.gpu_matmul_kernels import Matmul, Operand, mma_kernel, simt_kernel
+from mlax.passes.lower_to_linalg.contraction import PRECISION_ATTR
 from mlax.passes.registry import ModulePass, option, register_pass
 from mlax.passes.walk import nested_ops
 
@@ -134,6 +137,12 @@ def _analyse(op: ir.Operation) -> _Contraction | None:
     dims = tuple(tuple((logical[classes[d]], strides[d], sizes[d]) for d in m)
                  for logical, m in zip(_LOGICAL, maps, strict=True))
     return _Contraction(dims, extents, widened_from)
+
+
+def _highest(op: ir.Operation) -> bool:
+    """Whether the dot this matmul came from asked for HIGHEST precision on either operand."""
+    attributes = op.attributes
+    return PRECISION_ATTR in attributes and "HIGHEST" in from_attribute("strs", attributes[PRECISION_ATTR])
 
 
 def _element(value: ir.Value) -> str:
@@ -318,7 +327,7 @@ class GpuMatmul(ModulePass):
                 kind = half.pop()
                 a, b = (w.operands[0] for w in widened)
             elif element == "f32":
-                kind = "tf32" if self.f32_precision == "tf32" else "simt"
+                kind = "simt" if self.f32_precision == "highest" or _highest(op) else "tf32"
             elif element == "f64" or isinstance(ir.MemRefType(c.type).element_type, ir.IntegerType):
                 kind = "simt"
             else:

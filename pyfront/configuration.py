@@ -213,9 +213,9 @@ debug_infs = _bool_state(
 default_matmul_precision = State(
     "jax_default_matmul_precision", os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"),
     _enum_parser(_MATMUL_PRECISIONS, optional=True),
-    "Control the default matmul and conv precision for 32bit inputs. Accepted for compatibility: mlax "
-    "computes every dot_general and convolution at the full precision of its accumulation type (as jax "
-    "does on the CPU), whatever this option says.")
+    "Control the default matmul and conv precision for 32bit inputs: the precision of every dot_general "
+    "and convolution traced with precision=None (the CPU backend computes exactly whatever it says, as "
+    "XLA:CPU; dot algorithm names are refused).")
 numpy_rank_promotion = State(
     "jax_numpy_rank_promotion", os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"), _parse_rank_promotion,
     'Control NumPy-style automatic rank promotion broadcasting ("allow", "warn", or "raise"). mlax '

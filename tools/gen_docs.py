@@ -27,7 +27,8 @@ def render_op(op: OpDef) -> str:
     lines.append(f"- operands: {_ports(op, op.operands)}")
     lines.append(f"- results: {_ports(op, op.results)}")
     if op.attributes:
-        attrs = ", ".join(f"`{k}` ({kind}, `{IRDL_BASE[kind]}`)" for k, kind in op.attributes.items())
+        attrs = ", ".join(f"`{k}` ({kind}, `{IRDL_BASE[kind]}`{', optional' if k in op.defaults else ''})"
+                          for k, kind in op.attributes.items())
         lines.append(f"- attributes: {attrs}")
     lines.append("")
     if op.description:

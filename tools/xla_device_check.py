@@ -53,6 +53,15 @@ def _conv(m: Any, x: Any, k: Any) -> Any:
     return m.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
 
+def _matmul_highest(m: Any, a: Any, b: Any) -> Any:
+    return m.numpy.matmul(a, b, precision=m.lax.Precision.HIGHEST)
+
+
+def _conv_highest(m: Any, x: Any, k: Any) -> Any:
+    return m.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                      precision="highest")
+
+
 def _f32(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.normal(size=shape).astype(np.float32) / np.sqrt(shape[-1])
 
@@ -70,6 +79,9 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator
     "scan": (scan, [_f32(16, 128), _f32(50, 16, 128), _f32(128, 128), _f32(128, 128)], 2e-2, 1e-5),
     "sort": (_sort, [_f32(262144)], 0.0, 0.0),
     "conv": (_conv, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 2e-2, 1e-5),
+    # precision=HIGHEST: true f32 products on every device (jax's meaning), so close to the CPU
+    "matmul_highest": (_matmul_highest, [_f32(512, 512), _f32(512, 512)], 1e-4, 1e-6),
+    "conv_highest": (_conv_highest, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 1e-4, 1e-6),
 }
 
 

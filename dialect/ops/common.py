@@ -62,3 +62,17 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     if dtype in (np.dtype(np.float16), dtypes.bfloat16):
         return np.dtype(np.float32)
     return np.dtype(dtype)
+
+
+# jax's lax.Precision per operand (lhs, rhs) of a contraction (dot_general, convolution), by name.
+# It asks XLA's TPU/GPU backends for more or fewer bf16/tf32 passes on f32 operands; the reference
+# and the CPU backend always compute exactly, so it only travels to the StableHLO and GPU lowerings.
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+DEFAULT_PRECISION = ("DEFAULT", "DEFAULT")
+
+
+def check_precision(op: str, precision: Sequence[str]) -> None:
+    """Refuse a precision that is not a pair of PRECISIONS names."""
+    if len(precision) != 2 or any(p not in PRECISIONS for p in precision):
+        raise op_value_error(op, f"precision must be a pair (lhs, rhs) of {', '.join(PRECISIONS)}, "
+                                 f"got {tuple(precision)}")

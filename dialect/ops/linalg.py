@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from mlax.dialect import dtypes
-from mlax.dialect.ops.common import compute_dtype, op_type_error, op_value_error
+from mlax.dialect.ops.common import (
+    DEFAULT_PRECISION,
+    check_precision,
+    compute_dtype,
+    op_type_error,
+    op_value_error,
+)
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -64,7 +70,9 @@ def _check_result_dtype(operand: np.dtype, result: np.dtype) -> None:
 
 def _infer(lhs: TensorSpec, rhs: TensorSpec, *, lhs_contracting_dimensions: tuple[int, ...],
            rhs_contracting_dimensions: tuple[int, ...], lhs_batch_dimensions: tuple[int, ...],
-           rhs_batch_dimensions: tuple[int, ...], result_dtype: Any) -> TensorSpec:
+           rhs_batch_dimensions: tuple[int, ...], result_dtype: Any,
+           precision: tuple[str, str] = DEFAULT_PRECISION) -> TensorSpec:
+    check_precision(NAME, precision)
     lc, rc = tuple(lhs_contracting_dimensions), tuple(rhs_contracting_dimensions)
     lb, rb = tuple(lhs_batch_dimensions), tuple(rhs_batch_dimensions)
     if lhs.dtype != rhs.dtype:
@@ -88,7 +96,9 @@ def _as_batched_matrix(x: np.ndarray, batch: tuple[int, ...], rows: list[int] | 
 
 def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, lhs_contracting_dimensions: tuple[int, ...],
                  rhs_contracting_dimensions: tuple[int, ...], lhs_batch_dimensions: tuple[int, ...],
-                 rhs_batch_dimensions: tuple[int, ...], result_dtype: Any) -> np.ndarray:
+                 rhs_batch_dimensions: tuple[int, ...], result_dtype: Any,
+                 precision: tuple[str, str] = DEFAULT_PRECISION) -> np.ndarray:
+    del precision  # the reference is exact whatever the precision asks
     lc, rc = tuple(lhs_contracting_dimensions), tuple(rhs_contracting_dimensions)
     lb, rb = tuple(lhs_batch_dimensions), tuple(rhs_batch_dimensions)
     lfree, rfree = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
@@ -102,7 +112,9 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, lhs_contracting_dimensions
 define_op(
     NAME, "(lhs: T, rhs: U) -> (result: V)",
     attributes={"lhs_contracting_dimensions": "i64s", "rhs_contracting_dimensions": "i64s",
-                "lhs_batch_dimensions": "i64s", "rhs_batch_dimensions": "i64s", "result_dtype": "type"},
+                "lhs_batch_dimensions": "i64s", "rhs_batch_dimensions": "i64s", "result_dtype": "type",
+                "precision": "strs"},
+    defaults={"precision": DEFAULT_PRECISION},
     infer=_infer, reference=_dot_general, weak_type="all",
     summary="Batched contraction: sum over paired contracting dimensions, per paired batch index.",
     description="""
@@ -119,5 +131,10 @@ int8 operands cannot overflow early; f16/bf16 results accumulate in f32 and roun
 XLA's CPU backend does). Allowed: floating operands with a floating result; integer
 operands with an integer or floating result; bool operands with any result (bool: or of
 ands; integer: a count). Contracting over zero elements gives 0 (false).
+
+`precision` (optional, absent means `["DEFAULT", "DEFAULT"]`) is jax's `lax.Precision` of
+each operand, `DEFAULT`, `HIGH` or `HIGHEST`: how many bf16/tf32 passes XLA's TPU and GPU
+backends and mlax's GPU matmul may use for f32 operands. The reference and the CPU backend
+ignore it (always exact); the StableHLO lowering emits it as `precision_config`.
 """,
 )

@@ -24,7 +24,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from mlax.dialect import dtypes
-from mlax.dialect.ops.common import compute_dtype, op_type_error, op_value_error
+from mlax.dialect.ops.common import (
+    DEFAULT_PRECISION,
+    check_precision,
+    compute_dtype,
+    op_type_error,
+    op_value_error,
+)
 from mlax.dialect.ops.reductions import MONOIDS
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
@@ -106,7 +112,8 @@ def _check_spec(name: str, spec: Sequence[int], rank: int) -> None:
 def _conv_infer(lhs: TensorSpec, rhs: TensorSpec, *, window_strides: Sequence[int], padding: Sequence[int],
                 lhs_dilation: Sequence[int], rhs_dilation: Sequence[int], lhs_spec: Sequence[int],
                 rhs_spec: Sequence[int], out_spec: Sequence[int], feature_group_count: int,
-                batch_group_count: int) -> TensorSpec:
+                batch_group_count: int, precision: Sequence[str] = DEFAULT_PRECISION) -> TensorSpec:
+    check_precision(CONV, precision)
     if lhs.dtype != rhs.dtype:
         raise op_type_error(CONV, f"lhs and rhs must have the same dtype, got {lhs.dtype} and {rhs.dtype}")
     if dtypes.is_bool(lhs.dtype):
@@ -145,7 +152,8 @@ def _conv_infer(lhs: TensorSpec, rhs: TensorSpec, *, window_strides: Sequence[in
 def _conv(lhs: np.ndarray, rhs: np.ndarray, *, window_strides: Sequence[int], padding: Sequence[int],
           lhs_dilation: Sequence[int], rhs_dilation: Sequence[int], lhs_spec: Sequence[int],
           rhs_spec: Sequence[int], out_spec: Sequence[int], feature_group_count: int,
-          batch_group_count: int) -> np.ndarray:
+          batch_group_count: int, precision: Sequence[str] = DEFAULT_PRECISION) -> np.ndarray:
+    del precision  # the reference is exact whatever the precision asks
     work = compute_dtype(lhs.dtype)
     x = np.transpose(lhs, tuple(lhs_spec)).astype(work)  # (N, C, spatial...)
     w = np.transpose(rhs, tuple(rhs_spec)).astype(work)  # (O, I, window...)
@@ -174,7 +182,8 @@ define_op(
     CONV, "(lhs: T, rhs: U) -> (result: V)",
     attributes={"window_strides": "i64s", "padding": "i64s", "lhs_dilation": "i64s", "rhs_dilation": "i64s",
                 "lhs_spec": "i64s", "rhs_spec": "i64s", "out_spec": "i64s", "feature_group_count": "i64",
-                "batch_group_count": "i64"},
+                "batch_group_count": "i64", "precision": "strs"},
+    defaults={"precision": DEFAULT_PRECISION},
     infer=_conv_infer, reference=_conv, weak_type="all",
     summary="N-d convolution with strides, padding, lhs/rhs dilation and feature/batch groups.",
     description="""
@@ -194,7 +203,8 @@ feature `f` sees only batch group `f / (O/B)` (the result batch is `N/B`). At mo
 Holes and padding are zeros that enter the products (the StableHLO spec; XLA's CPU backend
 may skip lhs-dilation holes, which differs only for non-finite weights). Integers wrap;
 f16/bf16 accumulate in f32 and round once; float accumulation order is
-implementation-defined.
+implementation-defined. `precision` (optional, absent means `["DEFAULT", "DEFAULT"]`) is
+jax's `lax.Precision` of (lhs, rhs), as on `mlax.dot_general`.
 """,
 )
 

@@ -136,7 +136,7 @@ def _dot_general(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[Mayb
     product = e("dot_general", _convert(e, ct, work), _convert(e, constant, work),
                 lhs_contracting_dimensions=ct_other_dims, rhs_contracting_dimensions=tuple(kept[other]),
                 lhs_batch_dimensions=tuple(range(n_batch)), rhs_batch_dimensions=tuple(batch[other]),
-                result_dtype=work)
+                result_dtype=work, precision=a["precision"])  # unswapped, as jax's rule
     # The product's dimensions are the operand's batch, kept, then contracting dimensions in the
     # order of their partners in the constant.
     by_partner = [contracting[this][i] for i in np.argsort(contracting[other], kind="stable")]

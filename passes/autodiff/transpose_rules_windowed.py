@@ -94,7 +94,7 @@ def _conv_lhs(e: Emitter, op: ir.Operation, ct: ir.Value, rhs: ir.Value) -> ir.V
     out = e("conv_general_dilated", ct, e("rev", rhs, dimensions=tuple(rhs_spec[2:])),
             window_strides=a["lhs_dilation"], padding=padding, lhs_dilation=a["window_strides"],
             rhs_dilation=a["rhs_dilation"], lhs_spec=out_spec, rhs_spec=_spec_transpose(rhs_spec),
-            out_spec=lhs_spec, feature_group_count=groups, batch_group_count=1)
+            out_spec=lhs_spec, feature_group_count=groups, batch_group_count=1, precision=a["precision"])
     if bg > 1:  # the result's features are (batch group, feature): back into the batch
         out = reshape_axis_out_of(e, lhs_spec[1], bg, out)
         out = reshape_axis_into(e, lhs_spec[1], lhs_spec[0], out)
@@ -114,7 +114,8 @@ def _conv_rhs(e: Emitter, op: ir.Operation, ct: ir.Value, lhs: ir.Value) -> ir.V
     return e("conv_general_dilated", lhs, ct, window_strides=a["rhs_dilation"], padding=padding,
              lhs_dilation=a["lhs_dilation"], rhs_dilation=a["window_strides"],
              lhs_spec=_spec_transpose(lhs_spec), rhs_spec=_spec_transpose(out_spec),
-             out_spec=_spec_transpose(rhs_spec), feature_group_count=bg, batch_group_count=fg)
+             out_spec=_spec_transpose(rhs_spec), feature_group_count=bg, batch_group_count=fg,
+             precision=a["precision"])
 
 
 def _conv(e: Emitter, op: ir.Operation, ct: ir.Value, operands: list[MaybeValue]) -> list[MaybeValue]:

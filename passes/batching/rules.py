@@ -219,7 +219,8 @@ def _dot_general(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched
     else:
         position = spec(operands[0]).ndim - len(lc)  # after the batch and lhs free dimensions
     out = e("dot_general", *operands, lhs_contracting_dimensions=lc, rhs_contracting_dimensions=rc,
-            lhs_batch_dimensions=lb, rhs_batch_dimensions=rb, result_dtype=a["result_dtype"])
+            lhs_batch_dimensions=lb, rhs_batch_dimensions=rb, result_dtype=a["result_dtype"],
+            precision=a["precision"])
     return [_move_to_front(e, out, position)]
 
 

@@ -1,8 +1,8 @@
 """dot_general, dot and convolution -> mlax.lax.dot_general / conv_general_dilated.
 
 A result element type other than the operands' is jax's ``preferred_element_type``.
-Precision configs and dot algorithms are ignored: mlax contracts at the full precision of
-the accumulation type. Convolution dimension numbers are read from their compact text
+`precision_config` becomes the op's precision (absent or empty: DEFAULT for both operands);
+dot algorithms are ignored. Convolution dimension numbers are read from their compact text
 (``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``) or the ``raw`` field form.
 """
 
@@ -18,6 +18,7 @@ import mlax.lax as lax
 from mlax.passes.import_stablehlo.core import (
     Entry,
     Importer,
+    attribute,
     integer,
     ints,
     malformed,
@@ -37,15 +38,26 @@ def _preferred(op: ir.Operation) -> Any:
     return None if result == value_spec(op, op.operands[0]).dtype else result
 
 
+def _precision(op: ir.Operation) -> tuple[str, str] | None:
+    """``precision_config = [#stablehlo<precision HIGHEST>, ...]`` as jax's pair of strings."""
+    found = attribute(op, "precision_config")
+    if found is None or len(ir.ArrayAttr(found)) == 0:
+        return None
+    names = [re.fullmatch(r"#stablehlo<\s*precision\s+(\w+)\s*>", str(p)) for p in ir.ArrayAttr(found)]
+    if len(names) != 2 or None in names:
+        raise malformed(op, f"cannot read the precision_config {found}")
+    return names[0].group(1).lower(), names[1].group(1).lower()
+
+
 def dot_general(imp: Importer, op: ir.Operation, args: list[Any]) -> list[Any]:
     fields = struct(op, "dot_dimension_numbers")
     numbers = ((fields.get("lhs_contracting_dimensions", []), fields.get("rhs_contracting_dimensions", [])),
                (fields.get("lhs_batching_dimensions", []), fields.get("rhs_batching_dimensions", [])))
-    return [lax.dot_general(args[0], args[1], numbers, preferred_element_type=_preferred(op))]
+    return [lax.dot_general(args[0], args[1], numbers, _precision(op), _preferred(op))]
 
 
 def dot(imp: Importer, op: ir.Operation, args: list[Any]) -> list[Any]:
-    return [lax.dot(args[0], args[1], preferred_element_type=_preferred(op))]
+    return [lax.dot(args[0], args[1], _precision(op), _preferred(op))]
 
 
 def conv_dimension_numbers(op: ir.Operation) -> jax_lax.ConvDimensionNumbers:
@@ -86,7 +98,8 @@ def convolution(imp: Importer, op: ir.Operation, args: list[Any]) -> list[Any]:
         lhs, rhs, ints(op, "window_strides", ones), pairs(op, "padding", k), ints(op, "lhs_dilation", ones),
         ints(op, "rhs_dilation", ones), dimension_numbers=conv_dimension_numbers(op),
         feature_group_count=integer(op, "feature_group_count", 1),
-        batch_group_count=integer(op, "batch_group_count", 1), preferred_element_type=_preferred(op))
+        batch_group_count=integer(op, "batch_group_count", 1), precision=_precision(op),
+        preferred_element_type=_preferred(op))
     return [out]
 
 

@@ -11,7 +11,10 @@ mlax-linalg-to-blas), and an operand that is itself a transpose (``x @ w.T``) is
 source with the dimension numbers permuted, so neither is copied. The product (a zero
 linalg.fill as init) has the result's layout (batch, lhs free, rhs free), so it only needs
 regrouping back, then the conversion to the result type (truncf, or != 0 for bool). Contracting
-over no elements (or a result with none) is a linalg.generic yielding zero.
+over no elements (or a result with none) is a linalg.generic yielding zero. A precision other
+than DEFAULT x DEFAULT is copied onto the product as the discardable attribute
+``mlax.precision`` (jax's pair of names), which mlax-gpu-matmul reads (HIGHEST: exact f32, not
+TF32); the CPU backend ignores it and computes exactly, as XLA:CPU.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from collections.abc import Sequence
 from mlir import ir
 from mlir.dialects import arith, tensor
 
+from mlax.dialect import read_attributes
+from mlax.dialect.attrs import to_attribute
+from mlax.dialect.ops.common import DEFAULT_PRECISION
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import (
     Rule,
@@ -34,6 +40,8 @@ from mlax.passes.lower_to_linalg.common import (
 from mlax.passes.lower_to_linalg.convert import convert_scalar
 
 _HALF = ("f16", "bf16")
+# The discardable attribute that carries a dot_general's (lhs, rhs) precision onto its product.
+PRECISION_ATTR = "mlax.precision"
 
 
 def _convert(value: ir.Value, t: ir.Type) -> ir.Value:
@@ -190,6 +198,9 @@ def _dot_general(op: ir.Operation) -> ir.Value:
     init = linalg.fill(scalar(work, 0), outs=[tensor.empty([*batch, rows, cols], work)])
     product = (linalg.batch_matmul if lb else linalg.matmul)(
         a, b, outs=[init], indexing_maps=_product_maps(bool(lb), swap_a, swap_b))
+    precision = read_attributes(op)["precision"]
+    if tuple(precision) != DEFAULT_PRECISION:
+        product.owner.attributes[PRECISION_ATTR] = to_attribute("strs", precision)
     n_batch, n_lhs = len(lb), len(lb) + len(lfree)
     groups = [list(range(n_batch)), list(range(n_batch, n_lhs)), list(range(n_lhs, len(shape)))]
     out = _split(product, groups if lb else groups[1:], shape)

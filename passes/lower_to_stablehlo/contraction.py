@@ -7,7 +7,9 @@ same (JAX's `preferred_element_type`), so operands that widen exactly into the r
 kernels; others (f64 -> f32, int32 -> f32, ...) are converted first, as the reference
 rounds them. f16/bf16 dots of their own type are XLA's, which accumulate in f32 and round
 once, as the reference. Boolean operands (or of ands) are counted in i32 and the count
-compared with 0 for a boolean result; XLA has no boolean dot.
+compared with 0 for a boolean result; XLA has no boolean dot. The op's precision (absent:
+DEFAULT for both operands) becomes `precision_config`, which jax emits on every dot and
+convolution whatever the element type.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
-from mlax.dialect import dtypes
+from mlax.dialect import dtypes, read_attributes
 from mlax.passes.lower_to_stablehlo.common import (
     Rule,
     compare,
     convert,
     element_type,
+    enum,
     i64_array,
     int_list,
     is_bool,
@@ -38,6 +41,11 @@ def _widens_exactly(operand: ir.Type, result: ir.Type) -> bool:
     return np.can_cast(dtypes.from_mlir(operand), dtypes.from_mlir(result), casting="safe")
 
 
+def precision_config(op: ir.Operation) -> str:
+    """The op's (lhs, rhs) precision as StableHLO's ``precision_config`` array."""
+    return "[" + ", ".join(enum("precision", p) for p in read_attributes(op)["precision"]) + "]"
+
+
 def _dot_general(op: ir.Operation) -> ir.Value:
     result = op.results[0].type
     target = element_type(result)
@@ -51,7 +59,8 @@ def _dot_general(op: ir.Operation) -> ir.Value:
                "rhs_contracting_dimensions": i64_array(op, "rhs_contracting_dimensions")}
     text = ", ".join(f"{key} = {int_list(numbers[key])}" for key in _DIMENSION_NUMBERS if numbers[key])
     dot = value("dot_general", [lhs, rhs], with_element(result, work),
-                {"dot_dimension_numbers": f"#stablehlo.dot<{text}>"})
+                {"dot_dimension_numbers": f"#stablehlo.dot<{text}>",
+                 "precision_config": precision_config(op)})
     return compare(dot, splat(0, dot.type), "NE") if is_bool(target) else dot
 
 

@@ -7,8 +7,9 @@ Convolution dimension numbers are mlax's three permutations (batch, feature, spa
 (``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``: the role of each dimension in order). Halves
 (f16, bf16) are converted to f32 around the convolution and a sum window: the reference
 accumulates in f32 and rounds once, which an f32 computation rounded at the end gives on every
-backend (XLA's own choice for halves is backend-dependent). Float convolutions ask for HIGHEST
-precision, so a GPU computes f32 products in f32 rather than TF32.
+backend (XLA's own choice for halves is backend-dependent). The op's precision becomes
+`precision_config`, as on dot_general (DEFAULT when absent, as jax emits it: a TPU then uses bf16
+passes and a GPU TF32 for f32 convolutions).
 
 reduce_window's init value is the monoid's identity (0, -inf / the lowest integer / false, +inf
 / the highest integer / true), which is also what XLA puts in padding and base-dilation holes,
@@ -29,10 +30,8 @@ from mlax.passes.lower_to_stablehlo.common import (
     convert,
     dims,
     element_type,
-    enum,
     hlo,
     is_bool,
-    is_float,
     scalar_reducer,
     scalar_type,
     splat,
@@ -40,6 +39,7 @@ from mlax.passes.lower_to_stablehlo.common import (
     value,
     with_element,
 )
+from mlax.passes.lower_to_stablehlo.contraction import precision_config
 
 _HALVES = ("f16", "bf16")
 
@@ -80,10 +80,8 @@ def _conv(op: ir.Operation) -> ir.Value:
                   "padding": _padding(a["padding"]), "lhs_dilation": dims(a["lhs_dilation"]),
                   "rhs_dilation": dims(a["rhs_dilation"]),
                   "feature_group_count": ir.IntegerAttr.get(i64, a["feature_group_count"]),
-                  "batch_group_count": ir.IntegerAttr.get(i64, a["batch_group_count"])}
-    if is_float(lhs.type):
-        highest = enum("precision", "HIGHEST")
-        attributes["precision_config"] = f"[{highest}, {highest}]"
+                  "batch_group_count": ir.IntegerAttr.get(i64, a["batch_group_count"]),
+                  "precision_config": precision_config(op)}
     out = value("convolution", [lhs, rhs], with_element(result, element_type(lhs)), attributes)
     return convert(out, result.element_type)
 

@@ -4,8 +4,8 @@
 adds JAX's conveniences: mixed operand dtypes (both convert to the higher-precision one, as
 XLA's shape inference picks it) and `preferred_element_type` (JAX's rules, including the
 float-to-integer case, which becomes a float contraction followed by a convert).
-`precision` is accepted for compatibility and ignored: mlax always contracts at the full
-precision of the accumulation type.
+`precision` (jax's lax.Precision, its strings or a pair; None takes
+`jax_default_matmul_precision`) is recorded on the op for the StableHLO and GPU lowerings.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from mlax.core import bind
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.lax.common import operand as as_operand
 from mlax.lax.elementwise import convert_element_type
+from mlax.lax.precision import canonicalize_precision
 
 DimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
 
@@ -61,7 +62,7 @@ def _result_dtype(operand_dtype: np.dtype, preferred: Any) -> np.dtype:
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: DimensionNumbers, precision: Any = None,
                 preferred_element_type: Any = None) -> Any:
     """Contract ``lhs`` with ``rhs``: result dims are batch, lhs free, rhs free (StableHLO order)."""
-    del precision  # the reference and the lowerings always use the accumulation type's precision
+    precision = canonicalize_precision(precision, "mlax.lax.dot_general")
     lc, rc, lb, rb = _parse_dimension_numbers(dimension_numbers)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     common = max(lhs.dtype, rhs.dtype, key=_precision_key)
@@ -72,7 +73,7 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: DimensionNumbers, precisi
     float_to_int = ir_dtypes.is_float(common) and not ir_dtypes.is_float(result)
     accumulate = common if float_to_int else result
     out = bind("dot_general", lhs, rhs, lhs_contracting_dimensions=lc, rhs_contracting_dimensions=rc,
-               lhs_batch_dimensions=lb, rhs_batch_dimensions=rb, result_dtype=accumulate)
+               lhs_batch_dimensions=lb, rhs_batch_dimensions=rb, result_dtype=accumulate, precision=precision)
     return out if accumulate == result else convert_element_type(out, result, out.weak_type)
 
 

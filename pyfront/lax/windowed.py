@@ -6,7 +6,8 @@ strings such as ``('NHWC', 'HWIO', 'NHWC')``) and padding strings ('SAME', 'SAME
 'VALID') are resolved by jax.lax's pure-Python helpers, so they cannot drift. reduce_window
 maps a computation it recognises (lax/jnp/mlax add, max, min) to the matching dialect op:
 sum needs the init value 0; max/min combine any other init value with the result (the
-same, since max/min are idempotent). `precision` is accepted and ignored.
+same, since max/min are idempotent). `precision` is recorded on the convolution as on dot_general
+(mlax.lax.precision).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mlax.dialect import dtypes as ir_dtypes
 from mlax.lax import elementwise
 from mlax.lax.common import operand as as_operand
 from mlax.lax.elementwise import convert_element_type
+from mlax.lax.precision import canonicalize_precision
 
 Padding = str | Sequence[tuple[int, int]]
 
@@ -47,7 +49,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
                          batch_group_count: int = 1, precision: Any = None,
                          preferred_element_type: Any = None) -> Any:
     """General N-d convolution (jax.lax.conv_general_dilated)."""
-    del precision  # always the full precision of the accumulation type
+    precision = canonicalize_precision(precision, "mlax.lax.conv_general_dilated")
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     lhs_spec, rhs_spec, out_spec = _dimension_numbers(lhs, rhs, dimension_numbers)
     k = lhs.ndim - 2
@@ -67,7 +69,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     out = bind("conv_general_dilated", lhs, rhs, window_strides=_ints(window_strides, k),
                padding=_flat(padding), lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
                lhs_spec=lhs_spec, rhs_spec=rhs_spec, out_spec=out_spec,
-               feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count))
+               feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
+               precision=precision)
     if preferred_element_type is not None and out.dtype != preferred:
         out = convert_element_type(out, preferred, out.weak_type)
     return out

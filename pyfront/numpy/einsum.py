@@ -120,13 +120,13 @@ def _simplify(x: Any, labels: list[str], sizes: dict[str, int], keep: set[str],
 
 
 def _contract_pair(a: Any, la: list[str], b: Any, lb: list[str], keep: set[str],
-                   preferred_element_type: Any) -> tuple[Any, list[str]]:
+                   preferred_element_type: Any, precision: Any) -> tuple[Any, list[str]]:
     shared = [lab for lab in la if lab in lb]
     batch = [lab for lab in shared if lab in keep]
     contract = [lab for lab in shared if lab not in keep]
     dims = (([la.index(c) for c in contract], [lb.index(c) for c in contract]),
             ([la.index(c) for c in batch], [lb.index(c) for c in batch]))
-    out = lax.dot_general(a, b, dims, preferred_element_type=preferred_element_type)
+    out = lax.dot_general(a, b, dims, precision, preferred_element_type)
     return out, batch + [lab for lab in la if lab not in lb] + [lab for lab in lb if lab not in la]
 
 
@@ -172,7 +172,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         x, labels = picked[0]
         for i, (y, y_labels) in enumerate(picked[1:], start=2):
             keep = needed(set(), labels_list + [lab for _, lab in picked[i:]])
-            x, labels = _contract_pair(x, labels, y, y_labels, keep, preferred_element_type)
+            x, labels = _contract_pair(x, labels, y, y_labels, keep, preferred_element_type, precision)
         arrays.append(x)
         labels_list.append(labels)
     (x,), (labels,) = arrays, labels_list

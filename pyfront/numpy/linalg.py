@@ -48,14 +48,15 @@ def _operands(fname: str, *xs: Any) -> list[Any]:
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``jnp.linalg.matmul``: ``jnp.matmul`` with positional-only operands."""
     x1, x2 = _operands("linalg.matmul", x1, x2)
-    return products.matmul(x1, x2, preferred_element_type=preferred_element_type)
+    return products.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """``jnp.linalg.tensordot``: ``jnp.tensordot`` with keyword-only ``axes``."""
     x1, x2 = _operands("linalg.tensordot", x1, x2)
-    return products.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
+    return products.tensordot(x1, x2, axes, precision=precision,
+                              preferred_element_type=preferred_element_type)
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
@@ -137,7 +138,7 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
     axes = [[i, i + 1] for i in range(len(arrays))]
     axes[0] = axes[0][2 - arrays[0].ndim:]
     axes[-1] = axes[-1][:arrays[-1].ndim]
-    return einsum(*itertools.chain(*zip(arrays, axes, strict=True)), optimize="auto")
+    return einsum(*itertools.chain(*zip(arrays, axes, strict=True)), optimize="auto", precision=precision)
 
 
 def matrix_power(a: Any, n: int) -> Any:

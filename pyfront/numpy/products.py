@@ -2,8 +2,8 @@
 array-API batched products vecdot, matvec, vecmat (with matrix_transpose) and cross.
 
 Every contraction is one lax.dot_general on operands promoted to JAX's result type, with
-``preferred_element_type`` passed through as jax.numpy does. The `mlax.numpy.linalg` namespace
-(pyfront/numpy/linalg.py) wraps these with jnp.linalg's signatures.
+``precision`` and ``preferred_element_type`` passed through as jax.numpy does. The
+`mlax.numpy.linalg` namespace (pyfront/numpy/linalg.py) wraps these with jnp.linalg's signatures.
 """
 
 from __future__ import annotations
@@ -33,14 +33,15 @@ __all__ = ["cross", "dot", "einsum", "einsum_path", "inner", "kron", "matmul", "
 
 
 def _contract(fname: str, a: Any, b: Any, a_axes: Sequence[int], b_axes: Sequence[int],
-              preferred_element_type: Any, batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Any:
+              preferred_element_type: Any, batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
+              precision: Any = None) -> Any:
     """lax.dot_general with a shape check that names the numpy function."""
     for i, j in zip(a_axes, b_axes, strict=True):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"{fname}: contracted dimensions differ: axis {i} of shape {a.shape} and "
                              f"axis {j} of shape {b.shape}{where()}")
-    return lax.dot_general(a, b, ((tuple(a_axes), tuple(b_axes)), tuple(map(tuple, batch))),
-                           preferred_element_type=preferred_element_type)
+    return lax.dot_general(a, b, ((tuple(a_axes), tuple(b_axes)), tuple(map(tuple, batch))), precision,
+                           preferred_element_type)
 
 
 def _scalar_product(a: Any, b: Any, preferred_element_type: Any) -> Any:
@@ -55,7 +56,8 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
     a, b = promote_dtypes(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return _scalar_product(a, b, preferred_element_type)
-    return _contract("dot", a, b, (a.ndim - 1,), (max(b.ndim - 2, 0),), preferred_element_type)
+    return _contract("dot", a, b, (a.ndim - 1,), (max(b.ndim - 2, 0),), preferred_element_type,
+                     precision=precision)
 
 
 def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
@@ -72,24 +74,25 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: the last axis of the first operand ({a.shape}) must match the "
                          f"second-to-last axis of the second ({b.shape}){where()}")
-    out = _batched_matmul(a, b, preferred_element_type)
+    out = _batched_matmul(a, b, preferred_element_type, precision)
     if vec_a or vec_b:
         out = reshape(out, out.shape[:-2] + out.shape[-2:][vec_a:2 - vec_b])
     return out
 
 
-def _batched_matmul(a: Any, b: Any, preferred_element_type: Any) -> Any:
+def _batched_matmul(a: Any, b: Any, preferred_element_type: Any, precision: Any) -> Any:
     from mlax.numpy.manipulation import broadcast_to, moveaxis
 
     if b.ndim == 2:  # a's batch axes are free axes of one dot_general
-        return _contract("matmul", a, b, (a.ndim - 1,), (0,), preferred_element_type)
+        return _contract("matmul", a, b, (a.ndim - 1,), (0,), preferred_element_type, precision=precision)
     if a.ndim == 2:
-        out = _contract("matmul", a, b, (1,), (b.ndim - 2,), preferred_element_type)
+        out = _contract("matmul", a, b, (1,), (b.ndim - 2,), preferred_element_type, precision=precision)
         return moveaxis(out, 0, -2)
     batch = broadcast_shapes_or_raise("matmul", a.shape[:-2], b.shape[:-2])
     a, b = broadcast_to(a, batch + a.shape[-2:]), broadcast_to(b, batch + b.shape[-2:])
     dims = tuple(range(len(batch)))
-    return _contract("matmul", a, b, (a.ndim - 1,), (b.ndim - 2,), preferred_element_type, (dims, dims))
+    return _contract("matmul", a, b, (a.ndim - 1,), (b.ndim - 2,), preferred_element_type, (dims, dims),
+                     precision)
 
 
 def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,
@@ -110,7 +113,7 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any =
             raise ValueError(f"tensordot: axes={count} must be in [0, {min(a.ndim, b.ndim)}] for shapes "
                              f"{a.shape} and {b.shape}{where()}")
         a_axes, b_axes = tuple(range(a.ndim - count, a.ndim)), tuple(range(count))
-    return _contract("tensordot", a, b, a_axes, b_axes, preferred_element_type)
+    return _contract("tensordot", a, b, a_axes, b_axes, preferred_element_type, precision=precision)
 
 
 def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
@@ -118,14 +121,15 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
     a, b = promote_dtypes(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return _scalar_product(a, b, preferred_element_type)
-    return _contract("inner", a, b, (a.ndim - 1,), (b.ndim - 1,), preferred_element_type)
+    return _contract("inner", a, b, (a.ndim - 1,), (b.ndim - 1,), preferred_element_type, precision=precision)
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``jnp.vdot``: the dot product of the flattened operands, ``a`` conjugated."""
     from mlax.numpy.complex_numbers import conjugate
 
-    return dot(conjugate(ravel(a)), ravel(b), preferred_element_type=preferred_element_type)
+    return dot(conjugate(ravel(a)), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
 def outer(a: Any, b: Any, out: None = None) -> Any:
@@ -169,7 +173,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 
 def _batched_product(fname: str, x1: Any, x2: Any, cores: tuple[int, int],
-                     preferred_element_type: Any = None) -> Any:
+                     preferred_element_type: Any = None, precision: Any = None) -> Any:
     """One dot_general of the last axis of ``x1`` with axis ``-cores[1]`` of ``x2`` (``cores``: the
     number of core axes of each), their other leading axes broadcast into batch axes; as
     ``jnp.vectorize`` of matmul or vdot with a signature of those core ranks."""
@@ -184,7 +188,7 @@ def _batched_product(fname: str, x1: Any, x2: Any, cores: tuple[int, int],
               for x, core in zip((x1, x2), cores, strict=True))
     dims = tuple(range(len(batch)))
     return _contract(fname, x1, x2, (x1.ndim - 1,), (x2.ndim - cores[1],), preferred_element_type,
-                     (dims, dims))
+                     (dims, dims), precision)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
@@ -200,7 +204,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
         raise ValueError(f"vecdot: axes must match; got shapes {x1.shape} and {x2.shape} with axis={axis}"
                          f"{where()}")
     return _batched_product("vecdot", moveaxis(x1, a1, -1), moveaxis(x2, a2, -1), (1, 1),
-                            preferred_element_type)
+                            preferred_element_type, precision)
 
 
 def matvec(x1: Any, x2: Any, /) -> Any:

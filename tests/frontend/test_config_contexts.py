@@ -237,7 +237,8 @@ def test_debug_options_forms_scope_and_kinds() -> None:
 # ---------------------------------------------------------------- matmul precision, promotion modes
 
 
-@pytest.mark.parametrize("precision", ["highest", "bfloat16", "tensorfloat32", "F32_F32_F32", None])
+# (a dot algorithm name such as "F32_F32_F32" is refused at the matmul: tests/frontend/test_precision.py)
+@pytest.mark.parametrize("precision", ["highest", "bfloat16", "tensorfloat32", None])
 def test_default_matmul_precision_is_accepted_and_full_precision(precision: str | None) -> None:
     a = RNG.normal(size=(8, 5)).astype(np.float32)
     b = RNG.normal(size=(5, 3)).astype(np.float32)

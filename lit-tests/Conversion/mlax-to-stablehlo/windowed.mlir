@@ -2,9 +2,9 @@
 
 // conv_general_dilated: one stablehlo.convolution. mlax's dimension-number permutations
 // (NHWC / HWIO / NHWC here) become StableHLO's layouts, the lo/hi padding pairs (negative
-// crops) a dense Nx2 tensor; float convolutions ask for HIGHEST precision.
+// crops) a dense Nx2 tensor; the precision (absent: DEFAULT, as jax's default) is precision_config.
 // CHECK-LABEL: func.func @test_conv
-// CHECK-NEXT:    %[[C:.*]] = "stablehlo.convolution"(%arg0, %arg1) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 3 : i64, lhs_dilation = array<i64: 1, 1>, padding = dense<{{\[\[}}1, 1], [0, -1]]> : tensor<2x2xi64>, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>], rhs_dilation = array<i64: 1, 2>, window_strides = array<i64: 2, 1>} : (tensor<2x5x4x6xf32>, tensor<3x2x2x3xf32>) -> tensor<2x3x1x3xf32>
+// CHECK-NEXT:    %[[C:.*]] = "stablehlo.convolution"(%arg0, %arg1) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 3 : i64, lhs_dilation = array<i64: 1, 1>, padding = dense<{{\[\[}}1, 1], [0, -1]]> : tensor<2x2xi64>, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>], rhs_dilation = array<i64: 1, 2>, window_strides = array<i64: 2, 1>} : (tensor<2x5x4x6xf32>, tensor<3x2x2x3xf32>) -> tensor<2x3x1x3xf32>
 // CHECK-NEXT:    return %[[C]]
 func.func @test_conv(%x: tensor<2x5x4x6xf32>, %w: tensor<3x2x2x3xf32>) -> tensor<2x3x1x3xf32> {
   %0 = "mlax.conv_general_dilated"(%x, %w) {window_strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, -1>, lhs_dilation = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 2>, lhs_spec = array<i64: 0, 3, 1, 2>, rhs_spec = array<i64: 3, 2, 0, 1>, out_spec = array<i64: 0, 3, 1, 2>, feature_group_count = 3 : i64, batch_group_count = 1 : i64} : (tensor<2x5x4x6xf32>, tensor<3x2x2x3xf32>) -> tensor<2x3x1x3xf32>
@@ -15,17 +15,16 @@ func.func @test_conv(%x: tensor<2x5x4x6xf32>, %w: tensor<3x2x2x3xf32>) -> tensor
 // CHECK-LABEL: func.func @test_conv_f16
 // CHECK-NEXT:    %[[X:.*]] = "stablehlo.convert"(%arg0) : (tensor<4x2x5xf16>) -> tensor<4x2x5xf32>
 // CHECK-NEXT:    %[[W:.*]] = "stablehlo.convert"(%arg1) : (tensor<6x2x2xf16>) -> tensor<6x2x2xf32>
-// CHECK-NEXT:    %[[C:.*]] = "stablehlo.convolution"(%[[X]], %[[W]]) {batch_group_count = 2 : i64, dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>, {{.*}}lhs_dilation = array<i64: 2>{{.*}} -> tensor<2x6x8xf32>
+// CHECK-NEXT:    %[[C:.*]] = "stablehlo.convolution"(%[[X]], %[[W]]) {batch_group_count = 2 : i64, dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>, {{.*}}lhs_dilation = array<i64: 2>{{.*}}precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGH>]{{.*}} -> tensor<2x6x8xf32>
 // CHECK-NEXT:    "stablehlo.convert"(%[[C]]) : (tensor<2x6x8xf32>) -> tensor<2x6x8xf16>
 func.func @test_conv_f16(%x: tensor<4x2x5xf16>, %w: tensor<6x2x2xf16>) -> tensor<2x6x8xf16> {
-  %0 = "mlax.conv_general_dilated"(%x, %w) {window_strides = array<i64: 1>, padding = array<i64: 0, 0>, lhs_dilation = array<i64: 2>, rhs_dilation = array<i64: 1>, lhs_spec = array<i64: 0, 1, 2>, rhs_spec = array<i64: 0, 1, 2>, out_spec = array<i64: 0, 1, 2>, feature_group_count = 1 : i64, batch_group_count = 2 : i64} : (tensor<4x2x5xf16>, tensor<6x2x2xf16>) -> tensor<2x6x8xf16>
+  %0 = "mlax.conv_general_dilated"(%x, %w) {window_strides = array<i64: 1>, padding = array<i64: 0, 0>, lhs_dilation = array<i64: 2>, rhs_dilation = array<i64: 1>, lhs_spec = array<i64: 0, 1, 2>, rhs_spec = array<i64: 0, 1, 2>, out_spec = array<i64: 0, 1, 2>, feature_group_count = 1 : i64, batch_group_count = 2 : i64, precision = ["HIGHEST", "HIGH"]} : (tensor<4x2x5xf16>, tensor<6x2x2xf16>) -> tensor<2x6x8xf16>
   return %0 : tensor<2x6x8xf16>
 }
 
-// Integer convolutions stay in their type (they wrap) and carry no precision_config.
+// Integer convolutions stay in their type (they wrap); their precision_config is DEFAULT, as jax's.
 // CHECK-LABEL: func.func @test_conv_i8
-// CHECK-NOT:     precision_config
-// CHECK:         "stablehlo.convolution"(%arg0, %arg1) {{.*}} -> tensor<1x1x2xi8>
+// CHECK:         "stablehlo.convolution"(%arg0, %arg1) {{.*}}precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]{{.*}} -> tensor<1x1x2xi8>
 func.func @test_conv_i8(%x: tensor<1x2x3xi8>, %w: tensor<1x2x2xi8>) -> tensor<1x1x2xi8> {
   %0 = "mlax.conv_general_dilated"(%x, %w) {window_strides = array<i64: 1>, padding = array<i64: 0, 0>, lhs_dilation = array<i64: 1>, rhs_dilation = array<i64: 1>, lhs_spec = array<i64: 0, 1, 2>, rhs_spec = array<i64: 0, 1, 2>, out_spec = array<i64: 0, 1, 2>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x2x3xi8>, tensor<1x2x2xi8>) -> tensor<1x1x2xi8>
   return %0 : tensor<1x1x2xi8>

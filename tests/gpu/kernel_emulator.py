@@ -16,8 +16,9 @@ never touches device memory nor a kernel host memory; no use after ``gpu.dealloc
 between two barriers, a thread of a block reading or writing an address another thread of the
 block wrote (or writing one it read) is a race, in shared and global memory, and so is a global
 address written by one block and read or written by another in the same launch.
-The value semantics (arith, math, vector, tensor cores) are in kernel_emulator_ops.py; both
-files fill the one dispatch table ``OPS``."""
+Memory (buffers, views, the memref ops) is in kernel_emulator_memory.py, value semantics
+(arith, math, vector, tensor cores) in kernel_emulator_ops.py; the three files fill the one
+dispatch table ``OPS``, keyed by op name."""
 
 from __future__ import annotations
 
@@ -132,14 +133,13 @@ class Geometry:
 class Execution:
     """One running function: the host's (one thread) or a launch's (all its threads)."""
 
-    def __init__(self, module: Module, geometry: Geometry, name: str) -> None:
-        self.module, self.geometry, self.name = module, geometry, name
+    def __init__(self, module: Module, geometry: Geometry, name: str, host: bool = False) -> None:
+        self.module, self.geometry, self.name, self.host = module, geometry, name, host
         self.ids = geometry.ids()
         self.threads = len(self.ids["linear"])
         self.mask = np.ones(self.threads, bool)
         self.env: dict[ir.Value, Any] = {}
         self.races = Races(name, geometry.block_threads)
-        self.host = name == "host"
 
     def get(self, value: ir.Value) -> Any:
         return self.env[value]
@@ -328,8 +328,8 @@ _REDUCTIONS = {
 @register("gpu.all_reduce")
 def _all_reduce(ex: Execution, op: ir.Operation) -> None:
     """A tree over the block's threads (the order a shuffle butterfly uses, roughly): float sums
-    differ from a sequential loop's by reassociation only. ``minui``/``maxui`` and a region body
-    are folded through the same ops the dispatch table has."""
+    differ from a sequential loop's by reassociation only. The region form (a custom combiner)
+    is refused: no pass emits it."""
     ex.whole_blocks("gpu.all_reduce")
     value = ex.get(op.operands[0])
     t = op.results[0].type
@@ -370,8 +370,7 @@ class Module:
     """A parsed ``gpu``-stage module: its host function, kernels and constant globals."""
 
     def __init__(self, text: str) -> None:
-        self.context = ir.Context()
-        self.context.__enter__()
+        """Parses ``text``: call inside an ``ir.Context`` that outlives the module."""
         self.module = ir.Module.parse(text)
         self.kernels: dict[tuple[str, str], ir.Operation] = {}
         self.globals: dict[str, np.ndarray] = {}
@@ -391,9 +390,6 @@ class Module:
             elif op.name == "func.func":
                 self.host = op
 
-    def close(self) -> None:
-        self.context.__exit__(None, None, None)
-
     def launch(self, kernel: ir.Operation, geometry: Geometry, arguments: list[Any]) -> None:
         name = ir.StringAttr(kernel.attributes["sym_name"]).value
         ex = Execution(self, geometry, name)
@@ -409,17 +405,22 @@ class Module:
             bound.append(replace(view, block_stride=per_block))
         if len(body.arguments) != len(bound):
             raise EmulationError(f"kernel {name} has private memory attributions")
+        # CUDA's limits: 1024 threads per block, 48 KiB of static shared memory per block.
+        static = sum(v.block_stride * v.buffer.data.itemsize for v in bound[count:])
+        if geometry.block_threads > 1024 or static > 48 * 1024:
+            raise EmulationError(f"kernel {name}: {geometry.block_threads} threads and {static} bytes of "
+                                 f"shared memory per block are over CUDA's limits (1024, 48 KiB)")
         with np.errstate(all="ignore"):
             ex.run(body, bound)
         ex.races.finish()
 
     def run(self, arguments: list[np.ndarray]) -> list[np.ndarray]:
-        host = Execution(self, Geometry((1, 1, 1), (1, 1, 1)), "host")
+        host = Execution(self, Geometry((1, 1, 1), (1, 1, 1)), "host", host=True)
         block = self.host.regions[0].blocks[0]
         views = []
         for i, argument in enumerate(block.arguments):
             t = argument.type
-            data = (np.asarray(arguments[i]).astype(storage_dtype(t)).ravel() if i < len(arguments)
+            data = (_bytes_as(np.asarray(arguments[i]), storage_dtype(t)) if i < len(arguments)
                     else fresh(t, True, "").buffer.data)
             views.append(View.of(Buffer(data.copy(), True, f"argument {i}"), memref_shape(t)))
         with np.errstate(all="ignore"):
@@ -427,14 +428,19 @@ class Module:
         return [v.buffer.data.reshape(v.sizes) for v in views[len(arguments):]]
 
 
+def _bytes_as(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An input in memory's dtype: the same bytes where the sizes agree (uint32 as i32), else
+    converted (bools become bytes)."""
+    flat = np.ascontiguousarray(array).ravel()
+    same = flat.dtype.kind in "iu" and dtype.kind in "iu" and flat.dtype.itemsize == dtype.itemsize
+    return flat.view(dtype) if same else flat.astype(dtype)
+
+
 def emulate_text(text: str, arguments: list[np.ndarray]) -> list[np.ndarray]:
     """Runs a ``gpu``-stage module's host function on ``arguments``; returns its results (one
     array per out-parameter, in memory's dtype: bools as bytes)."""
-    module = Module(text)
-    try:
-        return module.run(arguments)
-    finally:
-        module.close()
+    with ir.Context():
+        return Module(text).run(arguments)
 
 
 def emulate(lowered: Any, *arguments: np.ndarray) -> list[np.ndarray]:

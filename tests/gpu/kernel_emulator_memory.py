@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from mlir import ir
 
-from tests.gpu.kernel_emulator_ops import EmulationError, register, storage_dtype, width, wrap
+from tests.gpu.kernel_emulator_ops import EmulationError, from_storage, register, storage_dtype, to_storage
 
 if TYPE_CHECKING:
     from tests.gpu.kernel_emulator import Execution
@@ -56,7 +56,7 @@ class View:
 
 
 def _uniform(ex: Execution, value: np.ndarray) -> int:
-    """A value every active thread agrees on (a memref's offset, a host loop bound)."""
+    """A value every active thread agrees on (a memref's offset, size or stride)."""
     active = value[ex.mask] if ex.mask.any() else value
     if (active != active[0]).any():
         raise EmulationError("a memref's shape or offset differs between threads")
@@ -65,25 +65,16 @@ def _uniform(ex: Execution, value: np.ndarray) -> int:
 
 # ----- memory ops (host and kernels) -----
 
-def _value(t: ir.Type, stored: np.ndarray) -> np.ndarray:
-    return stored.astype(np.int64) if width(t) is not None else stored
-
-
-def _stored(t: ir.Type, value: np.ndarray) -> np.ndarray:
-    bits = width(t)
-    return (value if bits is None else wrap(value, bits)).astype(storage_dtype(t))
-
-
 @register("memref.load")
 def _load(ex: Execution, op: ir.Operation) -> None:
     view, *indices = ex.operands(op)
-    ex.set(op.results[0], _value(op.results[0].type, ex.load(view, indices)))
+    ex.set(op.results[0], from_storage(ex.load(view, indices), op.results[0].type))
 
 
 @register("memref.store")
 def _store(ex: Execution, op: ir.Operation) -> None:
     value, view, *indices = ex.operands(op)
-    ex.store(view, indices, _stored(op.operands[0].type, value))
+    ex.store(view, indices, to_storage(value, op.operands[0].type))
 
 
 @register("vector.load")
@@ -92,7 +83,7 @@ def _vector_load(ex: Execution, op: ir.Operation) -> None:
     t = ir.VectorType(op.results[0].type)
     if len(t.shape) != 1 or view.strides[-1] != 1:
         raise EmulationError(f"vector.load of {t} from a memref whose last stride is not 1")
-    ex.set(op.results[0], _value(op.results[0].type, ex.load(view, indices, t.shape[0])))
+    ex.set(op.results[0], from_storage(ex.load(view, indices, t.shape[0]), op.results[0].type))
 
 
 @register("vector.store")
@@ -100,7 +91,7 @@ def _vector_store(ex: Execution, op: ir.Operation) -> None:
     value, view, *indices = ex.operands(op)
     if view.strides[-1] != 1:
         raise EmulationError("vector.store to a memref whose last stride is not 1")
-    ex.store(view, indices, _stored(op.operands[0].type, value), value.shape[1])
+    ex.store(view, indices, to_storage(value, op.operands[0].type), value.shape[1])
 
 
 def memref_shape(t: ir.Type) -> tuple[int, ...]:
@@ -137,8 +128,10 @@ def _window(ex: Execution, op: ir.Operation) -> None:
         result = View(view.buffer, offsets[0], tuple(sizes), tuple(strides), view.block_stride)
     else:
         offset = view.offset + sum(o * s for o, s in zip(offsets, view.strides, strict=True))
-        reduced = len(sizes) != len(memref_shape(op.results[0].type))
-        kept = [i for i, s in enumerate(sizes) if not reduced or s != 1]
+        # A rank-reducing subview drops unit dimensions, the outer ones first.
+        extra = len(sizes) - len(memref_shape(op.results[0].type))
+        dropped = [i for i, s in enumerate(sizes) if s == 1][:extra]
+        kept = [i for i in range(len(sizes)) if i not in dropped]
         result = View(view.buffer, offset, tuple(sizes[i] for i in kept),
                       tuple(view.strides[i] * strides[i] for i in kept), view.block_stride)
     ex.set(op.results[0], result)

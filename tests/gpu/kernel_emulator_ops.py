@@ -75,6 +75,7 @@ def to_storage(v: np.ndarray, t: ir.Type) -> np.ndarray:
 
 
 def from_storage(v: np.ndarray, t: ir.Type) -> np.ndarray:
+    """Loaded or bitcast bytes as register values (integers widened to int64)."""
     return v.astype(np.int64) if width(t) is not None else v
 
 
@@ -342,8 +343,9 @@ def _elements(registers: list[np.ndarray], types: list[ir.Type], kind: str) -> l
     """The matrix elements in a fragment's registers, low to high, as float64."""
     out = []
     for value, t in zip(registers, types, strict=True):
-        if kind == "tf32":
-            out.append(value.astype(np.int64).astype(np.int32).view(np.float32).astype(np.float64))
+        if kind == "tf32":  # the tensor cores read 19 bits: the low 13 of the register are dropped
+            bits = value.astype(np.int64) & ~0x1FFF
+            out.append(bits.astype(np.int32).view(np.float32).astype(np.float64))
             continue
         dtype = np.float16 if kind == "f16" else ml_dtypes.bfloat16
         raw = np.ascontiguousarray(to_storage(value, t)).reshape(value.shape[0], -1).view(dtype)

@@ -1,7 +1,8 @@
 """GPU numerics without a GPU: every program of the GPU backend's test tables (test_pipeline,
 test_row_kernels, test_vectorize, test_control_flow, test_matmul_kernels) lowered to the ``gpu``
 stage and run by the lockstep kernel emulator (kernel_emulator.py) on random inputs, against
-the CPU backend; and tests of the emulator itself (races, a missing barrier, unknown ops)."""
+the CPU backend; and tests of the emulator itself (races, a missing barrier, unknown ops, warp
+and block op semantics, TF32 rounding, a wrong mma fragment)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
+from mlax import lax
 from tests.gpu import test_control_flow, test_matmul_kernels, test_pipeline, test_row_kernels, test_vectorize
 from tests.gpu.kernel_emulator import EmulationError, RaceError, UnknownOpError, emulate, emulate_text
 from tests.oracle import random_array
@@ -27,7 +29,7 @@ def _f32(*shapes: tuple[int, ...]) -> Maker:
 
 
 def _programs() -> dict[str, tuple[Callable, Maker, str]]:
-    """name -> (function, argument maker, tolerance kind: "f32", "half" or "tf32")."""
+    """name -> (function, argument maker, tolerance kind: "f32", "f32dot", "half" or "tf32")."""
     out: dict[str, tuple[Callable, Maker, str]] = {}
     for name, (f, shapes) in test_pipeline.PROGRAMS.items():
         out[f"pipeline/{name}"] = (f, _f32(*shapes), "tf32" if name.startswith(("matmul", "mlp")) else "f32")
@@ -57,6 +59,23 @@ def _programs() -> dict[str, tuple[Callable, Maker, str]]:
         out[f"big/{name}"] = (f, _f32(*shapes), "tf32" if name == "matmul" else "f32")
     out["big/matmul_f16"] = (lambda a, b: a @ b, lambda rng: [random_array(rng, s, np.float16)
                                                               for s in ((128, 96), (96, 136))], "half")
+    # Edges: one-element and odd tiles, rows shorter/longer than a block, signless integer
+    # buffers of unsigned values, float-to-int conversions of NaN and infinities, arg-reductions.
+    for m, k, n in ((1, 1, 1), (17, 9, 7), (5, 3, 130)):
+        out[f"edges/matmul_{m}x{k}x{n}"] = (lambda a, b: a @ b, _f32((m, k), (k, n)), "tf32")
+        out[f"edges/matmul_bf16_{m}x{k}x{n}"] = (lambda a, b: a @ b, lambda rng, m=m, k=k, n=n: [
+            random_array(rng, s, ml_dtypes.bfloat16) for s in ((m, k), (k, n))], "half")
+    for n in (1, 33, 4097):
+        out[f"edges/rows_{n}"] = (_nan_program, _f32((3, n)), "f32")
+    out["edges/unsigned"] = (_unsigned, lambda rng: [rng.integers(0, 2 ** 32, (6, 37), dtype=np.uint32)],
+                             "f32")
+    out["edges/to_int"] = (_to_int, lambda rng: [_special(random_array(rng, (5, 40), np.float32) * 1e9)],
+                           "f32")
+    # precision=HIGHEST asks for true f32 (the SIMT kernel): f32 accuracy, not TF32's.
+    out["edges/matmul_highest"] = (lambda a, b: lax.dot(a, b, precision=lax.Precision.HIGHEST),
+                                   _f32((40, 72), (72, 50)), "f32dot")
+    out["edges/f64_vectors"] = (lambda x, y: (x * y + x / y, (x - y).sum(1)), lambda rng: [
+        random_array(rng, (8, 32), np.float64) for _ in range(2)], "f32")
     out["huge/matmul"] = (lambda a, b: a @ b, _f32((512, 384), (384, 640)), "tf32")
     out["huge/softmax"] = (lambda x: mlax.nn.softmax(x, axis=-1), _f32((256, 4096)), "f32")
     out["huge/scan"] = (test_control_flow.PROGRAMS["scan"][0], _f32((64, 1000)), "f32")
@@ -68,6 +87,19 @@ def _nan_program(x):
             mlax.nn.softmax(x), mlax.nn.log_softmax(x))
 
 
+def _unsigned(u):
+    return u // 7, u % 9, u >> 3, u.max(1), u.min(0), u.astype(np.float32), u.sum(1)
+
+
+def _to_int(x):
+    return x.astype(np.int32), (x / 1e7).astype(np.int8), x.argmax(1), x.argmin(0)
+
+
+def _special(x: np.ndarray) -> np.ndarray:
+    x[0, :5] = [np.nan, np.inf, -np.inf, 3e9, -3e9]
+    return x
+
+
 def _nan_rows(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     x = random_array(rng, shape, np.float32)
     x[3, 7] = x[-1, -1] = np.nan
@@ -75,30 +107,27 @@ def _nan_rows(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     return x
 
 
-PROGRAMS = _programs()
-# Too big for the default run (the emulator interprets every thread in NumPy): f32_4096 (half a
-# million threads) is left out altogether: it is f32_edges's kernel on exact tiles.
-del PROGRAMS["matmul/f32_4096"]
-SLOW = {name for name in PROGRAMS if name.startswith("huge/")}
-# Real disagreements between the emulated kernels and the CPU backend (see the report).
-KNOWN: dict[str, str] = {}
-
-
-def _params() -> list:
-    marks = {name: [pytest.mark.slow] if name in SLOW else [] for name in PROGRAMS}
-    for name, reason in KNOWN.items():
-        marks[name].append(pytest.mark.xfail(reason=reason, strict=True))
-    return [pytest.param(name, marks=marks[name], id=name) for name in sorted(PROGRAMS)]
+# matmul/f32_4096 (half a million threads, gigabytes of emulator state) is left out: it is
+# f32_edges's kernel on exact tiles. The "huge/" programs are for `-m slow`.
+PROGRAMS = {name: p for name, p in _programs().items() if name != "matmul/f32_4096"}
+PARAMS = [pytest.param(name, marks=[pytest.mark.slow] if name.startswith("huge/") else [], id=name)
+          for name in sorted(PROGRAMS)]
 
 
 def _tolerance(kind: str, expected) -> tuple[float, float]:
     if kind == "half":
         return 2e-2, 1e-2
     if kind == "tf32":  # TF32 keeps 10 mantissa bits of each operand: ~1e-3 of the outputs' scale
-        leaves = jax.tree_util.tree_leaves(expected)
-        scale = max(float(np.max(np.abs(np.asarray(leaf, np.float64)))) for leaf in leaves)
-        return 1e-2, 1e-2 * scale
+        return 1e-2, 1e-2 * _scale(expected)
+    if kind == "f32dot":  # true f32 sums in another order than the CPU's
+        return 2e-5, 1e-5 * _scale(expected)
     return 2e-5, 1e-5
+
+
+def _scale(expected) -> float:
+    """The largest magnitude among the expected results."""
+    leaves = jax.tree_util.tree_leaves(expected)
+    return max(float(np.max(np.abs(np.asarray(leaf, np.float64)))) for leaf in leaves)
 
 
 def _compare(actual: list[np.ndarray], expected, rtol: float, atol: float) -> None:
@@ -109,6 +138,9 @@ def _compare(actual: list[np.ndarray], expected, rtol: float, atol: float) -> No
         if want.dtype == np.bool_:  # bools live as bytes on the GPU (mlax-widen-bool-buffers)
             assert got.dtype == np.int8 and set(np.unique(got)) <= {0, 1}
             got = got.astype(bool)
+        elif want.dtype.kind == "u":  # memrefs are signless: unsigned results come as iN
+            assert got.dtype == np.dtype(f"i{want.dtype.itemsize}")
+            got = got.view(want.dtype)
         assert got.dtype == want.dtype, (got.dtype, want.dtype)
         if want.dtype.kind == "f" or want.dtype == ml_dtypes.bfloat16:
             np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
@@ -117,11 +149,11 @@ def _compare(actual: list[np.ndarray], expected, rtol: float, atol: float) -> No
             np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", PARAMS)
 def test_emulated_kernels_agree_with_the_cpu_backend(name: str, rng: np.random.Generator) -> None:
     f, make, kind = PROGRAMS[name]
     arguments = make(rng)
-    with mlax.enable_x64(name == "matmul/f64"):
+    with mlax.enable_x64(any(a.dtype.itemsize == 8 for a in arguments)):
         expected = mlax.jit(f, backend="cpu")(*arguments)
         actual = emulate(mlax.jit(f, backend="gpu").lower(*arguments), *arguments)
     _compare(actual, expected, *_tolerance(kind, expected))
@@ -327,3 +359,17 @@ def test_tf32_rounds_to_nearest_ties_away() -> None:
     expected = np.array([1 + ulp, -(1 + ulp), 1, 1 + 2 * ulp, np.inf, np.inf], np.float32)
     np.testing.assert_array_equal(got, expected)
     assert np.isnan(_to_tf32_bits(np.array([np.nan], np.float32)).astype(np.int32).view(np.float32)).all()
+
+
+def test_a_wrong_mma_fragment_is_caught(rng: np.random.Generator) -> None:
+    """Swapping two A registers of every mma.sync (a kernel with the wrong fragment layout) must
+    change the emulated product: the tensor-core ops are checked, not passed through."""
+    f, make, kind = PROGRAMS["matmul/f16"]
+    arguments = make(rng)
+    text = mlax.jit(f, backend="gpu").lower(*arguments).as_text("gpu", debug_info=False)
+    swapped = re.sub(r"nvvm\.mma\.sync A\[(%\w+), (%\w+),", r"nvvm.mma.sync A[\2, \1,", text)
+    assert swapped != text
+    expected = mlax.jit(f, backend="cpu")(*arguments)
+    _compare(emulate_text(text, arguments), expected, *_tolerance(kind, expected))
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        _compare(emulate_text(swapped, arguments), expected, *_tolerance(kind, expected))

@@ -73,15 +73,17 @@ def _grid_problem(launch: ir.OpView) -> str | None:
     return None
 
 
-def _kernel_problem(op: ir.Operation) -> str | None:
-    """Why ``op`` (in a kernel) cannot be compiled to PTX here, or None."""
+def _kernel_problem(op: ir.Operation, libdevice: bool) -> str | None:
+    """Why ``op`` (in a kernel) cannot be compiled to PTX here, or None (a libdevice call is
+    fine where the pipeline links libdevice)."""
     if op.name in ("arith.remf", "llvm.frem"):
         return (f"{op.name} (a floating-point remainder) needs CUDA's libdevice (fmod), "
                 "which this build does not link")
     if op.name == "llvm.call" and "callee" in op.attributes:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        if callee.startswith("__nv_"):
-            return f"{op.name} @{callee} needs CUDA's libdevice, which this build does not link"
+        if callee.startswith("__nv_") and not libdevice:
+            return (f"{op.name} @{callee} needs CUDA's libdevice, which is not installed "
+                    "(pip install 'mlax[gpu]': the nvidia-cuda-nvcc-cu12 wheel)")
     return None
 
 
@@ -100,6 +102,7 @@ class CheckGpuMapped(ModulePass):
     summary = "fail at ops the GPU backend cannot run (library calls, OpenMP, loops left on the host)"
 
     mapped: bool = option(True, "also require every loop nest and memory access to be in a kernel")
+    libdevice: bool = option(False, "kernels may call CUDA's libdevice (__nv_*): the pipeline links it")
 
     def run(self, module: ir.Operation) -> None:
         external = _declarations(module)
@@ -108,6 +111,6 @@ class CheckGpuMapped(ModulePass):
             if problem is not None:
                 raise PassFailure(f"{problem}: {ADVICE}", op.location, NotImplementedError)
         for op in kernel_ops(module) if self.mapped else ():
-            problem = _kernel_problem(op)
+            problem = _kernel_problem(op, self.libdevice)
             if problem is not None:
                 raise PassFailure(f"{problem}: {ADVICE}", op.location, NotImplementedError)

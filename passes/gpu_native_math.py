@@ -5,10 +5,11 @@ become LLVM intrinsics again.
 (``__nv_fabsf``, ``__nv_sqrtf``...), a bitcode library this build does not link (PTX made
 with ``format=isa`` needs no CUDA installation): such a call would stay an unresolved
 ``.extern`` in the PTX and the driver would refuse the module. The functions below are single
-PTX instructions (``abs``, ``sqrt.rn``, ``cvt.rmi``, ``fma.rn``...) that LLVM's NVPTX backend
-selects for the intrinsic, with the same results, so the call becomes that intrinsic (and the
-declaration goes when unused). Everything else that needs libdevice (sin, exp, fmod... which
-mlax's polynomial approximations mostly replace before) is refused by `mlax-check-gpu-mapped`.
+PTX instructions (``abs`` of floats and integers, ``sqrt.rn``, ``cvt.rmi``, ``fma.rn``...) that
+LLVM's NVPTX backend selects for the intrinsic, with the same results, so the call becomes that
+intrinsic (and the declaration goes when unused). Everything else that needs libdevice (sin,
+exp, fmod... which mlax's polynomial approximations mostly replace before) is refused by
+`mlax-check-gpu-mapped`.
 """
 
 from __future__ import annotations
@@ -25,11 +26,19 @@ _INTRINSICS = {"fabs": "fabs", "sqrt": "sqrt", "floor": "floor", "ceil": "ceil",
                "fma": "fma", "fmin": "minnum", "fmax": "maxnum"}
 
 
+# Integer functions: libdevice name -> (intrinsic, its properties). INT_MIN stays INT_MIN, as
+# on the CPU (two's complement wrap), so abs may not treat it as poison.
+_INTEGER_INTRINSICS = {"abs": "abs", "llabs": "abs"}
+_PROPERTIES = {"abs": {"is_int_min_poison": "false"}}
+
+
 def _intrinsic(callee: str) -> str | None:
     """The llvm.intr op for a libdevice function (``__nv_fabsf`` and ``__nv_fabs``), or None."""
     if not callee.startswith("__nv_"):
         return None
     name = callee.removeprefix("__nv_")
+    if name in _INTEGER_INTRINSICS:
+        return f"llvm.intr.{_INTEGER_INTRINSICS[name]}"
     base = _INTRINSICS.get(name) or (_INTRINSICS.get(name[:-1]) if name.endswith("f") else None)
     return f"llvm.intr.{base}" if base else None
 
@@ -51,8 +60,10 @@ class GpuNativeMath(ModulePass):
                 name = _intrinsic(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
                 if name is not None:
                     with ir.InsertionPoint(op), op.location:
+                        properties = {key: ir.Attribute.parse(value) for key, value in
+                                      _PROPERTIES.get(name.removeprefix("llvm.intr."), {}).items()}
                         new = ir.Operation.create(name, results=[op.results[0].type],
-                                                  operands=list(op.operands))
+                                                  operands=list(op.operands), attributes=properties)
                     op.results[0].replace_all_uses_with(new.results[0])
                     op.erase()
         for declaration in declarations:

@@ -54,7 +54,10 @@ The runtime (runtime/gpu.py) runs the ``gpu`` stage's host code as a launch plan
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 from mlax.passes.cpu_pipeline import BUFFERIZE, CPU_STAGES
 from mlax.passes.registry import PassPipeline, option, register_pass
@@ -64,6 +67,20 @@ STAGE_NAMES = ("linalg", "buffers", "gpu", "nvvm", "binary")
 FORMATS = ("isa", "bin", "fatbin", "llvm", "offload")
 # Every buffer is one pointer, on the host as in the kernels: all shapes are static.
 _BARE = "use-bare-ptr-memref-call-conv=1"
+
+
+_LIBDEVICE = Path("cuda_nvcc", "nvvm", "libdevice", "libdevice.10.bc")
+
+
+@functools.cache
+def installed_libdevice() -> str | None:
+    """CUDA's libdevice bitcode from the ``nvidia-cuda-nvcc-cu12`` wheel (``mlax[gpu]``), or None
+    where it is not installed: kernels calling sin, pow, atan2... then cannot be built."""
+    spec = importlib.util.find_spec("nvidia")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / _LIBDEVICE).is_file():
+            return str(Path(folder) / _LIBDEVICE)
+    return None
 
 
 @register_pass
@@ -79,10 +96,19 @@ class GpuPipeline(PassPipeline):
     features: str = option("+ptx80", "the PTX version feature (+ptxNN)")
     format: str = option("isa", "gpu.binary's format: isa (PTX text, no CUDA needed), bin or fatbin (ptxas)")
     block: tuple[int, ...] = option((32, 8), "threads per block along the outer parallel dimensions")
+    libdevice: str = option("auto", "CUDA's libdevice bitcode linked into the kernels (sin, pow, atan2...): "
+                                    "auto (the nvidia-cuda-nvcc-cu12 wheel's, if installed), none, or a path")
+
+    @property
+    def libdevice_path(self) -> str | None:
+        return installed_libdevice() if self.libdevice == "auto" else None if self.libdevice == "none" \
+            else self.libdevice
 
     @property
     def stages(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
         tiles = ",".join(map(str, self.block))
+        library = self.libdevice_path
+        link, linked = (f" l={library}", "true") if library else ("", "false")
         return (
             ("linalg", LINALG_STAGE),
             ("buffers", f"{BUFFERIZE}, convert-complex-to-standard, canonicalize, "
@@ -99,7 +125,7 @@ class GpuPipeline(PassPipeline):
                     "mlax-gpu-device-buffers, mlax-gpu-noalias, "
                     "canonicalize, cse, mlax-check-gpu-mapped"),
             ("nvvm", "func.func(gpu-async-region), "
-                     f"nvvm-attach-target{{chip={self.chip} features={self.features} O=3}}, "
+                     f"nvvm-attach-target{{chip={self.chip} features={self.features} O=3{link}}}, "
                      "convert-nvgpu-to-nvvm, convert-vector-to-scf, convert-scf-to-cf, convert-nvvm-to-llvm, "
                      f"convert-func-to-llvm{{{_BARE}}}, expand-strided-metadata, lower-affine, "
                      "convert-arith-to-llvm, convert-index-to-llvm, canonicalize, cse, "
@@ -107,7 +133,7 @@ class GpuPipeline(PassPipeline):
                      "reconcile-unrealized-casts), mlax-gpu-native-math, "
                      "gpu-to-llvm{use-bare-pointers-for-host=1 use-bare-pointers-for-kernels=1}, "
                      "convert-math-to-llvm, canonicalize, cse, reconcile-unrealized-casts, "
-                     "mlax-check-gpu-mapped"),
+                     f"mlax-check-gpu-mapped{{libdevice={linked}}}"),
             ("binary", f"gpu-module-to-binary{{format={self.format}}}"),
         )
 
@@ -118,6 +144,9 @@ class GpuPipeline(PassPipeline):
         if self.format not in FORMATS:
             raise ValueError(f"{self.argument}: option 'format' must be one of {', '.join(FORMATS)}, "
                              f"got '{self.format}'")
+        if self.libdevice not in ("auto", "none") and not Path(self.libdevice).is_file():
+            raise ValueError(f"{self.argument}: option 'libdevice' must be auto, none or a file, "
+                             f"got '{self.libdevice}'")
         if not self.block or len(self.block) > 3 or min(self.block) < 1:
             raise ValueError(f"{self.argument}: option 'block' needs 1 to 3 positive sizes, got {self.block}")
         last = STAGE_NAMES.index(self.to)

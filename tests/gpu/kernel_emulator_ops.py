@@ -10,6 +10,7 @@ a new op cannot go unchecked."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -143,6 +144,31 @@ for _name, _fn in _FLOAT_UNARY.items():
     pure(_name)(lambda op, a, fn=_fn: fn(a).astype(a.dtype))
 
 
+# CUDA's libdevice functions (within 1-4 ulp of the rounded exact value, CUDA's documented
+# bounds): computed in f64 (long double for f64) and rounded to the operand's type.
+_LIBDEVICE_UNARY: dict[str, Callable] = {
+    "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan, "math.asin": np.arcsin,
+    "math.acos": np.arccos, "math.atan": np.arctan, "math.sinh": np.sinh, "math.cosh": np.cosh,
+    "math.asinh": np.arcsinh, "math.acosh": np.arccosh, "math.atanh": np.arctanh, "math.cbrt": np.cbrt,
+    "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1, "math.log": np.log,
+    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p, "math.tanh": np.tanh,
+    "math.erf": lambda x: np.vectorize(math.erf, otypes=[np.float64])(x),
+    "math.erfc": lambda x: np.vectorize(math.erfc, otypes=[np.float64])(x),
+    "math.rsqrt": lambda x: 1 / np.sqrt(x),
+}
+_LIBDEVICE_BINARY: dict[str, Callable] = {"math.atan2": np.arctan2, "math.powf": np.power}
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float64 if a.dtype.itemsize < 8 else np.longdouble)
+
+
+for _name, _fn in _LIBDEVICE_UNARY.items():
+    pure(_name)(lambda op, a, fn=_fn: np.asarray(fn(_wide(a))).astype(a.dtype))
+for _name, _fn in _LIBDEVICE_BINARY.items():
+    pure(_name)(lambda op, a, b, fn=_fn: np.asarray(fn(_wide(a), _wide(b))).astype(a.dtype))
+
+
 @pure("math.fma")
 def _fma(op: ir.Operation, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """One rounding for f16/f32 (the product is exact in f64); f64 goes through long double,
@@ -154,6 +180,12 @@ def _fma(op: ir.Operation, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
 @pure("math.absi")
 def _absi(op: ir.Operation, a: np.ndarray) -> np.ndarray:
     return wrap(np.abs(a), width(_type(op)))
+
+
+@pure("math.ctpop")
+def _ctpop(op: ir.Operation, a: np.ndarray) -> np.ndarray:
+    """Set bits of the value's own width (PTX popc: a negative i8 counts 8 bits, not 64)."""
+    return np.bitwise_count(unsigned(a.astype(np.int64), width(_type(op))).astype(np.uint64)).astype(a.dtype)
 
 
 _CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",

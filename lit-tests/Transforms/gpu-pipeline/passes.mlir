@@ -128,6 +128,24 @@ gpu.module @math {
 
 // -----
 
+// Integer abs is PTX's abs.s32/abs.s64: INT_MIN stays INT_MIN (not poison), as on the CPU.
+// MATH-LABEL: gpu.module @integer_abs
+// MATH-NOT:     llvm.func @__nv_abs
+// MATH-LABEL:   llvm.func @k
+// MATH-NEXT:      "llvm.intr.abs"(%arg0) <{is_int_min_poison = false}> : (i32) -> i32
+// MATH-NEXT:      "llvm.intr.abs"(%arg1) <{is_int_min_poison = false}> : (i64) -> i64
+gpu.module @integer_abs {
+  llvm.func @__nv_abs(i32) -> i32
+  llvm.func @__nv_llabs(i64) -> i64
+  llvm.func @k(%x: i32, %y: i64) -> i32 {
+    %0 = llvm.call @__nv_abs(%x) : (i32) -> i32
+    %1 = llvm.call @__nv_llabs(%y) : (i64) -> i64
+    llvm.return %0 : i32
+  }
+}
+
+// -----
+
 // mlax-gpu-reductions-inner: a column reduction's dimensions are swapped (the parallel one
 // first), in the maps and in linalg.index; ops whose reductions are already inner are kept.
 // INNER-DAG:   #[[$IN:.*]] = affine_map<(d0, d1) -> (d1, d0)>

@@ -55,14 +55,14 @@
 // NVVM:            llvm.call @mgpuStreamCreate()
 // NVVM-COUNT-3:    gpu.launch_func <%{{.*}} : !llvm.ptr>
 // NVVM:            llvm.call @mgpuStreamSynchronize
-// NVVM:          gpu.module @jit.f_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM:          gpu.module @jit.f_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80", link = ["{{.*}}/libdevice.10.bc"]>]
 // NVVM:            nvvm.read.ptx.sreg.tid.x
 // NVVM-NOT:      memref.
 // NVVM-NOT:      scf.
 
 // binary: PTX for sm_90 in each gpu.binary, no CUDA installation needed.
 // The matmul's kernel: shared memory, barriers, tensor cores.
-// PTX:           gpu.binary @jit.f_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry jit_f_kernel({{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// PTX:           gpu.binary @jit.f_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80"{{.*}}>, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry jit_f_kernel({{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // PTX-NEXT:      gpu.binary @jit.f_kernel_0 {{.*}}.target sm_90{{.*}}ld.global
 // PTX-NEXT:      gpu.binary @jit.f_kernel_1 {{.*}}.target sm_90{{.*}}ld.global{{.*}}max.NaN.f32
 // PTX-NOT:       .extern

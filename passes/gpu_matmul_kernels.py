@@ -308,6 +308,14 @@ class _Kernel:
         t.stmt("}")
         return [f"{result}#{j}" for j in range(len(accs))]
 
+    def finish(self, initial: list[str], body: Any, c_at: Any, batch: Ix, shared: list[tuple[str, str]],
+               location: str) -> str:
+        """Run the K loop from ``initial``, store the sums at ``c_at`` and return the function."""
+        sums = self.k_loop(initial, body)
+        for value, (row, col) in zip(sums, c_at, strict=True):
+            self.store(value, _ix(self.t, row), _ix(self.t, col), batch)
+        return self.function(shared, location)
+
     def function(self, shared: list[tuple[str, str]], location: str) -> str:
         """The template function holding the launch (the pass moves its body into place)."""
         mm, (bm, bn, _) = self.mm, self.tile
@@ -390,10 +398,7 @@ def mma_kernel(mm: Matmul, kind: str, location: str) -> str:
         t.stmt("gpu.barrier")
         return accs
 
-    sums = kernel.k_loop(initial, body)
-    for value, (row, col) in zip(sums, c_at, strict=True):
-        kernel.store(value, _ix(t, row), _ix(t, col), batch)
-    return kernel.function([("As", shared_type), ("Bs", shared_type)], location)
+    return kernel.finish(initial, body, c_at, batch, [("As", shared_type), ("Bs", shared_type)], location)
 
 
 def _pack(t: Text, kind: str, low: str, high: str) -> str:
@@ -456,7 +461,4 @@ def simt_kernel(mm: Matmul, element: str, location: str) -> str:
         t.stmt("gpu.barrier")
         return accs
 
-    sums = kernel.k_loop(initial, body)
-    for value, (row, col) in zip(sums, c_at, strict=True):
-        kernel.store(value, _ix(t, row), _ix(t, col), batch)
-    return kernel.function([("As", a_type), ("Bs", b_type)], location)
+    return kernel.finish(initial, body, c_at, batch, [("As", a_type), ("Bs", b_type)], location)

@@ -9,7 +9,9 @@ mlax-cpu-pipeline{to=buffers})'``):
   on tensors calling their bodies, and calls are inlined; host callbacks become calls of the
   runtime's entry point (`mlax-lower-callbacks`); mlax ops become
   linalg/tensor/arith/math on tensors; elementwise producers are fused into their consumers;
-  exp/log/tanh/erf... become polynomials in arith (vectorizable); ops that end a temporary's
+  exp/log/tanh/erf... become polynomials in arith (vectorizable); float sums longer than a few
+  hundred elements per accumulator become sums of blocks (`mlax-split-reductions`, accurate
+  like XLA's tree reductions); ops that end a temporary's
   life move up to just after their operands (`mlax-schedule-for-memory`: a training step's
   parameter updates run as soon as each gradient exists).
 - ``buffers``: the optimization barriers' identity calls are inlined (they kept `cse` from
@@ -46,12 +48,15 @@ BUFFERIZE = ("inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-disti
              "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
              "buffer-deallocation-pipeline, inline")
 
+# mlax to fused linalg on tensors, which both native backends share (each then orders the ops
+# for memory; the CPU first splits long float reductions, which the GPU's block reductions
+# already sum as trees).
+TO_FUSED_LINALG = ("mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
+                   "mlax-lower-callbacks, mlax-lower-to-linalg, "
+                   "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse")
+
 CPU_STAGES: tuple[tuple[str, str], ...] = (
-    ("linalg", "mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
-               "mlax-lower-callbacks, "
-               "mlax-lower-to-linalg, "
-               "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse, "
-               "mlax-schedule-for-memory"),
+    ("linalg", f"{TO_FUSED_LINALG}, mlax-split-reductions, mlax-schedule-for-memory"),
     ("buffers", f"{BUFFERIZE}, linalg-generalize-named-ops, mlax-linalg-to-blas, "
                 "convert-complex-to-standard, canonicalize, mlax-early-dealloc"),
     ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "

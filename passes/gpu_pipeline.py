@@ -2,7 +2,8 @@
 named stages (``jit(f, backend="gpu").lower(x).as_text("gpu")``, ``mlax-opt --pass-pipeline=
 'builtin.module(mlax-gpu-pipeline{to=gpu})'``); docs/gpu.md describes the kernels and runtime.
 
-- ``linalg``: the CPU pipeline's own stage (`mlax.passes.cpu_pipeline.CPU_STAGES`:
+- ``linalg``: the CPU pipeline's stage but for `mlax-split-reductions` (the block reductions
+  below already sum as trees) (`mlax.passes.cpu_pipeline.TO_FUSED_LINALG`:
   ``mlax-expand-transforms``, ``mlax-simulate-devices``, ``mlax-lower-control-flow`` (to
   ``scf``), ``mlax-inline``, ``mlax-lower-callbacks``, ``mlax-lower-to-linalg``,
   ``linalg-fuse-elementwise-ops``, ``mlax-approximate-math`` (math as polynomials),
@@ -59,10 +60,10 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlax.passes.cpu_pipeline import BUFFERIZE, CPU_STAGES
+from mlax.passes.cpu_pipeline import BUFFERIZE, TO_FUSED_LINALG
 from mlax.passes.registry import PassPipeline, option, register_pass
 
-LINALG_STAGE = dict(CPU_STAGES)["linalg"]
+LINALG_STAGE = f"{TO_FUSED_LINALG}, mlax-schedule-for-memory"
 STAGE_NAMES = ("linalg", "buffers", "gpu", "nvvm", "binary")
 FORMATS = ("isa", "bin", "fatbin", "llvm", "offload")
 # Every buffer is one pointer, on the host as in the kernels: all shapes are static.

@@ -115,6 +115,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-prefer-vector-width": "prefer_vector_width",
     "mlax-schedule-for-memory": "schedule_for_memory",
     "mlax-simulate-devices": "simulate_devices",
+    "mlax-split-reductions": "split_reductions",
     "mlax-stablehlo-pipeline": "lower_to_stablehlo",
     "mlax-widen-bool-buffers": "widen_bool_buffers",
 }

@@ -94,6 +94,18 @@ def _as_batched_matrix(x: np.ndarray, batch: tuple[int, ...], rows: list[int] | 
     return permuted.reshape([math.prod(x.shape[d] for d in dims) for dims in (batch, rows, cols)])
 
 
+_LONG_CONTRACTION = 4096
+_WIDER = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+
+
+def _accumulator_dtype(result_dtype: Any, contracted: int) -> np.dtype:
+    """f32 (f64 for long contractions: NumPy's matmul of a 1 x K by a K x 1 matrix adds the K
+    products in a row, 5e-3 off at K = 2^22 where jax is exact) for float results of at most
+    32 bits, else the result's own dtype."""
+    work = compute_dtype(result_dtype)
+    return _WIDER.get(work, work) if contracted > _LONG_CONTRACTION else work
+
+
 def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, lhs_contracting_dimensions: tuple[int, ...],
                  rhs_contracting_dimensions: tuple[int, ...], lhs_batch_dimensions: tuple[int, ...],
                  rhs_batch_dimensions: tuple[int, ...], result_dtype: Any,
@@ -102,7 +114,7 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, lhs_contracting_dimensions
     lc, rc = tuple(lhs_contracting_dimensions), tuple(rhs_contracting_dimensions)
     lb, rb = tuple(lhs_batch_dimensions), tuple(rhs_batch_dimensions)
     lfree, rfree = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
-    work = compute_dtype(result_dtype)
+    work = _accumulator_dtype(result_dtype, math.prod(lhs.shape[d] for d in lc))
     a = _as_batched_matrix(lhs.astype(work, copy=False), lb, lfree, lc)
     b = _as_batched_matrix(rhs.astype(work, copy=False), rb, rc, rfree)
     shape = [lhs.shape[d] for d in lb + tuple(lfree)] + [rhs.shape[d] for d in rfree]

@@ -11,7 +11,9 @@ mlax-linalg-to-blas), and an operand that is itself a transpose (``x @ w.T``) is
 source with the dimension numbers permuted, so neither is copied. The product (a zero
 linalg.fill as init) has the result's layout (batch, lhs free, rhs free), so it only needs
 regrouping back, then the conversion to the result type (truncf, or != 0 for bool). Contracting
-over no elements (or a result with none) is a linalg.generic yielding zero. A precision other
+over no elements (or a result with none) is a linalg.generic yielding zero; a long float
+contraction into at most 16 numbers (a dot of vectors) is one reduction generic, summed in
+blocks by mlax-split-reductions like any other sum. A precision other
 than DEFAULT x DEFAULT is copied onto the product as the discardable attribute
 ``mlax.precision`` (jax's pair of names), which mlax-gpu-matmul reads (HIGHEST: exact f32, not
 TF32); the CPU backend ignores it and computes exactly, as XLA:CPU.
@@ -174,6 +176,50 @@ def _accumulator(result: ir.Type, contracted: int) -> ir.Type:
     return result
 
 
+_TINY_OUTPUT = 16
+_LONG_CONTRACTION = 4096
+
+
+def _as_reduction(op: ir.Operation, work: ir.Type) -> ir.Value:
+    """The product as one reduction generic over (batch, lhs free, rhs free, contracting)
+    loops, ``out + a * b`` reassociable: a dot of long vectors is a sum, which
+    mlax-split-reductions blocks (a gemm of a 1 x K by a K x 1 matrix added a long run of
+    products into one number: 6e-5 relative error at K = 2^22)."""
+    lhs, rhs = op.operands
+    lc, rc = i64_array(op, "lhs_contracting_dimensions"), i64_array(op, "rhs_contracting_dimensions")
+    lb, rb = i64_array(op, "lhs_batch_dimensions"), i64_array(op, "rhs_batch_dimensions")
+    ranks = [ir.RankedTensorType(v.type).rank for v in (lhs, rhs)]
+    lfree = [d for d in range(ranks[0]) if d not in lc and d not in lb]
+    rfree = [d for d in range(ranks[1]) if d not in rc and d not in rb]
+    loops = len(lb) + len(lfree) + len(rfree) + len(lc)
+    lhs_loop = {d: i for i, d in enumerate([*lb, *lfree])}
+    lhs_loop.update({d: loops - len(lc) + i for i, d in enumerate(lc)})
+    rhs_loop = {d: i for i, d in enumerate(rb)}
+    rhs_loop.update({d: len(lb) + len(lfree) + i for i, d in enumerate(rfree)})
+    rhs_loop.update({d: loops - len(lc) + i for i, d in enumerate(rc)})
+    out_loops = loops - len(lc)
+
+    def affine(positions: Sequence[int]) -> ir.AffineMapAttr:
+        return ir.AffineMapAttr.get(ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(p) for p in positions]))
+
+    result = ir.RankedTensorType(op.results[0].type)
+    accumulated = ir.RankedTensorType.get(result.shape, work)
+    init = linalg.fill(scalar(work, 0), outs=[tensor.empty(result.shape, work)])
+    iterators = ["parallel"] * out_loops + ["reduction"] * len(lc)
+    product = linalg.GenericOp(
+        [accumulated], [_convert(lhs, work), _convert(rhs, work)], [init],
+        ir.ArrayAttr.get([affine([lhs_loop[d] for d in range(ranks[0])]),
+                          affine([rhs_loop[d] for d in range(ranks[1])]), affine(range(out_loops))]),
+        ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in iterators]))
+    block = product.regions[0].blocks.append(work, work, work)
+    with ir.InsertionPoint(block):
+        a, b, acc = block.arguments
+        total = arith.addf(arith.mulf(a, b), acc)
+        total.owner.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<reassoc>")
+        linalg.yield_([total])
+    return _convert(product.result, result.element_type)
+
+
 def _dot_general(op: ir.Operation) -> ir.Value:
     lhs, rhs = op.operands
     lc, rc = i64_array(op, "lhs_contracting_dimensions"), i64_array(op, "rhs_contracting_dimensions")
@@ -187,6 +233,8 @@ def _dot_general(op: ir.Operation) -> ir.Value:
     if contracted == 0 or 0 in shape:  # a generic, not a fill: elementwise fusion can drop an i1 buffer
         return generic([], result_type, lambda: scalar(result, 0))
     work = _accumulator(result, contracted)
+    if isinstance(work, ir.FloatType) and math.prod(shape) <= _TINY_OUTPUT and contracted > _LONG_CONTRACTION:
+        return _as_reduction(op, work)
     lhs, (lb_, lfree_, lc_) = _fold_permutation(lhs, [lb, lfree, lc])
     rhs, (rb_, rfree_, rc_) = _fold_permutation(rhs, [rb, rfree, rc])
     batch_a, batch_b = ([lb_], [rb_]) if lb else ([], [])

@@ -229,7 +229,7 @@ def define_cumulative(kind: str) -> None:
 
     def reference(x: np.ndarray, *, axis: int, reverse: int) -> np.ndarray:
         xs = np.flip(x, axis) if reverse else x
-        work = _accumulator_dtype(kind, x.dtype)
+        work = _WIDER.get(np.dtype(x.dtype), x.dtype) if kind == "sum" else x.dtype
         out = monoid.ufunc.accumulate(xs.astype(work, copy=False), axis=axis, dtype=work).astype(x.dtype)
         out = _fix_zero_sign(kind, out, xs, lambda m: np.logical_or.accumulate(m, axis=axis))
         return np.flip(out, axis).copy() if reverse else out

@@ -6,13 +6,13 @@
 // the column sums of the 4096 x 4096 view are 4096 * (10000 + (j mod 4 - 1.5) / 2), and the
 // last running sum is 1.6777216e11. One accumulator adding all 2^24 values gave a mean of
 // about 9987 (each addend rounds to the spacing of a total near 1e11); the sums now run in
-// blocks (of 4096 contiguous values, of 256 rows) and cumsum in blocks of 256.
+// blocks (of 512 contiguous values, of 32 rows) and cumsum in blocks of 256.
 // CHECK: result[0]: tensor<f32> = 10000.0
 // CHECK-NEXT: result[1]: tensor<4xf32> = [4.095693e+07, 4.0958976e+07, 4.0961024e+07, 4.096307e+07]
 // CHECK-NEXT: result[2]: tensor<f32> = 1.6777216e+11
 // IR-LABEL: func.func @test_mean_of_offset_values
-// IR: tensor.expand_shape {{.*}} into tensor<4096x4096xf32>
-// IR: tensor.expand_shape {{.*}} into tensor<16x256x4096xf32>
+// IR: tensor.expand_shape {{.*}} into tensor<32768x512xf32>
+// IR: tensor.expand_shape {{.*}} into tensor<128x32x4096xf32>
 func.func @test_mean_of_offset_values() -> (tensor<f32>, tensor<4xf32>, tensor<f32>) {
   %i = "mlax.iota"() {dimension = 0 : i64, dtype = i32, shape = array<i64: 16777216>} : () -> tensor<16777216xi32>
   %four = "mlax.constant"() {value = dense<3> : tensor<16777216xi32>} : () -> tensor<16777216xi32>

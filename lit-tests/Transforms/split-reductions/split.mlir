@@ -4,17 +4,17 @@
 #id1 = affine_map<(d0) -> (d0)>
 #scalar1 = affine_map<(d0) -> ()>
 
-// A sum of 8192 contiguous f32 values (a vectorized run: 256 x 16 lanes per block) becomes
-// two blocks of 4096 and a sum of the two partial results.
+// A sum of 8192 contiguous f32 values (a vectorized run: 32 per lane x 16 lanes per block)
+// becomes 16 blocks of 512 and a sum of the 16 partial results.
 // CHECK-LABEL: func.func @test_full_sum
 // CHECK:         %[[INIT:.*]] = linalg.fill
-// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [2, 4096] : tensor<8192xf32> into tensor<2x4096xf32>
+// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [16, 512] : tensor<8192xf32> into tensor<16x512xf32>
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[PARTIAL_INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2xf32>)
-// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<2x4096xf32>) outs(%[[PARTIAL_INIT]] : tensor<2xf32>)
+// CHECK:         %[[PARTIAL_INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<16xf32>)
+// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<16x512xf32>) outs(%[[PARTIAL_INIT]] : tensor<16xf32>)
 // CHECK:           arith.mulf
 // CHECK:           arith.addf %{{.*}}, %{{.*}} fastmath<reassoc>
-// CHECK:         %[[SUM:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction"]} ins(%[[PARTIAL]] : tensor<2xf32>) outs(%[[INIT]] : tensor<f32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction"]} ins(%[[PARTIAL]] : tensor<16xf32>) outs(%[[INIT]] : tensor<f32>)
 // CHECK:           arith.addf %{{.*}}, %{{.*}} fastmath<reassoc>
 // CHECK:         return %[[SUM]]
 func.func @test_full_sum(%x: tensor<8192xf32>) -> tensor<f32> {
@@ -36,16 +36,16 @@ func.func @test_full_sum(%x: tensor<8192xf32>) -> tensor<f32> {
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 
-// A column sum (the reduction is the outer loop, not vectorized along it: runs of 256):
-// 1000 rows become 3 blocks of 256 rows and a tail of 232 rows, which starts the final sum.
+// A column sum (the reduction is the outer loop, not vectorized along it: runs of 32):
+// 1000 rows become 31 blocks of 32 rows and a tail of 8 rows, which starts the final sum.
 // CHECK-LABEL: func.func @test_column_sum_with_tail
 // CHECK:         %[[INIT:.*]] = linalg.fill
-// CHECK:         %[[TAIL_ROWS:.*]] = tensor.extract_slice %arg0[768, 0] [232, 8] [1, 1] : tensor<1000x8xf32> to tensor<232x8xf32>
-// CHECK:         %[[TAIL:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[TAIL_ROWS]] : tensor<232x8xf32>) outs(%[[INIT]] : tensor<8xf32>)
-// CHECK:         %[[HEAD:.*]] = tensor.extract_slice %arg0[0, 0] [768, 8] [1, 1] : tensor<1000x8xf32> to tensor<768x8xf32>
-// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %[[HEAD]] {{\[\[}}0, 1], [2]] output_shape [3, 256, 8] : tensor<768x8xf32> into tensor<3x256x8xf32>
-// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[BLOCKS]] : tensor<3x256x8xf32>) outs(%{{.*}} : tensor<3x8xf32>)
-// CHECK:         %[[SUM:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[PARTIAL]] : tensor<3x8xf32>) outs(%[[TAIL]] : tensor<8xf32>)
+// CHECK:         %[[TAIL_ROWS:.*]] = tensor.extract_slice %arg0[992, 0] [8, 8] [1, 1] : tensor<1000x8xf32> to tensor<8x8xf32>
+// CHECK:         %[[TAIL:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[TAIL_ROWS]] : tensor<8x8xf32>) outs(%[[INIT]] : tensor<8xf32>)
+// CHECK:         %[[HEAD:.*]] = tensor.extract_slice %arg0[0, 0] [992, 8] [1, 1] : tensor<1000x8xf32> to tensor<992x8xf32>
+// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %[[HEAD]] {{\[\[}}0, 1], [2]] output_shape [31, 32, 8] : tensor<992x8xf32> into tensor<31x32x8xf32>
+// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[BLOCKS]] : tensor<31x32x8xf32>) outs(%{{.*}} : tensor<31x8xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[PARTIAL]] : tensor<31x8xf32>) outs(%[[TAIL]] : tensor<8xf32>)
 // CHECK:         return %[[SUM]]
 func.func @test_column_sum_with_tail(%x: tensor<1000x8xf32>) -> tensor<8xf32> {
   %zero = arith.constant 0.0 : f32
@@ -68,7 +68,7 @@ func.func @test_column_sum_with_tail(%x: tensor<1000x8xf32>) -> tensor<8xf32> {
 
 // A fused producer that reads a broadcast size-1 operand (the mean of a variance) and the
 // loop index: the broadcast keeps its constant index, linalg.index becomes the position in
-// the unsplit loop (block * 4096 + index within it).
+// the unsplit loop (block * 512 + index within it).
 // CHECK-LABEL: func.func @test_broadcast_and_index
 // CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[BCAST:.*]], #{{.*}}], iterator_types = ["parallel", "reduction"]}
 // CHECK:           %[[BLOCK:.*]] = linalg.index 0 : index
@@ -98,16 +98,16 @@ func.func @test_broadcast_and_index(%x: tensor<16384xf32>, %mean: tensor<1xf32>)
 #id1 = affine_map<(d0) -> (d0)>
 #scalar1 = affine_map<(d0) -> ()>
 
-// No change: a run of 4096 contiguous values fits (256 per vector lane).
+// No change: a run of 512 contiguous values fits (32 per vector lane).
 // CHECK-LABEL: func.func @test_no_split_short
 // CHECK-NOT:     tensor.expand_shape
 // CHECK-NOT:     tensor.extract_slice
-func.func @test_no_split_short(%x: tensor<4096xf32>) -> tensor<f32> {
+func.func @test_no_split_short(%x: tensor<512xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %empty = tensor.empty() : tensor<f32>
   %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<f32>) -> tensor<f32>
   %sum = linalg.generic {indexing_maps = [#id1, #scalar1], iterator_types = ["reduction"]}
-      ins(%x : tensor<4096xf32>) outs(%init : tensor<f32>) {
+      ins(%x : tensor<512xf32>) outs(%init : tensor<f32>) {
   ^bb0(%in: f32, %acc: f32):
     %s = arith.addf %in, %acc fastmath<reassoc> : f32
     linalg.yield %s : f32
@@ -174,10 +174,10 @@ func.func @test_no_split_integer_or_max(%x: tensor<65536xi32>, %y: tensor<65536x
 
 // A dot of a vector with its reverse (a fused jnp.flip): the plain operand is cut into blocks,
 // the reversed one keeps its buffer and reads it at the position in the unsplit loop.
-// CHECK: #[[REV]] = affine_map<(d0, d1) -> (d0 * -4096 - d1 + 65535)>
+// CHECK: #[[$REV:map[0-9]*]] = affine_map<(d0, d1) -> (d0 * -512 - d1 + 65535)>
 // CHECK-LABEL: func.func @test_expression_operand
-// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [16, 4096]
-// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[REV:.*]], #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%[[BLOCKS]], %arg0 : tensor<16x4096xf32>, tensor<65536xf32>)
+// CHECK:         %[[BLOCKS:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [128, 512]
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$REV]], #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%[[BLOCKS]], %arg0 : tensor<128x512xf32>, tensor<65536xf32>)
 func.func @test_expression_operand(%x: tensor<65536xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %empty = tensor.empty() : tensor<f32>

@@ -8,6 +8,7 @@ large inputs neither overflow nor lose precision.
 from __future__ import annotations
 
 import operator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -171,12 +172,28 @@ def glu(x: Any, axis: int = -1) -> Any:
 
 
 def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
-    """``exp(x) / sum(exp(x))`` over ``axis``, computed after subtracting the maximum."""
+    """``exp(x) / sum(exp(x))`` over ``axis``, computed after subtracting the maximum. Its
+    derivative is jax's rule ``y * (dx - sum(y * dx))``: no derivative of the maximum, and the
+    exponential is computed once, not again for the backward pass."""
+    return _softmax(x, axis, where)
+
+
+@partial(custom_jvp, nondiff_argnums=(1, 2))
+def _softmax(x: Any, axis: Any, where: Any) -> Any:
     x_max = mnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
     x_safe = x if where is None else mnp.where(where, x, -np.inf)
     unnormalized = mnp.exp(mnp.subtract(x_safe, x_max))
     result = mnp.true_divide(unnormalized, mnp.sum(unnormalized, axis, where=where, keepdims=True))
     return result if where is None else mnp.where(where, result, 0)
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis: Any, where: Any, primals: tuple[Any, ...],
+                 tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    (x,), (x_dot,) = primals, tangents
+    y = _softmax(x, axis, where)
+    return y, mnp.multiply(y, mnp.subtract(x_dot, mnp.sum(mnp.multiply(y, x_dot), axis, where=where,
+                                                              keepdims=True)))
 
 
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:

@@ -39,10 +39,21 @@ try:
         mlp_step,
         scan,
         softmax,
+        transformer_step,
     )
 except ImportError:  # a copy run where mlax is not installed, next to device_programs.py
     sys.path.insert(0, str(Path(__file__).parent))
-    from device_programs import elementwise, leaves, matmul, median_seconds, mlp, mlp_step, scan, softmax
+    from device_programs import (
+        elementwise,
+        leaves,
+        matmul,
+        median_seconds,
+        mlp,
+        mlp_step,
+        scan,
+        softmax,
+        transformer_step,
+    )
 
 
 def _sort(m: Any, x: Any) -> Any:
@@ -66,6 +77,14 @@ def _f32(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.normal(size=shape).astype(np.float32) / np.sqrt(shape[-1])
 
 
+def _ones(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: np.ones(shape, np.float32)
+
+
+def _causal(length: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: np.tril(np.ones((length, length), bool))
+
+
 # name -> (program, input makers, rtol against the CPU results, rtol against jax on the device)
 PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], np.ndarray]],
                           float, float]] = {
@@ -82,6 +101,10 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator
     # precision=HIGHEST: true f32 products on every device (jax's meaning), so close to the CPU
     "matmul_highest": (_matmul_highest, [_f32(512, 512), _f32(512, 512)], 1e-4, 1e-6),
     "conv_highest": (_conv_highest, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 1e-4, 1e-6),
+    # a decoder block's SGD step (batch 4, sequence 1024, width 512, 8 heads): bf16 dots on the TPU
+    "transformer_step": (transformer_step, [_ones(512), _f32(512, 1536), _f32(512, 512), _ones(512),
+                                            _f32(512, 2048), _f32(2048, 512), _f32(4, 1024, 512),
+                                            _f32(4, 1024, 512), _causal(1024)], 5e-2, 1e-3),
 }
 
 
@@ -96,7 +119,7 @@ def prepare(folder: Path) -> None:
     from mlax.runtime import pjrt
 
     folder.mkdir(parents=True, exist_ok=True)
-    m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, grad=mlax.grad)
+    m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, nn=mlax.nn, grad=mlax.grad)
     for name, (program, _, _, _) in PROGRAMS.items():
         args = inputs(name)
         f = lambda *a, program=program: program(m, *a)  # noqa: E731
@@ -172,7 +195,7 @@ def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, A
     import jax
 
     device = jax.devices()[0]
-    m = SimpleNamespace(numpy=jax.numpy, lax=jax.lax, grad=jax.grad)
+    m = SimpleNamespace(numpy=jax.numpy, lax=jax.lax, nn=jax.nn, grad=jax.grad)
     report: dict[str, Any] = {"device": str(device), "platform": device.platform,
                               "jax": jax.__version__, "programs": {}}
     for name, (program, _, rtol_cpu, rtol_jax) in PROGRAMS.items():

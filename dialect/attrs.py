@@ -49,8 +49,23 @@ def read_spec(attr: ir.Attribute) -> Spec:
     return tuple(tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(dim)) for dim in ir.ArrayAttr(attr))
 
 
+# Splats of more elements than this read back (`dense_to_numpy`) as a read-only broadcast of
+# their one value rather than a filled array, and such a broadcast is written back as a splat
+# (`dense_elements`): a splat in hand-written IR may have any shape (tensor<1099511627776xf32>).
+SPLAT_VIEW_ELEMENTS = 1 << 16
+
+
+def _is_broadcast_scalar(value: np.ndarray) -> bool:
+    return value.size > 1 and all(s == 0 for s in value.strides)
+
+
 def dense_elements(value: np.ndarray) -> ir.DenseElementsAttr:
-    """A dense elements attribute holding ``value`` with its exact dtype."""
+    """A dense elements attribute holding ``value`` with its exact dtype (a splat for a
+    broadcast of one value, without filling it in)."""
+    if isinstance(value, np.ndarray) and _is_broadcast_scalar(value) and not dtypes.is_complex(value.dtype):
+        one = dense_elements(np.array(value[(0,) * value.ndim], dtype=value.dtype).reshape(1))
+        tensor = ir.RankedTensorType.get(list(value.shape), ir.ShapedType(one.type).element_type)
+        return ir.DenseElementsAttr.get_splat(tensor, one.get_splat_value())
     value = np.ascontiguousarray(value).reshape(np.shape(value))  # keeps rank 0 at rank 0
     tensor = ir.RankedTensorType.get(list(value.shape), dtypes.to_mlir(value.dtype))
     if value.dtype == np.bool_:
@@ -79,6 +94,8 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
             scalar = bool(scalar)
         elif dtypes.is_unsigned_int(dtype):
             scalar = scalar % (1 << (8 * dtype.itemsize))
+        if math.prod(shape) > SPLAT_VIEW_ELEMENTS:
+            return np.broadcast_to(np.array(scalar, dtype=dtype), shape)
         return np.full(shape, scalar, dtype=dtype)
     if dtype == dtypes.bfloat16:
         return _bf16_from_text(str(attr)).reshape(shape)
@@ -97,9 +114,12 @@ def _bf16_from_text(text: str) -> np.ndarray:
     """Read a non-splat bf16 dense attribute from its printed form.
 
     The bindings expose no buffer for bf16 elements; MLIR prints each element exactly
-    (decimal, or the raw bits in hex for NaN/inf), so the text round-trips bit for bit.
+    (decimal, or the raw bits in hex for NaN/inf), so the text round-trips bit for bit; from
+    100 elements on it prints the whole little-endian buffer as one hex string.
     """
     body = text[text.index("<") + 1: text.rindex("> :")]
+    if body.startswith('"0x'):
+        return np.frombuffer(bytes.fromhex(body[3:-1]), np.dtype("<u2")).view(dtypes.bfloat16)
     bits = []
     for token in _NUMBER.findall(body):
         if token.startswith("0x"):

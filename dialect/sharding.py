@@ -34,6 +34,12 @@ ARG_ATTR = "mlax.sharding"
 PARTITIONED_ATTR = "mlax.partitioned"
 
 
+# The most devices a mesh may have. Passes and the interpreter do work per device (device
+# ids, replica groups, simulated devices), so a mesh in hand-written IR must not ask for
+# 2**40 of them; the largest machines jax runs on have tens of thousands.
+MAX_MESH_DEVICES = 1 << 20
+
+
 class ShardingError(ValueError):
     """A malformed mesh or partition spec (jax raises ValueError for these too)."""
 
@@ -57,6 +63,9 @@ class Mesh:
     @staticmethod
     def of_axes(axis_names: Sequence[str], axis_sizes: Sequence[int]) -> Mesh:
         """A mesh over devices 0..N-1 (shard_map declarations name axes and sizes only)."""
+        problem = _size_problem(tuple(int(s) for s in axis_sizes))
+        if problem is not None:  # before the device ids are listed
+            raise ShardingError(f"invalid mesh: {problem}")
         return Mesh(tuple(axis_names), tuple(axis_sizes), tuple(range(math.prod(axis_sizes))))
 
     @property
@@ -119,6 +128,16 @@ class Mesh:
                     tuple(ir.DenseI64ArrayAttr(attr["device_ids"])))
 
 
+def _size_problem(axis_sizes: tuple[int, ...]) -> str | None:
+    if any(s < 1 for s in axis_sizes):
+        return f"axis sizes {list(axis_sizes)} must be >= 1"
+    count = math.prod(axis_sizes)
+    if count > MAX_MESH_DEVICES:
+        return (f"axis sizes {list(axis_sizes)} make {count} devices, more than mlax handles "
+                f"({MAX_MESH_DEVICES})")
+    return None
+
+
 def _mesh_problem(mesh: Mesh) -> str | None:
     if len(mesh.axis_names) != len(mesh.axis_sizes):
         return f"{len(mesh.axis_names)} axis name(s) but {len(mesh.axis_sizes)} size(s)"
@@ -127,8 +146,9 @@ def _mesh_problem(mesh: Mesh) -> str | None:
     repeated = sorted({a for a in mesh.axis_names if mesh.axis_names.count(a) > 1})
     if repeated:
         return f"axis name(s) {', '.join(repeated)} appear more than once"
-    if any(s < 1 for s in mesh.axis_sizes):
-        return f"axis sizes {list(mesh.axis_sizes)} must be >= 1"
+    problem = _size_problem(mesh.axis_sizes)
+    if problem is not None:
+        return problem
     count = math.prod(mesh.axis_sizes)
     if len(mesh.device_ids) != count:
         return (f"axis sizes {list(mesh.axis_sizes)} make {count} device(s) but device_ids "

@@ -21,7 +21,7 @@ from mlax.array_methods import ArrayMethods
 from mlax.configuration import check_values, checks_enabled, compile_time_eval_state
 from mlax.dialect import build, get_context, get_op, infer
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.errors import ConcretizationTypeError, UnexpectedTracerError
+from mlax.errors import ConcretizationTypeError, UnexpectedTracerError, user_error
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
 
 
@@ -338,7 +338,10 @@ def to_numpy(x: Any) -> np.ndarray:
     if front_dtypes.is_python_scalar(x):
         return np.asarray(x, dtype=front_dtypes.python_scalar_dtype(x))
     array = np.asarray(x)
-    canonical = front_dtypes.canonicalize(array.dtype)
+    try:
+        canonical = front_dtypes.canonicalize(array.dtype)
+    except TypeError as err:  # a jax or NumPy array of a dtype mlax does not compute with
+        raise TypeError(f"{err}{where()}") from None
     if array.dtype != canonical:
         return array.astype(canonical)
     view = array.view()  # a read-only view: results never alias a writable user buffer
@@ -419,6 +422,19 @@ def _known_results(op: Any, operands: tuple[Any, ...], out_avals: list[Aval],
     return [Known(None, d, (node,), operator.itemgetter(i)) for i, d in enumerate(marks)]
 
 
+# The most dimensions a NumPy array may have: eager results are NumPy arrays.
+NUMPY_MAX_RANK = 64
+
+
+def _check_numpy_rank(op_name: str, avals: list[Aval]) -> None:
+    for aval in avals:
+        if len(aval.shape) > NUMPY_MAX_RANK:
+            raise user_error(ValueError, f"mlax.{op_name} would make an array of rank {len(aval.shape)}, "
+                             f"but mlax computes outside jit on NumPy arrays, which have at most "
+                             f"{NUMPY_MAX_RANK} dimensions (under jit(..., backend='xla') values may have "
+                             "any rank)")
+
+
 def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     """Apply primitive ``op_name``: emit it into the current trace, or evaluate it eagerly."""
     from mlax.array import Array
@@ -435,6 +451,7 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     if trace is not None and not operands and compile_time_eval_state.value:
         trace = None  # mlax.ensure_compile_time_eval: an op of no operands (iota) is concrete too
     if trace is None:
+        _check_numpy_rank(op_name, out_avals)
         results = _evaluate(op, out_avals, [to_numpy(x) for x in operands], attrs)
         outs = [Array._wrap(r, a.weak_type) for r, a in zip(results, out_avals, strict=True)]
         if checks_enabled():  # mlax.debug_nans / debug_infs name the eager op that made a nan / inf

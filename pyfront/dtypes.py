@@ -37,8 +37,31 @@ def canonicalize(dtype: Any) -> np.dtype:
     if not config.x64_enabled:
         dt = _NARROW.get(dt, dt)
     if not ir_dtypes.is_supported(dt):
-        raise TypeError(f"mlax does not support dtype {dt}")
+        raise TypeError(unsupported_message(dt))
     return dt
+
+
+# ml_dtypes' narrow types, which jax computes with and mlax does not (yet).
+_NARROW_TYPES = ("float8_", "float6_", "float4_", "int4", "uint4", "int2", "uint2", "int1", "uint1")
+
+
+def unsupported_message(dtype: np.dtype) -> str:
+    """Why mlax refuses ``dtype``: "mlax does not support dtype ...", and what it computes with."""
+    message = f"mlax does not support dtype {dtype}"
+    if dtype.name.startswith(_NARROW_TYPES):
+        message += (" (8-, 6- and 4-bit floats and 1-, 2- and 4-bit integers are not supported yet; mlax "
+                    "computes with bool, (u)int8-64, float16, bfloat16, float32, float64, complex64 and "
+                    "complex128)")
+    return message
+
+
+def supported(dtype: Any) -> bool:
+    """Whether mlax computes with ``dtype`` (after the 32-bit narrowing)."""
+    try:
+        canonicalize(dtype)
+    except TypeError:
+        return False
+    return True
 
 
 def default_float() -> np.dtype:

@@ -7,11 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import numpy as np
 from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
+from mlax import dtypes as front_dtypes
 from mlax import prng
 from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
 from mlax.dialect import get_context
@@ -32,7 +34,9 @@ class TracedFunction:
 
 
 def function_name(fun: Callable[..., Any]) -> str:
-    name = getattr(fun, "__name__", None) or type(fun).__name__
+    name = getattr(fun, "__name__", None)
+    if not isinstance(name, str) or not name:  # (an object's __name__ may be anything)
+        name = type(fun).__name__
     name = re.sub(r"\W", "_", name.replace("<lambda>", "lambda"))
     return name if name and not name[0].isdigit() else f"f_{name}"
 
@@ -61,6 +65,9 @@ def flatten_arguments(args: Any, fun_name: str, arg_names: Sequence[str]) -> tup
         path = _describe_path(key_path, arg_names)
         if not is_array_like(leaf):
             raise _leaf_type_error(path, leaf, fun_name)
+        if isinstance(leaf, (np.ndarray, np.generic, jax.Array)) and not front_dtypes.supported(leaf.dtype):
+            raise user_error(TypeError, f"Argument {path} of {fun_name} has dtype {leaf.dtype}: "
+                             f"{front_dtypes.unsupported_message(np.dtype(leaf.dtype))}")
         leaves.append(leaf)
         paths.append(path)
     return leaves, tree, paths

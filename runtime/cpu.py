@@ -37,6 +37,7 @@ from mlax.runtime.blas import gemm_symbols
 from mlax.runtime.dumping import lower
 from mlax.runtime.fft import calls_fft, fft_symbols
 from mlax.runtime.lapack import calls_lapack, lapack_symbols
+from mlax.runtime.memory_limits import check_numpy_rank, check_program_fits
 
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
@@ -104,7 +105,9 @@ class CpuExecutable:
 
     def __init__(self, module: ir.Module, entry: str) -> None:
         with module.context:
+            check_program_fits(module.operation, skip_unused=True)  # buffers are malloc'ed unchecked
             function = _entry_function(module, entry)
+            _check_entry_ranks(function)
             function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
             self._outputs = [(spec.shape, spec.dtype)
                              for spec in map(TensorSpec.from_mlir, function_type.results)]
@@ -125,6 +128,15 @@ class CpuExecutable:
         if self._callbacks:
             host_callbacks.raise_pending(self._callbacks)
         return outputs
+
+
+def _check_entry_ranks(function: ir.Operation) -> None:
+    """The entry takes and returns NumPy arrays: NumpyRankError for one of too many dimensions."""
+    function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    for side, types in (("argument", function_type.inputs), ("result", function_type.results)):
+        for i, t in enumerate(types):
+            check_numpy_rank(t, f"{side} {i} of @{name}", function.location, "the cpu backend")
 
 
 def _lowered(module: ir.Module, entry: str) -> ir.Module:

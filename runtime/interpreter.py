@@ -3,6 +3,11 @@
 Each function is compiled once into a flat list of steps (rule, operand slots, attributes)
 so repeated calls do not re-read the IR. The rules are the dialect's NumPy reference
 semantics (OpDef.reference), keyed by op name; `func.call` recurses into the callee.
+
+A function with a value no NumPy array here can hold (larger than this process's memory, or
+of more dimensions than NumPy allows) is refused as it is compiled, at the op that makes the
+first such value (runtime/memory_limits.py); running out of memory while a step runs is
+reported at that step's op (`ProgramTooLargeError`, with the op's location).
 """
 
 from __future__ import annotations
@@ -21,6 +26,13 @@ from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
 from mlax.runtime.host_callbacks import interpreter_rule
+from mlax.runtime.memory_limits import (
+    ProgramTooLargeError,
+    check_numpy_rank,
+    check_op_fits,
+    memory_limit,
+    values_of,
+)
 
 
 class InterpreterError(RuntimeError):
@@ -33,6 +45,7 @@ class _Step:
     operands: list[int]
     results: list[int]
     specs: list[TensorSpec]
+    op: ir.Operation
 
 
 def _lookup_function(module: ir.Module | ir.Operation, name: str) -> ir.Operation:
@@ -51,6 +64,8 @@ class FunctionProgram:
         if not func_op.regions[0].blocks:
             raise InterpreterError(_undefined_function_message(func_op, self.name))
         block = func_op.regions[0].blocks[0]
+        limit = memory_limit()
+        _check_values(func_op, limit)
         slots: dict[ir.Value, int] = {}
 
         def slot(value: ir.Value) -> int:
@@ -69,7 +84,8 @@ class FunctionProgram:
             if op.name == "func.return":
                 self.return_slots = operands
             else:
-                self.steps.append(_Step(interpreter.rule_for(op), operands, results, specs))
+                _check_values(op, limit)
+                self.steps.append(_Step(interpreter.rule_for(op), operands, results, specs, op))
         self.num_slots = len(slots)
 
     def __call__(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -81,12 +97,25 @@ class FunctionProgram:
             env[s] = a
         with np.errstate(all="ignore"):
             for step in self.steps:
-                outs = step.run(*(env[i] for i in step.operands))
+                try:
+                    outs = step.run(*(env[i] for i in step.operands))
+                except ProgramTooLargeError:
+                    raise
+                except MemoryError as error:
+                    raise ProgramTooLargeError(f"out of memory running {step.op.name}: {error}",
+                                               step.op.location) from None
                 if not isinstance(outs, (tuple, list)):
                     outs = (outs,)
                 for s, out, spec in zip(step.results, outs, step.specs, strict=True):
                     env[s] = np.asarray(out).astype(spec.dtype, copy=False).reshape(spec.shape)
         return [env[s] for s in self.return_slots]
+
+
+def _check_values(op: ir.Operation, limit: int) -> None:
+    """The values ``op`` makes fit in memory, as NumPy arrays (located errors if not)."""
+    check_op_fits(op, limit)
+    for what, t in values_of(op):
+        check_numpy_rank(t, what, op.location, "the interpreter")
 
 
 def _undefined_function_message(func_op: ir.Operation, name: str) -> str:

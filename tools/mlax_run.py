@@ -31,9 +31,10 @@ from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
-from mlax.passes.diagnostics import errors, format_all
+from mlax.passes.diagnostics import Diagnostic, errors, file_loc, format_all
 from mlax.passes.verify import verify_module
 from mlax.runtime.backend import BACKENDS, get_backend
+from mlax.runtime.memory_limits import NumpyRankError, ProgramTooLargeError, check_op_fits
 from mlax.tools.mlax_opt import Chunk, DiagnosedError, ToolArgumentParser, ToolError, parse_source, read_input
 
 
@@ -160,6 +161,14 @@ def _callees(block: ir.Block, table: ir.SymbolTable, seen: set[str]) -> list[ir.
     return callees
 
 
+def _located(error: ProgramTooLargeError | NumpyRankError, what: str, filename: str, text: str) -> ToolError:
+    """The error at the op it names (file:line:col and the source line), when it has a place."""
+    where = file_loc(error.location)
+    if where is None:
+        return ToolError(f"{what}: {error}")
+    return DiagnosedError(Diagnostic("error", f"{what}: {error}", where).format({filename: text}))
+
+
 def execute(text: str, filename: str, args: argparse.Namespace) -> str:
     """Parse, verify and run; the printed results (ToolError with diagnostics on failure)."""
     # The xla backend lowers to StableHLO, an unregistered dialect in mlax's context.
@@ -176,6 +185,10 @@ def execute(text: str, filename: str, args: argparse.Namespace) -> str:
                             f"resolve them first (mlax-opt --mlax-expand-transforms, and for a shard_map "
                             f"--mlax-simulate-devices)")
         specs = [TensorSpec.from_mlir(t) for t in entry.opview.type.inputs]
+        try:
+            check_op_fits(entry)  # its arguments are made here
+        except ProgramTooLargeError as error:
+            raise _located(error, f"cannot make the arguments of @{args.entry}", filename, text) from None
         if args.random_inputs is not None:
             rng = np.random.default_rng(args.random_inputs)
             inputs = [random_input(rng, s) for s in specs]
@@ -187,6 +200,8 @@ def execute(text: str, filename: str, args: argparse.Namespace) -> str:
             with enable_x64(True):
                 program = get_backend(args.backend).compile(module, args.entry)
                 results = [np.asarray(r) for r in program(inputs)]
+        except (ProgramTooLargeError, NumpyRankError) as error:
+            raise _located(error, f"running @{args.entry} failed", filename, text) from None
         except Exception as error:  # the backend names the op and location it failed on
             raise ToolError(f"running @{args.entry} failed: {type(error).__name__}: {error}") from None
         return format_results(results, args.precision)

@@ -47,7 +47,10 @@ _INTEGER_LIST = re.compile(rf"\s*\[\s*(?:{_LIST_ITEM}(?:\s*,\s*{_LIST_ITEM})*)?\
 # The op's line: its operand types follow on it (the op cannot be checked once parsed).
 _BATCH_MATMUL = re.compile(r"\blinalg\.(?:batch_matmul|batch_reduce_matmul)\b[^\n]*")
 _NON_NUMERIC = re.compile(r"(?:[<x])(index|complex<[^<>]*>)>")
-_DENSE_ARRAY = re.compile(r"(?<![\w.!])array<\s*([^\s:>,]*)")
+# ``array<i64: 1, 2>`` (an attribute) opens with its element type; ``array<4 x i64>`` (the
+# LLVM dialect's array type, spelled without ``!llvm.`` inside its struct types) with its
+# length, and is not a dense array.
+_DENSE_ARRAY = re.compile(r"(?<![\w.!])array<\s*(?!\d)([^\s:>,]*)")
 _ARRAY_ELEMENTS = ("i1", "i8", "i16", "i32", "i64", "f32", "f64")
 
 

@@ -76,3 +76,46 @@ def check_precision(op: str, precision: Sequence[str]) -> None:
     if len(precision) != 2 or any(p not in PRECISIONS for p in precision):
         raise op_value_error(op, f"precision must be a pair (lhs, rhs) of {', '.join(PRECISIONS)}, "
                                  f"got {tuple(precision)}")
+
+
+# NumPy's ufuncs and iterators take at most 32 dimensions (an ndarray may have 64).
+NUMPY_ITERATOR_RANK = 32
+
+
+def any_rank(reference: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``reference`` of an elementwise op, run on operands of rank above NumPy's iterator limit
+    by flattening them: operands of the widest operand's shape become 1-D, rank-0 ones stay,
+    and the result takes that shape back (jax computes on arrays of any rank)."""
+
+    def run(*xs: np.ndarray, **attrs: object) -> np.ndarray:
+        shape = max((np.shape(x) for x in xs), key=len)
+        if len(shape) <= NUMPY_ITERATOR_RANK:
+            return reference(*xs, **attrs)
+        flat = [np.reshape(x, -1) if np.shape(x) == shape else x for x in xs]
+        return np.reshape(reference(*flat, **attrs), shape)
+
+    return run
+
+
+def along_rows(reference: Callable[..., np.ndarray | tuple[np.ndarray, ...]],
+               dimension: str | None = "dimension") -> Callable[..., np.ndarray | tuple[np.ndarray, ...]]:
+    """``reference`` of an op that works along one axis (the attribute ``dimension``, or the
+    last axis when None) of operands of one outer shape, run on operands of rank above NumPy's
+    iterator limit as rows: that axis moved last and the others flattened into one."""
+
+    def run(*xs: np.ndarray, **attrs: object) -> np.ndarray | tuple[np.ndarray, ...]:
+        if max(np.ndim(x) for x in xs) <= NUMPY_ITERATOR_RANK:
+            return reference(*xs, **attrs)
+        axis = -1 if dimension is None else int(attrs[dimension])  # type: ignore[call-overload]
+        moved = [np.moveaxis(x, axis, -1) for x in xs]
+        outer = moved[0].shape[:-1]
+        out = reference(*(m.reshape(-1, m.shape[-1]) for m in moved),
+                        **(attrs if dimension is None else {**attrs, dimension: 1}))
+
+        def back(o: np.ndarray) -> np.ndarray:
+            return np.moveaxis(o.reshape(*outer, o.shape[-1]), -1, axis)
+
+        return tuple(back(o) for o in out) if isinstance(out, tuple) else back(out)
+
+    return run
+

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlax.dialect import dtypes
-from mlax.dialect.ops.common import op_type_error, op_value_error, require_dtype, require_same_types
+from mlax.dialect.ops.common import any_rank, op_type_error, op_value_error, require_dtype, require_same_types
 from mlax.dialect.ops.elementwise import maximum, minimum, run_elementwise
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
@@ -34,7 +34,7 @@ define_op(
     "compare", "(lhs: T, rhs: T) -> (result: U)",
     attributes={"comparison_direction": "str"},
     infer=_infer_compare,
-    reference=lambda x, y, *, comparison_direction: COMPARISONS[comparison_direction](x, y),
+    reference=any_rank(lambda x, y, *, comparison_direction: COMPARISONS[comparison_direction](x, y)),
     summary="Elementwise comparison with an `i1` result; `comparison_direction` is one of "
             "EQ NE LT LE GT GE.",
     description="Any element type (complex: EQ and NE only). Floats compare as IEEE values "
@@ -61,7 +61,7 @@ def _infer_select(pred: TensorSpec, on_true: TensorSpec, on_false: TensorSpec) -
 define_op(
     "select", "(pred: P, on_true: T, on_false: T) -> (result: T)",
     infer=_infer_select,
-    reference=lambda pred, on_true, on_false: np.where(pred, on_true, on_false),
+    reference=any_rank(lambda pred, on_true, on_false: np.where(pred, on_true, on_false)),
     weak_type="rest",
     summary="on_true where pred is true, else on_false.",
     description="`pred` is an `i1` tensor of the cases' shape, or rank 0 to pick a whole case "
@@ -89,7 +89,7 @@ def _clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
 define_op(
     "clamp", "(min: T, operand: U, max: V) -> (result: U)",
     infer=_infer_clamp,
-    reference=_clamp,
+    reference=any_rank(_clamp),
     summary="min(max(operand, min), max) elementwise.",
     description="`min` and `max` have the operand's element type and either its shape or rank 0 "
                 "(each independently). Any element type. Defined as `min(max(operand, min), max)` "

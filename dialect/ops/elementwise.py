@@ -18,6 +18,7 @@ import numpy as np
 from mlax.dialect import dtypes
 from mlax.dialect.erf_inv import erf_inv_reference
 from mlax.dialect.ops.common import (
+    any_rank,
     compute_dtype,
     op_value_error,
     require_dtype,
@@ -71,6 +72,7 @@ def _define(name: str, operands: tuple[str, ...], fn: Callable[..., np.ndarray],
         dtype = result_dtype(specs[0].dtype) if callable(result_dtype) else result_dtype
         return TensorSpec(specs[0].shape, dtype)
 
+    @any_rank
     def reference(*xs: np.ndarray, **attrs: str) -> np.ndarray:
         if native:
             with np.errstate(all="ignore"):

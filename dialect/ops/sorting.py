@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlax.dialect import dtypes
-from mlax.dialect.ops.common import op_type_error, op_value_error
+from mlax.dialect.ops.common import along_rows, op_type_error, op_value_error
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -63,7 +63,7 @@ def _sort_permutation(keys: np.ndarray, *, dimension: int) -> np.ndarray:
 define_op(
     "sort_permutation", "(keys: T) -> (result: U)",
     attributes={"dimension": "i64"},
-    infer=_infer_sort_permutation, reference=_sort_permutation, weak_type="never",
+    infer=_infer_sort_permutation, reference=along_rows(_sort_permutation), weak_type="never",
     summary="The i32 indices that stably sort `keys` ascending along `dimension`.",
     description="""
 `keys`: any element type, rank at least 1, `dimension` in `0 .. rank-1` (its size must fit
@@ -100,7 +100,7 @@ def _apply_permutation(x: np.ndarray, indices: np.ndarray, *, dimension: int) ->
 define_op(
     "apply_permutation", "(operand: T, indices: U) -> (result: T)",
     attributes={"dimension": "i64"},
-    infer=_infer_apply_permutation, reference=_apply_permutation, weak_type="first",
+    infer=_infer_apply_permutation, reference=along_rows(_apply_permutation), weak_type="first",
     summary="`operand` read along `dimension` at `indices`: result[.., i, ..] = operand[.., indices[i], ..].",
     description="""
 `operand`: any element type, rank at least 1; `indices`: i32 of the operand's shape; the
@@ -142,7 +142,7 @@ def _top_k(x: np.ndarray, *, k: int) -> tuple[np.ndarray, np.ndarray]:
 define_op(
     "top_k", "(operand: T) -> (values: U, indices: V)",
     attributes={"k": "i64"},
-    infer=_infer_top_k, reference=_top_k, weak_type="never",
+    infer=_infer_top_k, reference=along_rows(_top_k, None), weak_type="never",
     summary="The `k` largest elements along the last dimension, descending, and their i32 indices.",
     description="""
 `operand`: any element type, rank at least 1; `k` in `0 .. n` for a last dimension of size

@@ -105,3 +105,12 @@ func.func @test_no_guard() -> tensor<2xui64> attributes {note = "999999999999999
   %0 = "mlax.constant"() {value = dense<[18446744073709551615, 9223372036854775808]> : tensor<2xui64>} : () -> tensor<2xui64>
   return %0 : tensor<2xui64>
 }
+
+// -----
+
+// The LLVM dialect's array type is spelled without `!llvm.` inside its struct types (the
+// CPU pipeline's memref descriptors): `array<1 x i64>` opens with a length, not an element
+// type, and is no dense array.
+llvm.func @test_no_guard_llvm_array(%d: !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<2 x array<3 x f16>>)>) {
+  llvm.return
+}

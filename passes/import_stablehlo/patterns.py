@@ -40,7 +40,10 @@ def _constant(value: ir.Value, test: Callable[[np.ndarray], bool]) -> bool:
     op = _op(value, "stablehlo.constant")
     found = attribute(op, "value") if op is not None else None
     try:
-        return found is not None and bool(np.all(test(dense_to_numpy(found))))
+        values = dense_to_numpy(found) if found is not None else None
+        if values is not None and values.size > 1 and ir.DenseElementsAttr(found).is_splat:
+            values = values.reshape(-1)[:1]  # its one value (a splat may have any shape)
+        return values is not None and bool(np.all(test(values)))
     except (TypeError, ValueError):
         return False
 

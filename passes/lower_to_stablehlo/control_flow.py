@@ -15,9 +15,10 @@ declaration is lowered in the next round.
 - while: `stablehlo.while` over the carries; its condition region calls the cond function and
   its body region the body function, both with the consts appended.
 - scan: `stablehlo.while` over (i32 step, carries..., stacked ys...), the stacks starting as
-  zeros. Step i reads row ``i`` (``length-1-i`` when `reverse`) of each xs with
-  `stablehlo.dynamic_slice`, calls the body, and writes its ys into that row with
-  `stablehlo.dynamic_update_slice`. A scan of length 0 is its initial carries and empty stacks.
+  zeros (the step is i64 in a scan longer than i32 counts). Step i reads row ``i``
+  (``length-1-i`` when `reverse`) of each xs with `stablehlo.dynamic_slice`, calls the body,
+  and writes its ys into that row with `stablehlo.dynamic_update_slice`. A scan of length 0
+  is its initial carries and empty stacks.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def _i32() -> ir.Type:
     return scalar_type(ir.IntegerType.get_signless(32))
 
 
+def _step_type(length: int) -> ir.Type:
+    """The scan's step counter: i32 as jax counts, i64 for more steps than i32 holds."""
+    return _i32() if length <= 2**31 - 1 else scalar_type(ir.IntegerType.get_signless(64))
+
+
 def _lower_cond(site: CallSite) -> list[ir.Value]:
     branches, (selector, *operands) = site.fields["branches"], site.operands
     if len(branches) == 1:
@@ -68,8 +74,8 @@ def _lower_while(site: CallSite) -> list[ir.Value]:
 
 
 def _starts(i: ir.Value, rank: int) -> list[ir.Value]:
-    """The start indices of row ``i`` of a stack of rank ``rank``: (i, 0, ..., 0)."""
-    return [i, *[splat(0, _i32())] * (rank - 1)] if rank > 1 else [i]
+    """The start indices of row ``i`` of a stack of rank ``rank``: (i, 0, ..., 0), of i's type."""
+    return [i, *[splat(0, i.type)] * (rank - 1)] if rank > 1 else [i]
 
 
 def _row(stack: ir.Value, i: ir.Value) -> ir.Value:
@@ -96,15 +102,16 @@ def _lower_scan(site: CallSite) -> list[ir.Value]:
     stacks = [splat(0, t) for t in site.result_types[num_carry:]]
     if length == 0:
         return [*carry, *stacks]
-    state = [splat(0, _i32()), *carry, *stacks]
+    counter = _step_type(length)
+    state = [splat(0, counter), *carry, *stacks]
     loop = hlo("while", state, [v.type for v in state], regions=2)
-    body(loop, 0, [v.type for v in state], lambda i, *_: [compare(i, splat(length, _i32()), "LT")])
+    body(loop, 0, [v.type for v in state], lambda i, *_: [compare(i, splat(length, counter), "LT")])
 
     def step(i: ir.Value, *values: ir.Value) -> list[ir.Value]:
-        row = value("subtract", [splat(length - 1, _i32()), i], _i32()) if fields["reverse"] else i
+        row = value("subtract", [splat(length - 1, counter), i], counter) if fields["reverse"] else i
         outs = site.call(fields["body"], [*values[:num_carry], *(_row(x, row) for x in xs), *consts])
         ys = [_store(stack, y, row) for stack, y in zip(values[num_carry:], outs[num_carry:], strict=True)]
-        return [value("add", [i, splat(1, _i32())], _i32()), *outs[:num_carry], *ys]
+        return [value("add", [i, splat(1, counter)], counter), *outs[:num_carry], *ys]
 
     body(loop, 1, [v.type for v in state], step)
     return list(loop.results)[1:]

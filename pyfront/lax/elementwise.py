@@ -16,7 +16,9 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
 from mlax.core import bind, with_weak_type
+from mlax.custom_derivatives import custom_jvp
 from mlax.dialect import dtypes as ir_dtypes
+from mlax.errors import user_error
 from mlax.lax.common import operand, operands_like, reject_bool
 from mlax.lax.shape import broadcast_in_dim
 
@@ -140,16 +142,8 @@ def pow(x: Any, y: Any) -> Any:
     return bind("pow", x, y)
 
 
-def integer_pow(x: Any, y: int) -> Any:
-    """x ** y for a static integer ``y``, by repeated squaring and multiplication (as JAX)."""
-    x, y = operand(x), operator.index(y)
-    if ir_dtypes.is_bool(x.dtype):
-        raise TypeError("mlax.lax.integer_pow: x must be a number, got dtype bool")
-    if y < 0 and ir_dtypes.is_int(x.dtype):
-        raise TypeError(f"mlax.lax.integer_pow: integers cannot be raised to negative powers, "
-                        f"got {x.dtype} ** {y}")
-    if y == 0:
-        return with_weak_type(Array._wrap(np.ones(x.shape, x.dtype)), x.weak_type)
+def _power(x: Any, y: int) -> Any:
+    """x ** y for y != 0, by repeated squaring and multiplication (as JAX); 1 / x**-y below 0."""
     acc, base, n = None, x, -y if y < 0 else y
     while n:
         if n & 1:
@@ -158,6 +152,32 @@ def integer_pow(x: Any, y: int) -> Any:
         if n:
             base = mul(base, base)
     return div(1, acc) if y < 0 else acc
+
+
+# Below -1 the product rule through 1 / x**-y would give 0 * inf = NaN at x = 0 (and at inf):
+# jax's rule y * x**(y - 1) gives -inf / +inf there, as for every other x.
+_negative_power = custom_jvp(_power, nondiff_argnums=(1,))
+
+
+@_negative_power.defjvp
+def _negative_power_jvp(y: int, primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    scale = with_weak_type(Array._wrap(np.full(x.shape, y, x.dtype)), x.weak_type)
+    return _negative_power(x, y), mul(t, mul(scale, _negative_power(x, y - 1)))
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """x ** y for a static integer ``y``, by repeated squaring and multiplication (as JAX); its
+    derivative is jax's ``y * x**(y - 1)``."""
+    x, y = operand(x), operator.index(y)
+    if ir_dtypes.is_bool(x.dtype):
+        raise TypeError("mlax.lax.integer_pow: x must be a number, got dtype bool")
+    if y < 0 and ir_dtypes.is_int(x.dtype):
+        raise TypeError(f"mlax.lax.integer_pow: integers cannot be raised to negative powers, "
+                        f"got {x.dtype} ** {y}")
+    if y == 0:
+        return with_weak_type(Array._wrap(np.ones(x.shape, x.dtype)), x.weak_type)
+    return _negative_power(x, y) if y < -1 and ir_dtypes.is_inexact(x.dtype) else _power(x, y)
 
 
 def square(x: Any) -> Any:
@@ -185,7 +205,7 @@ def clamp(min: Any, x: Any, max: Any) -> Any:
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
     """Cast ``x`` to ``new_dtype`` (StableHLO convert semantics); no op when it already is."""
     x = operand(x)
-    new_dtype = front_dtypes.canonicalize(np.dtype(new_dtype))
+    new_dtype = _new_dtype(new_dtype, "convert_element_type")
     if x.dtype == new_dtype:
         return with_weak_type(x, weak_type)
     return with_weak_type(bind("convert", x, new_dtype=new_dtype), weak_type)
@@ -229,7 +249,14 @@ def conj(x: Any) -> Any:
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
     """Reinterpret the bits of ``x`` as ``new_dtype``; a narrower type adds a minor dimension,
     a wider one consumes it."""
-    return bind("bitcast_convert", operand(x), new_dtype=front_dtypes.canonicalize(np.dtype(new_dtype)))
+    return bind("bitcast_convert", operand(x), new_dtype=_new_dtype(new_dtype, "bitcast_convert_type"))
+
+
+def _new_dtype(new_dtype: Any, name: str) -> np.dtype:
+    try:
+        return front_dtypes.canonicalize(np.dtype(new_dtype))
+    except TypeError as err:
+        raise user_error(TypeError, str(err), f"new_dtype of mlax.lax.{name}") from None
 
 
 __all__ = [

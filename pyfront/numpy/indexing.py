@@ -20,7 +20,7 @@ JAX and send basic indices through gather/scatter too. Repeated indices combine 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,8 +123,34 @@ def _classify(item: Any) -> str:
     raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {name}{where()}")
 
 
+def _reject_list_index(index: Any) -> None:
+    """jax's TypeError for a non-tuple sequence as the whole index (``x[[1, 1]]``): NumPy reads
+    some as tuples and others as arrays; jax, and mlax, ask for one or the other."""
+    if isinstance(index, tuple) or not isinstance(index, Sequence) or isinstance(index, str):
+        return
+    if any(isinstance(i, (np.ndarray, Array)) and np.ndim(i) != 0 or isinstance(i, (Sequence, slice))
+           or i is Ellipsis or i is None for i in index):
+        fix = "arr[tuple(seq)]"
+    else:
+        fix = "arr[array(seq)]"
+    raise TypeError(f"Using a non-tuple sequence for multidimensional indexing is not allowed; use `{fix}` "
+                    "instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/4564 for more "
+                    f"information.{where()}")
+
+
+def _check_python_ints(index: Any) -> None:
+    """jax's OverflowError for a Python int index that its index dtype (int32; int64 under x64)
+    cannot hold: ``x[2**40]`` is an error, not a clamped read."""
+    dtype = front_dtypes.default_int()
+    bounds = np.iinfo(dtype)
+    for item in index if isinstance(index, tuple) else (index,):
+        if type(item) is int and not bounds.min <= item <= bounds.max:
+            raise OverflowError(f"Python int {item} too large to convert to {dtype.name}{where()}")
+
+
 def _items(shape: tuple[int, ...], index: Any) -> tuple[tuple, list[str]]:
     """The index as a tuple of items with their kinds, ending in an ellipsis (checked for count)."""
+    _reject_list_index(index)
     items = index if isinstance(index, tuple) else (index,)
     kinds = [_classify(item) for item in items]
     if kinds.count("ellipsis") > 1:
@@ -183,6 +209,7 @@ def _finish(region: Any, plan: _Plan, weak: bool) -> Any:
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` (the implementation of ``__getitem__``): basic indices slice, advanced ones gather."""
     x = asarray(x)
+    _check_python_ints(index)
     if _is_advanced(_items(x.shape, index)[1]):
         return _get(x, index, None, None)
     plan = _plan(x.shape, index)
@@ -507,6 +534,7 @@ class _IndexUpdateRef:
         highest unsigned integer, True) out of bounds, "clip" (the default) clamps."""
         if mode is None and fill_value is None:
             return getitem(self.array, self.index)
+        _check_python_ints(self.index)
         x = asarray(self.array)
         return _get(x, self.index, mode, fill_value)
 

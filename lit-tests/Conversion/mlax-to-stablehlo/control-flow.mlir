@@ -116,6 +116,24 @@ func.func private @cell(%h: tensor<3xf32>, %x: tensor<3xf32>, %w: tensor<3xf32>)
   return %1, %2 : tensor<3xf32>, tensor<f32>
 }
 
+// A scan longer than i32 counts steps in i64 (only its carry: nothing is stacked).
+// CHECK-LABEL: func.func @test_long_scan
+// CHECK-NEXT:    %[[ZERO:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>}
+// CHECK-NEXT:    %[[L:.*]]:2 = "stablehlo.while"(%[[ZERO]], %arg0)
+// CHECK-NEXT:    ^bb0(%[[I:.*]]: tensor<i64>, %{{.*}}: tensor<f32>):
+// CHECK-NEXT:      %[[LEN:.*]] = "stablehlo.constant"() {value = dense<1099511627776> : tensor<i64>}
+// CHECK:           "stablehlo.add"(%{{.*}}, %{{.*}}) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK:         return %[[L]]#1
+func.func @test_long_scan(%c: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @long_scan(%c) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @long_scan(tensor<f32>) -> tensor<f32> attributes {mlax.scan = {body = @square, length = 1099511627776 : i64, reverse = false, num_carry = 1 : i64, num_consts = 0 : i64}}
+func.func private @square(%c: tensor<f32>) -> tensor<f32> {
+  %0 = "mlax.mul"(%c, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 // A branch that calls a declaration itself (a scan inside a cond): its call becomes a
 // stablehlo.while in the branch function too.
 // CHECK-LABEL: func.func @test_nested

@@ -73,3 +73,13 @@ func.func private @sm(tensor<8xf32>) -> tensor<8xf32> attributes {mlax.shard_map
 func.func private @body(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A mesh's devices are listed (and simulated, and named in collectives): a mesh too large to
+// list is refused before it is (it once grew mlax-opt past 13 GB).
+// expected-error@+1 {{mlax.shard_map declaration @sm: invalid axis_names / axis_sizes: axis sizes [1099511627776, 2] make 2199023255552 devices, more than mlax handles (1048576)}}
+func.func private @sm(tensor<8xf32>) -> tensor<8xf32> attributes {mlax.shard_map = {callee = @body, axis_names = ["x", "y"], axis_sizes = array<i64: 1099511627776, 2>, in_specs = [[[]]], out_specs = [[[]]]}}
+func.func private @body(%a: tensor<8xf32>) -> tensor<8xf32> {
+  return %a : tensor<8xf32>
+}

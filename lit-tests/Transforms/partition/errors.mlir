@@ -67,3 +67,13 @@ module attributes {mlax.mesh = {axis_names = ["x", "y"], axis_sizes = array<i64:
     return %a : tensor<6xf32>
   }
 }
+
+// -----
+
+// A mesh with more devices than mlax lists (its device ids, replica groups) is refused.
+// expected-error@+1 {{mlax-partition: invalid mesh: axis sizes [1099511627776] make 1099511627776 devices, more than mlax handles (1048576)}}
+module attributes {mlax.mesh = {axis_names = ["x"], axis_sizes = array<i64: 1099511627776>, device_ids = array<i64: 0, 1>}} {
+  func.func @test_huge_mesh(%a: tensor<8xf32> {mlax.sharding = [["x"]]}) -> tensor<8xf32> {
+    return %a : tensor<8xf32>
+  }
+}

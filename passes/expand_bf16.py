@@ -10,6 +10,14 @@ expands only the two conversions:
 - ``extf bf16 -> f32/f64``: the 16 bits become the high half of an f32 (exact);
 - ``truncf f32/f64 -> bf16``: round to nearest even on the f32 bits (an f64 goes through f32 first,
   as ml_dtypes and XLA's CPU do), NaN -> the quiet NaN with the operand's sign.
+
+It also keeps bf16 values that only move, not compute, in registers as their i16 bits:
+``arith.select`` of bf16 selects the bits, and a block argument of bf16 (a loop-carried value
+after `convert-scf-to-cf`) becomes an i16 one. LLVM's x86 backend holds a ``bfloat`` select or
+phi in an f32 register and converts it back with ``vcvtneps2bf16`` where the host has AVX512-BF16,
+and that instruction flushes subnormals to zero: a running bf16 argmax compared every element
+with a flushed best (a wrong index for subnormal inputs). Loads and stores stay bf16; LLVM's
+instcombine makes a load whose only use is a bitcast to i16 (and a store of one) an i16 one.
 """
 
 from __future__ import annotations
@@ -61,13 +69,118 @@ def _rule(op: ir.Operation):
     return None
 
 
+def _bits_type(t: ir.Type) -> ir.Type | None:
+    """The integer type holding the bits of a bf16 scalar or vector type (None for other types)."""
+    if _is_bf16(t):
+        return ir.IntegerType.get_signless(16)
+    if isinstance(t, ir.VectorType) and _is_bf16(ir.VectorType(t).element_type):
+        vector = ir.VectorType(t)
+        return ir.VectorType.get(vector.shape, ir.IntegerType.get_signless(16),
+                                 scalable=vector.scalable_dims if vector.scalable else None)
+    return None
+
+
+def _as_bits(value: ir.Value) -> ir.Value:
+    """``value`` (bf16) as its bits: the i16 a bitcast made it from, or a new bitcast after it."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        point = ir.InsertionPoint.at_block_begin(owner)
+        location = value.location
+    else:
+        owner = owner.operation
+        if owner.name == "arith.bitcast" and owner.operands[0].type == _bits_type(value.type):
+            return owner.operands[0]
+        point, location = ir.InsertionPoint.after(owner), owner.location
+    with location, point:
+        return arith.bitcast(_bits_type(value.type), value)
+
+
+def _select_bits(op: ir.Operation) -> None:
+    """A bf16 select as a select of the bits."""
+    condition, on_true, on_false = op.operands
+    with op.location, ir.InsertionPoint(op):
+        picked = arith.select(condition, _as_bits(on_true), _as_bits(on_false))
+        value = arith.bitcast(op.results[0].type, picked)
+    op.results[0].replace_all_uses_with(value)
+    op.erase()
+
+
+def _successor_operands(terminator: ir.Operation, block: ir.Block) -> list[list[int]] | None:
+    """For each edge from ``terminator`` to ``block``, the positions of its operands that feed
+    ``block``'s arguments; None for a terminator other than cf.br / cf.cond_br."""
+    if terminator.name == "cf.br":
+        return [list(range(len(terminator.operands)))]
+    if terminator.name != "cf.cond_br":
+        return None
+    true_block, false_block = terminator.successors
+    n_true, n_false = len(true_block.arguments), len(false_block.arguments)
+    edges = []
+    if true_block == block:
+        edges.append(list(range(1, 1 + n_true)))
+    if false_block == block:
+        edges.append(list(range(1 + n_true, 1 + n_true + n_false)))
+    return edges
+
+
+def _carry_bits(block: ir.Block) -> None:
+    """``block``'s bf16 arguments become i16 ones (fed the bits by every branch to it); their
+    users read them through a bitcast at the top of the block."""
+    indices = [i for i, arg in enumerate(block.arguments) if _bits_type(arg.type) is not None]
+    if not indices or block.owner is None:
+        return
+    predecessors: list[ir.Block] = []
+    for predecessor in block.predecessors:  # a block branching twice here is listed twice
+        if predecessor not in predecessors:
+            predecessors.append(predecessor)
+    terminators = [p.operations[len(p.operations) - 1] for p in predecessors]
+    edges = [_successor_operands(t, block) for t in terminators]
+    if not terminators or any(e is None for e in edges):
+        return
+    for i in indices:
+        arg = block.arguments[i]
+        value_type = arg.type
+        arg.set_type(_bits_type(value_type))
+        with arg.location, ir.InsertionPoint.at_block_begin(block):
+            value = arith.bitcast(value_type, arg)
+        arg.replace_all_uses_except(value, value.owner.operation)
+    for terminator, positions in zip(terminators, edges, strict=True):
+        for operands in positions:
+            for i in indices:
+                at = operands[i]
+                terminator.operands[at] = _as_bits(terminator.operands[at])
+
+
+def _bf16_bitcast(op: ir.Operation) -> bool:
+    """Whether ``op`` bitcasts between bf16 and its bits (either way)."""
+    return op.name == "arith.bitcast" and any(
+        _bits_type(t) is not None for t in (op.operands[0].type, op.results[0].type))
+
+
+def _fold_bitcast_pairs(root: ir.Operation) -> None:
+    """A bitcast of a bf16 <-> i16 bitcast back to the first type is its source; such bitcasts
+    left without users go."""
+    for op in nested_ops(root):
+        if not _bf16_bitcast(op):
+            continue
+        source = op.operands[0].owner
+        if not isinstance(source, ir.Block) and _bf16_bitcast(source.operation) and \
+                source.operation.operands[0].type == op.results[0].type:
+            op.results[0].replace_all_uses_with(source.operation.operands[0])
+            op.erase()
+    for op in reversed(nested_ops(root)):
+        if _bf16_bitcast(op) and not list(op.results[0].uses):
+            op.erase()
+
+
 @register_pass
 @dataclass
 class ExpandBf16(ModulePass):
-    """Expand scalar extf/truncf from/to bf16 into integer operations on the bits."""
+    """Expand scalar extf/truncf from/to bf16 into integer operations on the bits, and carry
+    bf16 selects and block arguments as i16 bits."""
 
     argument = "mlax-expand-bf16"
-    summary = "expand scalar bf16 extf/truncf into bit manipulation (no compiler runtime needed)"
+    summary = ("expand scalar bf16 extf/truncf into bit manipulation (no compiler runtime needed); "
+               "bf16 selects and block arguments carry the i16 bits")
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
@@ -78,3 +191,11 @@ class ExpandBf16(ModulePass):
                 replacement = rule(op)
             op.results[0].replace_all_uses_with(replacement)
             op.erase()
+        blocks = [block for op in nested_ops(module) for region in op.regions for block in region.blocks]
+        for block in blocks:
+            if block != block.region.blocks[0]:  # an entry block's arguments are the function's
+                _carry_bits(block)
+        for op in nested_ops(module):
+            if op.name == "arith.select" and _bits_type(op.results[0].type) is not None:
+                _select_bits(op)
+        _fold_bitcast_pairs(module)

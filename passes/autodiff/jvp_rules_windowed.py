@@ -1,14 +1,17 @@
 """JVP rules of the windowed ops: conv_general_dilated (bilinear), reduce_window_sum (linear) and
-reduce_window_max/min (the tangent at the chosen position of each window).
+reduce_window_max/min (the tangent at the position each window selects).
 
-reduce_window_max/min follow JAX's convention for ties the way reduce_max does (the mean of
-the tangents at the positions equal to the result): every window position is one strided
-slice of the padded operand, compared with the result; padding and dilation holes never
-count (a validity mask), a window of padding only (or a NaN result, which equals nothing)
-gets 0. JAX's own rule (select_and_gather_add) picks one tied element instead, so the two
-agree wherever the maximum of each window is unique. The tangent only flows through pad
-(zero padding value), slice, select on a primal mask, add and div by a primal count, which
-all have transpose rules.
+reduce_window_max/min select the position of each window that jax's gradient does (its
+select_and_scatter_add, on XLA's CPU): the window's positions in row-major order, padding and
+base-dilation holes included as -inf (+inf for min), the first one selected to start with and
+each later one taking over unless ``selected >= value`` (``<=`` for min). So ties go to the
+first maximum (a window [[1, 1], [1, 1]] gives [1, 0, 0, 0], where reduce_max splits evenly),
+padding never wins over a number, and NaN passes the selection on. Every window position is
+one strided slice of the padded operand; the tangent is a chain of selects on primal masks
+(linear, so reverse mode transposes it into the cotangent sent to the selected position).
+jax's forward mode (select_and_gather_add) starts from (-inf, 0) and skips padding instead,
+which differs only in a window whose numbers are all -inf (jax: tangent 0) or where padding
+follows a NaN; its reduction order with padding is XLA's and not always row-major.
 """
 
 from __future__ import annotations
@@ -71,21 +74,25 @@ def _window_positions(e: Emitter, op: ir.Operation) -> Callable[[ir.Value, objec
 
 def _reduce_window_chooser(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
                            outs: list[ir.Value]) -> list[MaybeValue]:
+    """The tangent at the position each window selects, as jax's select_and_scatter_add does:
+    the first window position (padding and dilation holes count, holding -inf / +inf for min)
+    starts selected and each later one replaces the selection unless ``selected >= value``
+    (``<=`` for min), so the first maximum wins ties and NaN passes the selection on."""
     (x,), (t,), (out,) = primals, tangents, outs
     if t is None or not is_float(out) or 0 in spec(out).shape:
         return [None]
     if not spec(x).shape:
         return [t]
+    is_max = op.name == "mlax.reduce_window_max"
     positions = _window_positions(e, op)
-    true = e("broadcast_in_dim", e("constant", value=np.asarray(True)), shape=spec(x).shape,
-             broadcast_dimensions=())
-    total = count = None
-    for valid, value, tangent in zip(positions(true, False), positions(x, 0), positions(t, 0), strict=True):
-        hit = e("and", valid, e("compare", value, out, comparison_direction="EQ"))
-        total = e.add(total, e("select", hit, tangent, e.zeros(out)))
-        count = e.add(count, e("convert", hit, new_dtype=spec(out).dtype))
-    none = e("compare", count, e.zeros(out), comparison_direction="EQ")
-    return [e("div", total, e("select", none, e.full(out, 1), count))]
+    values, tangents_at = positions(x, -np.inf if is_max else np.inf), positions(t, 0)
+    selected, tangent = values[0], tangents_at[0]
+    for k, (value, tangent_here) in enumerate(zip(values[1:], tangents_at[1:], strict=True), 1):
+        keep = e("compare", selected, value, comparison_direction="GE" if is_max else "LE")
+        if k + 1 < len(values):
+            selected = e("select", keep, selected, value)
+        tangent = e("select", keep, tangent, tangent_here)
+    return [tangent]
 
 
 WINDOWED_JVP_RULES: dict[str, JvpRule] = {

@@ -7,6 +7,10 @@ overflow-safe forms for large arguments and cancellation-free ones near 0 and +-
 results agree with jax.lax within a few ulp (tests/dialect/test_lax_special.py checks every
 half-precision value). Operands must be floats (lax does not promote); half precision
 computes in float32 and rounds once. mlax.numpy's arcsin & co. call these.
+
+Real operands differentiate by jax's rules for its primitives (a custom_jvp: asin' = rsqrt(1 -
+x**2), acosh' = rsqrt(x**2 - 1)...), not through the composition, so derivatives agree with
+jax's at the special points too: asin'(1) = inf, asinh'(0) = 1, acosh'(-2) = 1/sqrt(3).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from mlax.array import Array
+from mlax.custom_derivatives import custom_jvp
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.lax import special_complex
 from mlax.lax.common import operand
@@ -37,9 +42,12 @@ from mlax.lax.elementwise import (
     mul,
     ne,
     neg,
+    reciprocal,
+    rsqrt,
     select,
     sign,
     sqrt,
+    square,
     sub,
 )
 from mlax.lax.shape import broadcast_in_dim
@@ -50,26 +58,39 @@ __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh"]
 Const = Callable[[float], Any]
 
 
-def _composite(name: str, body: Callable[[Any, Const], Any], doc: str) -> Callable[[Any], Any]:
+Derivative = Callable[[Any, Any, Const], Any]
+
+
+def _composite(name: str, body: Callable[[Any, Const], Any], doc: str,
+               derivative: Derivative) -> Callable[[Any], Any]:
     """The public function ``name``: check the dtype, widen half floats, run ``body``, round back.
 
     ``body(x, c)`` gets the (float32 or wider) operand and ``c``, which makes a constant of
     x's dtype, shape and weak type, so the result keeps x's weak type as in jax.lax. Complex
-    operands run ``name``'s form in mlax.lax.special_complex instead.
+    operands run ``name``'s form in mlax.lax.special_complex instead. A real operand's tangent
+    is ``derivative(g, x, c)``, jax's rule, in x's own dtype.
     """
+
+    def real(x: Any) -> Any:
+        dtype, weak = x.dtype, x.weak_type
+        if dtype.itemsize == 2:
+            x = convert_element_type(x, np.float32, weak)
+        return convert_element_type(body(x, _constant_maker(x)), dtype, weak)
+
+    real.__name__ = real.__qualname__ = f"{name}_real"  # the callee, not named as the caller
+    differentiable = custom_jvp(real)
+    differentiable.defjvps(lambda g, ans, x: derivative(g, x, _constant_maker(x)))
 
     def fn(x: Any) -> Any:
         x = operand(x)
-        dtype, weak = x.dtype, x.weak_type
+        dtype = x.dtype
         if ir_dtypes.is_complex(dtype):
             complex_body = _COMPLEX_FORMS[name]
             return complex_body(x, _constant_maker(x))
         if not ir_dtypes.is_float(dtype):
             raise TypeError(f"mlax.lax.{name}: x must have a floating-point dtype, got {dtype} (complex "
                             f"dtypes are accepted too){where()}")
-        if dtype.itemsize == 2:
-            x = convert_element_type(x, np.float32, weak)
-        return convert_element_type(body(x, _constant_maker(x)), dtype, weak)
+        return differentiable(x)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -145,20 +166,24 @@ def _atanh(x: Any, c: Const) -> Any:
     return select(gt(abs(x), c(1)), c(np.nan), value)
 
 
-asin = _composite("asin", _asin, "Elementwise arcsine, ``2 atan2(x, 1 + sqrt((1 - x)(1 + x)))``.")
+asin = _composite("asin", _asin, "Elementwise arcsine, ``2 atan2(x, 1 + sqrt((1 - x)(1 + x)))``.",
+                  lambda g, x, c: mul(g, rsqrt(sub(c(1), square(x)))))
 acos = _composite("acos", _acos, "Elementwise arccosine, ``2 atan2(sqrt((1 - x)(1 + x)), 1 + x)`` "
-                  "(pi at -1).")
-atan = _composite("atan", _atan, "Elementwise arctangent, ``atan2(x, 1)``.")
+                  "(pi at -1).", lambda g, x, c: mul(g, neg(rsqrt(sub(c(1), square(x))))))
+atan = _composite("atan", _atan, "Elementwise arctangent, ``atan2(x, 1)``.",
+                  lambda g, x, c: div(g, add(c(1), square(x))))
 sinh = _composite("sinh", _sinh, "Elementwise hyperbolic sine (expm1-based below |x| = 1, so accurate "
-                  "near 0; no early overflow above).")
+                  "near 0; no early overflow above).", lambda g, x, c: mul(g, cosh(x)))
 cosh = _composite("cosh", _cosh, "Elementwise hyperbolic cosine, ``e**(x - log 2) + e**(-x - log 2)`` "
-                  "(no early overflow).")
+                  "(no early overflow).", lambda g, x, c: mul(g, sinh(x)))
 asinh = _composite("asinh", _asinh, "Elementwise inverse hyperbolic sine (log1p form; ``log 2|x|`` where "
-                   "x * x would overflow).")
+                   "x * x would overflow).", lambda g, x, c: mul(g, rsqrt(add(square(x), c(1)))))
 acosh = _composite("acosh", _acosh, "Elementwise inverse hyperbolic cosine, ``log1p(y + sqrt(y (x + 1)))`` "
-                   "with y = x - 1 (NaN below 1; ``log 2x`` where x * x would overflow).")
+                   "with y = x - 1 (NaN below 1; ``log 2x`` where x * x would overflow).",
+                   lambda g, x, c: mul(g, rsqrt(sub(square(x), c(1)))))
 atanh = _composite("atanh", _atanh, "Elementwise inverse hyperbolic tangent, "
-                   "``(log1p(x) - log1p(-x)) / 2`` (NaN beyond [-1, 1]).")
+                   "``(log1p(x) - log1p(-x)) / 2`` (NaN beyond [-1, 1]).",
+                   lambda g, x, c: mul(reciprocal(add(c(1), x)), div(g, sub(c(1), x))))
 
 # The complex forms, by name: each gets the operand and its constant maker (asin & co. also the
 # real asinh they are built on).

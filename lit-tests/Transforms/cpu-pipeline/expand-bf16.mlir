@@ -43,3 +43,46 @@ func.func @test_left_alone(%x: f16, %y: f32) -> f32 {
   %1 = arith.maximumf %0, %y : f32
   return %1 : f32
 }
+
+// A bf16 select picks the bits (LLVM's x86 backend would select in an f32 register and
+// convert back with vcvtneps2bf16, flushing subnormals).
+// CHECK-LABEL: func.func @test_select_bits
+// CHECK-DAG:     %[[X:.*]] = arith.bitcast %arg1 : bf16 to i16
+// CHECK-DAG:     %[[Y:.*]] = arith.bitcast %arg2 : bf16 to i16
+// CHECK:         %[[PICK:.*]] = arith.select %arg0, %[[X]], %[[Y]] : i16
+// CHECK:         %[[BACK:.*]] = arith.bitcast %[[PICK]] : i16 to bf16
+// CHECK:         return %[[BACK]]
+func.func @test_select_bits(%c: i1, %x: bf16, %y: bf16) -> bf16 {
+  %0 = arith.select %c, %x, %y : bf16
+  return %0 : bf16
+}
+
+// A loop-carried bf16 (a block argument) is carried as i16: every branch to the block passes
+// the bits, and the block reads them back through a bitcast; a select of the carried value
+// feeds the branch its bits directly.
+// CHECK-LABEL: func.func @test_carry_bits
+// CHECK-DAG:     %[[X:.*]] = arith.bitcast %arg0 : bf16 to i16
+// CHECK-DAG:     %[[Y:.*]] = arith.bitcast %arg1 : bf16 to i16
+// CHECK:         cf.br ^bb1(%[[X]] : i16)
+// CHECK:       ^bb1(%[[BITS:.*]]: i16):
+// CHECK:         %[[V:.*]] = arith.bitcast %[[BITS]] : i16 to bf16
+// CHECK:         %[[NEXT:.*]] = arith.select %arg2, %[[BITS]], %[[Y]] : i16
+// CHECK:         cf.cond_br %arg2, ^bb1(%[[NEXT]] : i16), ^bb2
+// CHECK:         return %[[V]]
+func.func @test_carry_bits(%x: bf16, %y: bf16, %c: i1) -> bf16 {
+  cf.br ^bb1(%x : bf16)
+^bb1(%v: bf16):
+  %next = arith.select %c, %v, %y : bf16
+  cf.cond_br %c, ^bb1(%next : bf16), ^bb2
+^bb2:
+  return %v : bf16
+}
+
+// Function arguments keep their types, and f16 selects compute in f16 registers as they are.
+// CHECK-LABEL: func.func @test_no_bits_for_f16
+// CHECK-NOT:     arith.bitcast
+// CHECK:         arith.select %arg0, %arg1, %arg2 : f16
+func.func @test_no_bits_for_f16(%c: i1, %x: f16, %y: f16) -> f16 {
+  %0 = arith.select %c, %x, %y : f16
+  return %0 : f16
+}

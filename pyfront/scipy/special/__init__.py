@@ -13,6 +13,7 @@ import numpy as np
 
 from mlax import lax
 from mlax import numpy as mnp
+from mlax.custom_derivatives import custom_jvp
 from mlax.numpy.reductions import reduction_axes
 from mlax.numpy.util import const_like, promote_args_inexact
 from mlax.scipy.special import bessel as _bessel
@@ -48,10 +49,20 @@ erfinv = _gamma_family._lax_unary("erfinv", "erf_inv", "The inverse error functi
 expit = _gamma_family._lax_unary("expit", "logistic", "The logistic sigmoid ``1 / (1 + exp(-x))``.")
 
 
+@custom_jvp
+def _logit(x: Any) -> Any:
+    return lax.log(lax.div(x, lax.sub(const_like(x, 1), x)))
+
+
+# jax's rule: g / (x (1 - x)), so logit'(0) = inf and logit'(1) = inf (the quotient rule through
+# log(x / (1 - x)) gives NaN there).
+_logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(const_like(x, 1), x))))
+
+
 def logit(x: Any) -> Any:
     """The inverse of ``expit``: ``log(x / (1 - x))``."""
     (x,) = promote_args_inexact("logit", x)
-    return lax.log(lax.div(x, lax.sub(const_like(x, 1), x)))
+    return _logit(x)
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False,

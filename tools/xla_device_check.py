@@ -30,30 +30,10 @@ from typing import Any
 import numpy as np
 
 try:
-    from mlax.tools.device_programs import (
-        elementwise,
-        leaves,
-        matmul,
-        median_seconds,
-        mlp,
-        mlp_step,
-        scan,
-        softmax,
-        transformer_step,
-    )
+    from mlax.tools import device_programs as programs
 except ImportError:  # a copy run where mlax is not installed, next to device_programs.py
     sys.path.insert(0, str(Path(__file__).parent))
-    from device_programs import (
-        elementwise,
-        leaves,
-        matmul,
-        median_seconds,
-        mlp,
-        mlp_step,
-        scan,
-        softmax,
-        transformer_step,
-    )
+    import device_programs as programs
 
 
 def _sort(m: Any, x: Any) -> Any:
@@ -88,21 +68,21 @@ def _causal(length: int) -> Callable[[np.random.Generator], np.ndarray]:
 # name -> (program, input makers, rtol against the CPU results, rtol against jax on the device)
 PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], np.ndarray]],
                           float, float]] = {
-    "elementwise": (elementwise, [_f32(1024, 1024)], 1e-5, 1e-6),
-    "softmax": (softmax, [_f32(512, 1024)], 1e-5, 1e-6),
+    "elementwise": (programs.elementwise, [_f32(1024, 1024)], 1e-5, 1e-6),
+    "softmax": (programs.softmax, [_f32(512, 1024)], 1e-5, 1e-6),
     # f32 dots may run in TF32 on the GPU (XLA's default), hence the tolerances against the CPU
-    "matmul": (matmul, [_f32(1024, 1024), _f32(1024, 1024)], 2e-2, 1e-5),
-    "mlp": (mlp, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784)], 2e-2, 1e-5),
-    "mlp_step": (mlp_step, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784),
+    "matmul": (programs.matmul, [_f32(1024, 1024), _f32(1024, 1024)], 2e-2, 1e-5),
+    "mlp": (programs.mlp, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784)], 2e-2, 1e-5),
+    "mlp_step": (programs.mlp_step, [_f32(784, 512), _f32(512), _f32(512, 10), _f32(10), _f32(256, 784),
                              _f32(256, 10)], 2e-2, 1e-5),
-    "scan": (scan, [_f32(16, 128), _f32(50, 16, 128), _f32(128, 128), _f32(128, 128)], 2e-2, 1e-5),
+    "scan": (programs.scan, [_f32(16, 128), _f32(50, 16, 128), _f32(128, 128), _f32(128, 128)], 2e-2, 1e-5),
     "sort": (_sort, [_f32(262144)], 0.0, 0.0),
     "conv": (_conv, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 2e-2, 1e-5),
     # precision=HIGHEST: true f32 products on every device (jax's meaning), so close to the CPU
     "matmul_highest": (_matmul_highest, [_f32(512, 512), _f32(512, 512)], 1e-4, 1e-6),
     "conv_highest": (_conv_highest, [_f32(8, 32, 32, 16), _f32(3, 3, 16, 32)], 1e-4, 1e-6),
     # a decoder block's SGD step (batch 4, sequence 1024, width 512, 8 heads): bf16 dots on the TPU
-    "transformer_step": (transformer_step, [_ones(512), _f32(512, 1536), _f32(512, 512), _ones(512),
+    "transformer_step": (programs.transformer_step, [_ones(512), _f32(512, 1536), _f32(512, 512), _ones(512),
                                             _f32(512, 2048), _f32(2048, 512), _f32(4, 1024, 512),
                                             _f32(4, 1024, 512), _causal(1024)], 5e-2, 1e-3),
 }
@@ -125,7 +105,7 @@ def prepare(folder: Path) -> None:
         f = lambda *a, program=program: program(m, *a)  # noqa: E731
         text = mlax.jit(f, backend="xla").lower(*args).as_text("stablehlo", debug_info=False)
         (folder / f"{name}.stablehlo").write_bytes(pjrt.portable_artifact(text))
-        expected = leaves(mlax.jit(f, backend="cpu")(*args))
+        expected = programs.leaves(mlax.jit(f, backend="cpu")(*args))
         np.savez(folder / f"{name}.expected.npz", *expected)
         print(f"{name}: {len(text)} characters of StableHLO, {len(expected)} result(s)")
 
@@ -183,8 +163,8 @@ def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, devic
     expected_file = np.load(folder / f"{name}.expected.npz")
     expected = [expected_file[f"arr_{i}"] for i in range(len(expected_file.files))]
     problems = [p for p in (_check(got, expected, rtol_cpu), _check(got, reference, rtol_jax)) if p]
-    mlax_s = median_seconds(mlax_call, repeats)
-    jax_s = median_seconds(lambda: _block(jitted(*args)), repeats)
+    mlax_s = programs.median_seconds(mlax_call, repeats)
+    jax_s = programs.median_seconds(lambda: _block(jitted(*args)), repeats)
     return {"ok": not problems, "problems": problems, "compile_s": round(compile_s, 4),
             "jax_first_call_s": round(jax_first_s, 4), "mlax_us": round(mlax_s * 1e6, 1),
             "jax_us": round(jax_s * 1e6, 1), "ratio": round(mlax_s / jax_s, 3)}

@@ -171,8 +171,29 @@ class Lowered:
     def out_avals(self) -> tuple[Aval, ...]:
         return self._traced.out_avals
 
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: dict[str, Any] | None = None, *,
+                device_assignment: Any = None) -> Compiled:
+        """The compiled program, as jax's ``Lowered.compile``. ``compiler_options`` are XLA's
+        debug options (autotuning levels, pass switches: how XLA compiles, not what the program
+        means): XLA checks them, as in jax (an unknown one raises jax's ``JaxRuntimeError``), and
+        mlax's own compilers, which have none, leave them unread. ``device_assignment`` may be
+        None only."""
+        if compiler_options is not None and not isinstance(compiler_options, dict):
+            raise user_error(TypeError, "Lowered.compile: compiler_options must be a dict of XLA options, "
+                             f"got {type(compiler_options).__name__}", "compiler_options of Lowered.compile")
+        if compiler_options:
+            _check_xla_options(tuple(sorted(compiler_options.items(), key=lambda item: str(item[0]))))
+        if device_assignment is not None:
+            raise user_error(NotImplementedError, "Lowered.compile(device_assignment=...) is not supported "
+                             "by mlax: the program runs on the devices it was lowered for",
+                             "device_assignment of Lowered.compile")
         return Compiled(self._traced, _executable(self._entry))
+
+
+@functools.lru_cache(maxsize=64)
+def _check_xla_options(options: tuple[tuple[str, Any], ...]) -> None:
+    """XLA's check of compiler options: a trivial program compiled with them by jax's XLA."""
+    jax.jit(lambda: 0).lower().compile(compiler_options=dict(options))
 
 
 class Compiled:

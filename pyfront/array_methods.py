@@ -151,6 +151,12 @@ class ArrayMethods:
     def __divmod__(self, other: Any) -> Any:
         return _mnp().divmod(self, other)
 
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """``round(x)`` as jax's: ``jnp.round`` to ``ndigits`` decimals, an int array when
+        ``ndigits`` is None (as ``round(7.5)`` is an int)."""
+        out = _mnp().round(self, decimals=ndigits or 0)
+        return out.astype(int) if ndigits is None else out
+
     sum = _forward("sum")
     mean = _forward("mean")
     max = _forward("max")

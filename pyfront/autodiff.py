@@ -384,11 +384,12 @@ def _stacked_basis(avals: Sequence[Aval], position: int) -> list[np.ndarray]:
 
 
 def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bool,
-              holomorphic: bool = False) -> Callable[..., Any]:
+              holomorphic: bool = False, has_aux: bool = False) -> Callable[..., Any]:
     """jacfwd (vmap of jvp over the input basis) or jacrev (vmap of the vjp over the output
     basis), as jax: one batched program per input (or output) leaf, no loop over elements;
     pytrees in and out: the result has the output's structure, each leaf holding the input's
-    structure (a tuple over argnums when argnums is a tuple)."""
+    structure (a tuple over argnums when argnums is a tuple). With ``has_aux``, ``fun`` returns
+    ``(output, aux)`` and the result is ``(jacobian, aux)``, aux as the primal call gives it."""
     from mlax.batching import vmap
 
     api = "jacfwd" if forward else "jacrev"
@@ -401,15 +402,23 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
         chosen = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(chosen)
 
-        def partial(*leaves: Any) -> Any:
+        def call(*leaves: Any) -> Any:
             full = list(args)
             for i, value in zip(nums, tree_util.tree_unflatten(in_tree, list(leaves)), strict=True):
                 full[i] = value
             return fun(*full)
 
+        def partial(*leaves: Any) -> Any:
+            return _split_aux(call(*leaves), api)[0] if has_aux else call(*leaves)
+
         in_avals = [abstractify(leaf) for leaf in in_leaves]
+        aux = None
         if forward:
-            out = partial(*in_leaves)
+            out = call(*in_leaves)
+            if has_aux:
+                out, aux = _split_aux(out, api)
+        elif has_aux:
+            out, pull, aux = vjp(lambda *leaves: _split_aux(call(*leaves), api), *in_leaves, has_aux=True)
         else:
             out, pull = vjp(partial, *in_leaves)
         out_leaves, out_tree = tree_util.tree_flatten(out)
@@ -436,29 +445,40 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
         for row in blocks:
             structured = tree_util.tree_unflatten(in_tree, row)
             per_output.append(structured[0] if isinstance(argnums, int) else structured)
-        return tree_util.tree_unflatten(out_tree, per_output)
+        result = tree_util.tree_unflatten(out_tree, per_output)
+        return (result, aux) if has_aux else result
 
     return jacobian
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def _split_aux(out: Any, api: str) -> tuple[Any, Any]:
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise user_error(TypeError, f"mlax.{api} with has_aux=True: the function must return a pair "
+                         f"(output, aux), got {type(out).__name__}",
+                         f"the output of the function of mlax.{api}")
+    return out
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by forward mode: vmap of jvp over the input basis (complex inputs and
-    outputs with ``holomorphic=True``, as jax)."""
-    return _jacobian(fun, argnums, forward=True, holomorphic=holomorphic)
+    outputs with ``holomorphic=True``; ``has_aux``: ``fun`` returns ``(output, aux)``, as jax)."""
+    return _jacobian(fun, argnums, forward=True, holomorphic=holomorphic, has_aux=has_aux)
 
 
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by reverse mode: vmap of the vjp over the output basis (complex
-    inputs allowed; complex outputs with ``holomorphic=True``, as jax)."""
-    return _jacobian(fun, argnums, forward=False, holomorphic=holomorphic)
+    inputs allowed; complex outputs with ``holomorphic=True``; ``has_aux`` as jax)."""
+    return _jacobian(fun, argnums, forward=False, holomorphic=holomorphic, has_aux=has_aux)
 
 
 jacobian = jacrev  # jax's alias
 
 
-def hessian(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Hessian of a scalar ``fun``: jacfwd of jacrev, as jax.hessian."""
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable[..., Any]:
+    """The Hessian of a scalar ``fun``: jacfwd of jacrev, as jax.hessian (``has_aux`` too)."""
     check_callable(fun, "fun of mlax.hessian")
-    return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
+                  holomorphic=holomorphic)

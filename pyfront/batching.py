@@ -10,7 +10,6 @@ are prefixes of the arguments / outputs; keyword arguments are batched along axi
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +25,7 @@ from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.staging import Staged, restore_static, static_leaves
+from mlax.staging import Staged, restore_static, static_leaves, wraps
 from mlax.tracing import flatten_arguments, function_name, trace_subfunction
 
 
@@ -145,7 +144,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
 
     staged = Staged(run, fun)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
         return staged(*args, **kwargs)
 

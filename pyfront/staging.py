@@ -148,6 +148,18 @@ _PENDING = _Pending()
 _PLAIN = (Array, np.ndarray)
 
 
+def wraps(fun: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``functools.wraps(fun)`` that never fails, as jax's ``api_util.wraps``: a callable object
+    whose ``__name__`` is no string (an equinox Module rebuilt from its leaves has equinox's
+    ``Missing`` there) wraps as far as it can."""
+    def wrap(wrapper: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            return functools.wraps(fun)(wrapper)
+        except (TypeError, AttributeError, ValueError):
+            return wrapper
+    return wrap
+
+
 class Staged:
     """A transformation ``run(trace, *args, **kwargs)`` that emits into ``trace``: called in a
     trace it does so (its results known to concrete mode by running it eagerly when asked);
@@ -171,7 +183,7 @@ class Staged:
             args, kwargs = restore_static((args, kwargs))
             return run(current_trace(), *args, **kwargs)
 
-        self._jitted = jit(functools.wraps(fun)(staged) if fun is not None else staged)
+        self._jitted = jit(wraps(fun)(staged) if fun is not None else staged)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         trace = current_trace()

@@ -17,7 +17,7 @@ import numpy as np
 
 from mlax import dtypes as front_dtypes
 from mlax import lax
-from mlax.core import Tracer, abstractify, to_numpy
+from mlax.core import Tracer, abstractify, is_array_like, to_numpy
 from mlax.numpy import elementwise as ew
 from mlax.numpy.dtypes import finfo
 from mlax.numpy.math_extra import astype
@@ -92,22 +92,37 @@ ones = _filled("ones", 1)
 empty = _filled("empty", 0)
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    """An array like ``a`` (its dtype and weak type, unless given) filled with ``fill_value``."""
-    check_arraylike("full_like", a)
+def _like(fname: str, a: Any) -> tuple[tuple[int, ...], np.dtype, bool]:
+    """The shape, dtype and weak type of ``a``: an array or scalar, or -- as jax's duck typing --
+    anything with ``.shape`` and ``.dtype`` (a ``ShapeDtypeStruct``, from ``eval_shape``), whose
+    dtype is canonicalized as a user's and which is never weak."""
+    if not is_array_like(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        return tuple(_shape(fname, a.shape)), front_dtypes.canonicalize(np.dtype(a.dtype)), False
+    check_arraylike(fname, a)
     aval = abstractify(a)
-    dtype = user_dtype("full_like", dtype)
-    target_shape = aval.shape if shape is None else _shape("full_like", shape)
-    weak = dtype is None and aval.weak_type
-    return _fill("full_like", target_shape, fill_value, dtype or aval.dtype, weak)
+    return aval.shape, aval.dtype, bool(aval.weak_type)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """An array like ``a`` (its dtype and weak type, unless given) filled with ``fill_value``;
+    ``a`` may be any object with ``.shape`` and ``.dtype`` (a ``ShapeDtypeStruct``)."""
+    return _full_like("full_like", a, fill_value, dtype, shape)
+
+
+def _full_like(fname: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any:
+    like_shape, like_dtype, like_weak = _like(fname, a)
+    dtype = user_dtype(fname, dtype)
+    target_shape = like_shape if shape is None else _shape(fname, shape)
+    weak = dtype is None and like_weak
+    return _fill(fname, target_shape, fill_value, dtype or like_dtype, weak)
 
 
 def _filled_like(name: str, value: int) -> Any:
     def fn(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-        check_arraylike(name, a)
-        return full_like(a, value, dtype, shape)
+        return _full_like(name, a, value, dtype, shape)
 
-    return ew._named(name, f"An array like ``a`` filled with {value}.", fn)
+    return ew._named(name, f"An array like ``a`` (or an object with ``.shape`` and ``.dtype``) filled "
+                           f"with {value}.", fn)
 
 
 zeros_like = _filled_like("zeros_like", 0)

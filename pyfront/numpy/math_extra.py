@@ -14,6 +14,7 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.core import abstractify
+from mlax.custom_derivatives import custom_jvp
 from mlax.numpy import elementwise as ew
 from mlax.numpy.dtypes import iscomplexobj
 from mlax.numpy.util import (
@@ -26,6 +27,7 @@ from mlax.numpy.util import (
     promote_args_inexact,
     promote_args_numeric,
     promote_dtypes,
+    promote_dtypes_inexact,
     user_dtype,
 )
 
@@ -173,7 +175,9 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     """Step function: 0 below zero, 1 above, ``x2`` at zero (NaN stays NaN)."""
     check_arraylike("heaviside", x1, x2)
     x1_is_scalar = not abstractify(x1).shape  # jnp does not broadcast before making its constants
-    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    x1, x2 = promote_dtypes_inexact(x1, x2)  # broadcast with no rank promotion check, as jnp
+    shape = broadcast_shapes_or_raise("heaviside", x1.shape, x2.shape)
+    x1, x2 = broadcast_to_shape(x1, shape), broadcast_to_shape(x2, shape)
     weak = x1.weak_type and x1_is_scalar
     zero = const_like(x1, 0, weak)
     at_zero = lax.select(isnan(x1), x1, x2)
@@ -209,15 +213,38 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     return lax.select(any_inf, inf, lax.select(big_is_zero, big, scaled))
 
 
+def _replace_inf(x: Any) -> Any:
+    """``x`` with +inf replaced by 0 (jax's rule for logaddexp's tangent)."""
+    return lax.select(lax.eq(x, const_like(x, np.inf)), const_like(x, 0), x)
+
+
 def _logaddexp_base(name: str, exp_prim: str, scale: float | None) -> Any:
-    def fn(x1: Any, x2: Any, /) -> Any:
-        x1, x2 = promote_args_inexact(name, x1, x2)
+    """logaddexp / logaddexp2 with jax's custom_jvp: the tangent is ``t1 * b**(x1 - out) +
+    t2 * b**(x2 - out)`` (+inf read as 0), so equal arguments share it evenly (softplus'(0) is
+    1/2); differentiating the formula itself would give max's 1/2 minus abs's 1/2."""
+    power = getattr(lax, exp_prim)
+
+    def primal(x1: Any, x2: Any) -> Any:
         amax = lax.max(x1, x2)
         delta = lax.sub(x1, x2)
-        tail = lax.log1p(getattr(lax, exp_prim)(lax.neg(lax.abs(delta))))
+        tail = lax.log1p(power(lax.neg(lax.abs(delta))))
         if scale is not None:
             tail = lax.mul(const_like(tail, scale), tail)
         return lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
+
+    def rule(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
+        (x1, x2), (t1, t2) = primals, tangents
+        out = differentiable(x1, x2)
+        at = _replace_inf(out)
+        return out, lax.add(lax.mul(t1, power(lax.sub(_replace_inf(x1), at))),
+                            lax.mul(t2, power(lax.sub(_replace_inf(x2), at))))
+
+    differentiable = custom_jvp(primal)
+    differentiable.defjvp(rule)
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        x1, x2 = promote_args_inexact(name, x1, x2)
+        return differentiable(x1, x2)
 
     return ew._named(name, f"``log{'2' if scale else ''}(b**x1 + b**x2)`` without overflow.", fn)
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import operator
+import sys
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +14,7 @@ from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods
+from mlax.configuration import numpy_rank_promotion
 from mlax.core import Tracer, abstractify, is_array_like, to_numpy
 from mlax.source_info import where
 
@@ -60,7 +64,10 @@ def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> 
 def promote_dtypes(*args: Any, adjust: Any = None) -> list[Any]:
     """Convert every argument to JAX's result type of all of them (weak-type aware), or to
     ``adjust(result type)``; shapes are left alone."""
-    dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
+    try:
+        dtype, weak = front_dtypes.result_type(*args, return_weak_type_flag=True)
+    except TypeError as err:  # an operand of a dtype mlax does not compute with (float8...)
+        raise TypeError(f"{err}{where()}") from None
     dtype = adjust(dtype) if adjust else dtype
     return [lax.convert_element_type(asarray(a), dtype, weak_type=weak) for a in args]
 
@@ -71,11 +78,17 @@ def promote_dtypes_inexact(*args: Any) -> list[Any]:
 
 
 def broadcast_shapes_or_raise(fname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        shown = " and ".join(str(tuple(s)) for s in shapes)
-        raise ValueError(f"{fname}: shapes {shown} are incompatible for broadcasting{where()}") from None
+    """NumPy's broadcast of ``shapes`` (counted here: ``np.broadcast_shapes`` stops at 32 dimensions)."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = [1] * rank
+    for shape in shapes:
+        for i, d in enumerate(shape, start=rank - len(shape)):
+            if d != 1 and result[i] not in (1, d):
+                shown = " and ".join(str(tuple(s)) for s in shapes)
+                raise ValueError(f"{fname}: shapes {shown} are incompatible for broadcasting{where()}")
+            if d != 1:
+                result[i] = d
+    return tuple(result)
 
 
 def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
@@ -92,9 +105,75 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
 def promote_args(fname: str, *args: Any) -> list[Any]:
     """Promote dtypes and broadcast shapes as NumPy/JAX do for elementwise functions."""
     check_arraylike(fname, *args)
-    promoted = promote_dtypes(*args)
-    shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
+    return _broadcast_promoted(fname, promote_dtypes(*args))
+
+
+def _broadcast_promoted(fname: str, promoted: list[Any]) -> list[Any]:
+    shapes = [abstractify(a).shape for a in promoted]
+    if numpy_rank_promotion.value != "allow":
+        check_rank_promotion(fname, shapes)
+    shape = broadcast_shapes_or_raise(fname, *shapes)
     return [broadcast_to_shape(a, shape) for a in promoted]
+
+
+# Modules between a caller and the function whose arguments are broadcast: operators, ufunc calls and
+# custom derivatives (jnp functions with a custom_jvp).
+_DISPATCH_MODULES = frozenset({"mlax.numpy.util", "mlax.array_methods", "mlax.array", "mlax.numpy.ufuncs",
+                               "mlax.custom_derivatives"})
+
+
+def _module_of(frame: Any) -> str:
+    return frame.f_globals.get("__name__", "")
+
+
+def _called_from_outside_mlax() -> bool:
+    """Whether the elementwise function broadcasting its arguments (the first frame above this
+    module) was called, directly or through an operator or ufunc, by code outside mlax."""
+    frame = sys._getframe(1)
+    while frame is not None and _module_of(frame) == __name__:
+        frame = frame.f_back
+    frame = frame.f_back if frame is not None else None  # the function's caller
+    while frame is not None and _module_of(frame) in _DISPATCH_MODULES:
+        frame = frame.f_back
+    module = _module_of(frame) if frame is not None else ""
+    return not (module == "mlax" or module.startswith("mlax."))
+
+
+def check_vectorize_rank_promotion(shapes: list[tuple[int, ...]], loop_ranks: list[int],
+                                   signature: str | None) -> None:
+    """jax's rank promotion check of ``jnp.vectorize``'s arguments: their loop (non-core)
+    ranks, of the arguments that are not scalars, differ."""
+    mode = numpy_rank_promotion.value
+    if mode == "allow" or len(set(loop_ranks)) < 2 or not _called_from_outside_mlax():
+        return
+    message = (f"operands with shapes {shapes} require rank promotion for jnp.vectorize function with "
+               f"signature {signature}. Set the jax_numpy_rank_promotion config option to 'allow' to disable "
+               "this message; for more information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+    if mode == "warn":
+        warnings.warn(message, stacklevel=3)
+    else:
+        raise ValueError(message)
+
+
+def check_rank_promotion(fname: str, shapes: Sequence[tuple[int, ...]]) -> None:
+    """jax's ``jax_numpy_rank_promotion`` check, with its warning ("warn") and ValueError
+    ("raise"): arrays of different non-zero ranks broadcast by an elementwise function. As jax
+    checks what its users ask for and writes its own functions rank-clean, the check applies
+    where the function (or the operator, or the ufunc) is called from outside mlax; broadcasts
+    inside mlax's implementations are mlax's own business."""
+    mode = numpy_rank_promotion.value
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2 or not _called_from_outside_mlax():
+        return
+    shown = " ".join(map(str, (tuple(s) for s in shapes)))
+    if mode == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {fname} on shapes {shown}. Set the "
+                      "jax_numpy_rank_promotion config option to 'allow' to disable this warning; for more "
+                      "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+                      stacklevel=2)
+    else:
+        raise ValueError(f"Operands could not be broadcast together for {fname} on shapes {shown} and with "
+                         "the config option jax_numpy_rank_promotion='raise'. For more information, see "
+                         "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
 
 
 def promote_args_inexact(fname: str, *args: Any) -> list[Any]:
@@ -108,9 +187,7 @@ def promote_args_inexact(fname: str, *args: Any) -> list[Any]:
 def _promote_with(fname: str, args: tuple[Any, ...], adjust: Any) -> list[Any]:
     """Convert every argument to ``adjust(result type)`` (weak as the promotion), then broadcast."""
     check_arraylike(fname, *args)
-    promoted = promote_dtypes(*args, adjust=adjust)
-    shape = broadcast_shapes_or_raise(fname, *(abstractify(a).shape for a in promoted))
-    return [broadcast_to_shape(a, shape) for a in promoted]
+    return _broadcast_promoted(fname, promote_dtypes(*args, adjust=adjust))
 
 
 def to_inexact_dtype(dtype: Any) -> np.dtype:

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from mlax.batching import vmap
+from mlax.configuration import numpy_rank_promotion
 from mlax.errors import user_error
 from mlax.numpy.manipulation import expand_dims, squeeze
-from mlax.numpy.util import asarray
+from mlax.numpy.util import asarray, check_vectorize_rank_promotion
 
 __all__ = ["vectorize"]
 
@@ -131,6 +132,9 @@ def vectorize(pyfunc: Callable[..., Any], *, excluded: Collection[int | str] = f
         for a, dims in zip(args, input_dims, strict=True):
             _update_dim_sizes(sizes, tuple(a.shape), dims, context, is_input=True)
             loop_shapes.append(tuple(a.shape[:a.ndim - len(dims)]))
+        if numpy_rank_promotion.value != "allow":
+            loop_ranks = [a.ndim - len(d) for a, d in zip(args, input_dims, strict=True) if a.ndim]
+            check_vectorize_rank_promotion([tuple(a.shape) for a in args], loop_ranks, signature)
         try:
             broadcast_shape = tuple(np.broadcast_shapes(*loop_shapes))
         except ValueError:

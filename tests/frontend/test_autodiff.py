@@ -3,6 +3,8 @@ pytrees, nesting to third order, closures inside jit, both backends, errors."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -246,3 +248,21 @@ def test_checkpoint(rng: np.random.Generator) -> None:
     assert_same(mlax.grad(lambda x: mnp.sum(f(x) * x))(x), jax.grad(lambda x: jnp.sum(jf(x) * x))(x),
                 rtol=1e-5)
     assert "mlax.checkpoint = {callee = @" in mlax.jit(f).lower(x).as_text(debug_info=False)
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])
+def test_jacobians_with_aux_as_jax(name: str) -> None:
+    x = np.array([0.5, 1.0, 2.0], np.float32)
+
+    def fun(np_mod: Any) -> Any:
+        return lambda v, w: (np_mod.sin(v).sum() * w if name == "hessian" else np_mod.sin(v) * w,
+                             {"total": v.sum(), "count": 3})
+
+    for wrap in (lambda f: f, mlax.jit):
+        jac, aux = wrap(getattr(mlax, name)(fun(mnp), argnums=(0, 1), has_aux=True))(x, np.float32(2.0))
+        jax_jac, jax_aux = getattr(jax, name)(fun(jnp), argnums=(0, 1), has_aux=True)(x, np.float32(2.0))
+        jax.tree.map(assert_same, jac, jax_jac)
+        assert_same(aux["total"], jax_aux["total"])
+        assert int(aux["count"]) == 3
+    with pytest.raises(TypeError, match="must return a pair"):
+        getattr(mlax, name)(lambda v: mnp.sin(v).sum(), has_aux=True)(x)

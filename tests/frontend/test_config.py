@@ -30,5 +30,5 @@ def test_x64_mode(x64: None) -> None:
 def test_aliases_and_unknown_option(x64: None) -> None:
     mlax.config.update("jax_enable_x64", False)
     assert not mlax.config.x64
-    with pytest.raises(ValueError, match="unknown mlax config option"):
+    with pytest.raises(ValueError, match="Unrecognized config option: no_such_option"):
         mlax.config.update("no_such_option", 1)

@@ -206,3 +206,22 @@ def test_jit_of_a_jitted_function_keeps_its_own_options(rng: np.random.Generator
     assert outer.backend == "interpreter" and inner.backend == mlax.config.backend
     x = rng.normal(size=3).astype(np.float32)
     np.testing.assert_array_equal(np.asarray(outer(x)), x * 2.0)
+
+
+def test_lowered_compile_takes_jaxs_keywords() -> None:
+    x = np.arange(3, dtype=np.float32)
+    expected = jax.jit(lambda v: v * 2).lower(x).compile(compiler_options=None, device_assignment=None)(x)
+    lowered = mlax.jit(lambda v: v * 2).lower(x)
+    for compiled in (lowered.compile(None), lowered.compile(compiler_options={}),
+                     lowered.compile(compiler_options=None, device_assignment=None)):
+        assert_same(compiled(x), expected)
+    # XLA's debug options (equinox's tests pass them): checked by XLA as in jax, unread by mlax
+    assert_same(lowered.compile(compiler_options={"xla_gpu_autotune_level": "0"})(x), expected)
+    bad = {"an option that does not make sense": "bad value"}
+    with pytest.raises(jax.errors.JaxRuntimeError) as jax_error:
+        jax.jit(lambda v: v * 2).lower(x).compile(compiler_options=bad)
+    with pytest.raises(jax.errors.JaxRuntimeError) as error:
+        lowered.compile(compiler_options=bad)
+    assert str(error.value) == str(jax_error.value)
+    with pytest.raises(TypeError, match="compiler_options must be a dict"):
+        lowered.compile(compiler_options=["xla_gpu_autotune_level"])

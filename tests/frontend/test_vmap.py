@@ -86,3 +86,19 @@ def test_in_axes_that_do_not_match_the_arguments() -> None:
         mlax.vmap(lambda x, y: x + y, in_axes=(0,))(np.ones(3, np.float32), np.ones(3, np.float32))
     with pytest.raises(ValueError, match="axis 2, which implies that its rank should be at least 3"):
         mlax.vmap(lambda x: x, in_axes=2)(np.ones((3, 2), np.float32))
+
+
+class _NamelessCallable:
+    """A callable whose ``__name__`` is no string (an equinox Module rebuilt from its leaves has
+    equinox's ``Missing`` there): functools.wraps refuses it, jax's wraps does not."""
+
+    __name__ = object()
+
+    def __call__(self, x):  # noqa: ANN001, ANN204
+        return x * 2
+
+
+def test_vmap_of_a_callable_whose_name_is_not_a_string() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_same(mlax.vmap(_NamelessCallable())(x), jax.vmap(_NamelessCallable())(x))
+    assert_same(mlax.jit(mlax.vmap(_NamelessCallable()))(x), jax.jit(jax.vmap(_NamelessCallable()))(x))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -19,6 +20,13 @@ from tests.numpy.helpers import (
 )
 
 BF16 = ml_dtypes.bfloat16
+
+
+class _Duck:
+    """Not an array: only ``.shape`` and ``.dtype``, as jnp's ``*_like`` functions ask."""
+
+    def __init__(self, dtype: Any = np.int8) -> None:
+        self.shape, self.dtype = (2, 2), np.dtype(dtype)
 
 
 def both(build: Callable[[Any], Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -118,6 +126,20 @@ CASES: dict[str, tuple[Callable[[Any], Callable[..., Any]], tuple[Any, ...]]] = 
     "copy_array": (lambda m: lambda a: m.copy(a), (np.arange(3, dtype=np.uint8),)),
     "array": (lambda m: lambda: m.array([[1, 2], [3, 4]], dtype=np.float16), ()),
     "asarray_scalar": (lambda m: lambda: m.asarray(2.5), ()),
+    # jax's duck typing: anything with .shape and .dtype (a ShapeDtypeStruct, weak or not, is
+    # never weak; its 64-bit dtype is canonicalized)
+    "zeros_like_struct": (lambda m: lambda: m.zeros_like(jax.ShapeDtypeStruct((2, 3), np.float32)), ()),
+    "ones_like_weak_struct": (lambda m: lambda: m.ones_like(jax.ShapeDtypeStruct((2,), np.float32,
+                                                                                 weak_type=True)), ()),
+    "empty_like_struct": (lambda m: lambda: m.empty_like(jax.ShapeDtypeStruct((4,), np.int8)), ()),
+    "zeros_like_struct_f64": (lambda m: lambda: m.zeros_like(jax.ShapeDtypeStruct((2,), np.float64)), ()),
+    "zeros_like_struct_dtype_shape": (lambda m: lambda: m.zeros_like(
+        jax.ShapeDtypeStruct((2,), np.float32), dtype=np.int32, shape=(3, 1)), ()),
+    "full_like_struct": (lambda m: lambda: m.full_like(jax.ShapeDtypeStruct((2, 3), np.float16), 7), ()),
+    "full_like_struct_array_fill": (
+        lambda m: lambda a: m.full_like(jax.ShapeDtypeStruct((2, 3), np.float32), a), (np.arange(3.0),)),
+    "full_like_duck": (lambda m: lambda: m.full_like(_Duck(), 3.5), ()),
+    "ones_like_duck_bool": (lambda m: lambda: m.ones_like(_Duck(np.bool_)), ()),
 }
 
 
@@ -190,3 +212,28 @@ def test_errors() -> None:
         mnp.eye(2, k=1.5)
     with pytest.raises(TypeError, match="zeros_like requires ndarray"):
         mnp.zeros_like([1, 2])
+
+
+def test_like_functions_take_eval_shapes_output() -> None:
+    """optax's MultiSteps: zeros like the ``eval_shape`` of the updates, a tree of ShapeDtypeStructs."""
+    params = {"w": np.ones((3, 2), np.float32), "b": np.arange(2, dtype=np.int32)}
+
+    def shapes(api: Any, np_mod: Any) -> Any:
+        return api.tree_util.tree_map(np_mod.zeros_like, api.eval_shape(lambda p: p, params))
+
+    mine, theirs = shapes(mlax, mnp), shapes(jax, jnp)
+    for key in params:
+        assert mine[key].shape == theirs[key].shape and mine[key].dtype == theirs[key].dtype
+        np.testing.assert_array_equal(np.asarray(mine[key]), np.asarray(theirs[key]))
+
+
+def test_like_functions_refuse_what_jax_refuses() -> None:
+    class ShapeOnly:
+        shape = (2,)
+
+    for value in (object(), ShapeOnly()):
+        for name in ("zeros_like", "ones_like", "empty_like"):  # (jax's empty_like says ones_like)
+            with pytest.raises(TypeError, match="_like requires ndarray or scalar arguments"):
+                getattr(jnp, name)(value)
+            with pytest.raises(TypeError, match=f"{name} requires ndarray or scalar arguments"):
+                getattr(mnp, name)(value)

@@ -135,7 +135,9 @@ def _scalar_attr(item: np.generic, element: ir.Type) -> ir.Attribute:
         return ir.FloatAttr.get(element, float(item))
     width = ir.IntegerType(element).width
     number = int(item) & ((1 << width) - 1)
-    if number >= 1 << (width - 1) and not is_unsigned(element):
+    # The binding takes an int64 (read as unsigned bits for an unsigned type): ui64 values past
+    # 2^63 go in as their two's complement, as signed ones do.
+    if number >= 1 << (width - 1) and (width == 64 or not is_unsigned(element)):
         number -= 1 << width
     return ir.IntegerAttr.get(element, number)
 

@@ -886,11 +886,6 @@ _KNOWN_ENTRIES: list[Known] = [
           "this fuzzer ran.)",
           lambda p, m, f: bool({"max_pool", "reduce_window_max", "reduce_window_min"} & set(p.ops))
           and p.transform == "jvp" and m.kind in ("value", "nan")),
-    Known("solve-grad-under-vmap", "open",
-          "grad of a vmapped function in which jnp.linalg.solve (or inv) has only unbatched operands "
-          "gives a zero cotangent to those operands on every mlax backend; jax sums the batch. "
-          "Found by this fuzzer, not yet fixed.",
-          lambda p, m, f: bool({"solve"} & set(p.ops)) and p.transform == "grad_vmap"),
     Known("extremes-through-algorithms", "difference",
           "Linear algebra, FFTs, dot products and convolutions fed inf, NaN or magnitudes whose "
           "squares overflow or underflow: which of inf, -inf or NaN comes out depends on the "
@@ -899,13 +894,6 @@ _KNOWN_ENTRIES: list[Known] = [
           "Householder QR does not (|R| of a matrix holding 1e38 and 2.5: 0.3168 by LAPACK, "
           "the exact value; 2.2456 by XLA, whose 2.2e-38 intermediate it flushes to zero).",
           lambda p, m, f: f.nonfinite_algorithm and _reaches(p, m, f.extreme_refs)),
-    Known("xla-uint64-all-ones-constant", "open",
-          "On the xla backend, ops whose StableHLO lowering makes the constant 2**64 - 1 in u64 (the "
-          "identity of reduce_min / reduce_and / cummin / argmin / min pooling) fail in "
-          "mlax-lower-to-stablehlo: IntegerAttr.get is handed a Python int past int64. Found by this "
-          "fuzzer, not yet fixed.",
-          lambda p, m, f: m.backend == "xla" and m.kind == "error" and "incompatible function arguments"
-          in m.detail and any(d == "uint64" for _, d in p.types.values())),
     Known("scatter-min-max-grad-nan-cotangent", "open",
           "The derivative of x.at[i].min(u) / .max(u) with a NaN cotangent: jax masks with "
           "arithmetic, so the NaN reaches the operand and every update; mlax masks with select, "

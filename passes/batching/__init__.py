@@ -65,20 +65,20 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
             transform = read_transform(target)
             if transform is None and shared_callee(target):
                 outs, out_flags = _call_batched(op, target, args, arg_flags, size, point, lookup, axis_name)
-            elif transform is not None and transform.kind in CUSTOM_DERIVATIVES and any(arg_flags):
-                outs, out_flags = batch_custom_call(op, target, transform, args, arg_flags, size, point,
-                                                    lookup, axis_name, emit_batched)
-            else:  # walked in place; a custom derivative or checkpoint through its callee
+            elif transform is not None and transform.kind in CUSTOM_DERIVATIVES:
+                if any(arg_flags) or axis_name is not None:
+                    outs, out_flags = batch_custom_call(op, target, transform, args, arg_flags, size, point,
+                                                        lookup, axis_name, emit_batched)
+                else:  # nothing batched: the call stays, and its rule with it (an enclosing grad uses it)
+                    outs, out_flags = _unbatched(op, args, point)
+            else:  # walked in place; a checkpoint through its callee
                 body = target if transform is None else lookup(transform.fields["callee"])
                 outs, out_flags = emit_batched(body, args, arg_flags, size, point, lookup, axis_name)
         elif names_axis(op, axis_name):
             outs, out_flags = resolve_collective(Emitter(point, op.location), op, args, arg_flags, size,
                                                  axis_name)
         elif not any(arg_flags):
-            clone = op.clone(ip=point)
-            for i, value in enumerate(args):
-                clone.operands[i] = value
-            outs, out_flags = list(clone.results), [False] * len(clone.results)
+            outs, out_flags = _unbatched(op, args, point)
         elif construct is not None:
             outs, out_flags = batch_control_flow(op, construct, args, arg_flags, size, point, lookup,
                                                  axis_name)
@@ -88,6 +88,15 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
         for result, value, flag in zip(op.results, outs, out_flags, strict=True):
             values[result], flags[result] = value, flag
     raise PassFailure("mlax-batch: function without func.return", function.location)
+
+
+def _unbatched(op: ir.Operation, args: list[ir.Value],
+               point: ir.InsertionPoint) -> tuple[list[ir.Value], list[bool]]:
+    """``op`` as it is, on ``args``: none of them is batched, nor are its results."""
+    clone = op.clone(ip=point)
+    for i, value in enumerate(args):
+        clone.operands[i] = value
+    return list(clone.results), [False] * len(clone.results)
 
 
 def _call_batched(op: ir.Operation, callee: ir.Operation, args: list[ir.Value], flags: list[bool], size: int,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Iterator
 
@@ -17,15 +16,7 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-# XLA's own LLVM at O0 for the whole run: the tests compile thousands of small programs on XLA
-# (jax as the oracle, mlax's xla backend), and its O3 was about a third of their time (XLA
-# emits no fast-math flags, so the optimization level does not change the numbers).
-_XLA_TEST_FLAGS = "--xla_backend_optimization_level=0"
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_XLA_TEST_FLAGS}".strip()
     import jax
 
     jax.config.update("jax_platforms", "cpu")

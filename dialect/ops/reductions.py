@@ -10,6 +10,7 @@ is implementation-defined.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,24 +97,25 @@ def _fix_zero_sign(kind: str, result: np.ndarray, x: np.ndarray,
 # --- reduce over dimensions ------------------------------------------------------------------
 
 
-_WIDER = {np.dtype(np.float16): np.dtype(np.float64), dtypes.bfloat16: np.dtype(np.float64),
-          np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+_WIDER = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+# Sums at most this long keep f32 (what XLA's sums of them round like); longer ones widen.
+_LONG_SUM = 4096
 
 
-def _accumulator_dtype(kind: str, dtype: np.dtype) -> np.dtype:
-    """Float sums accumulate in double precision: NumPy adds along a strided axis one element
-    at a time (a column sum of 10,000 f32 rows was off by 1e-2), and the result, rounded once,
-    is then within jax's error of the exact one whatever the order. (A product's relative
-    error grows only linearly with its length: products keep the operand's precision.)"""
-    if kind == "sum":
-        return _WIDER.get(np.dtype(dtype), compute_dtype(dtype))
-    return compute_dtype(dtype)
+def _accumulator_dtype(kind: str, dtype: np.dtype, count: int) -> np.dtype:
+    """Long f32 (complex64) sums of ``count`` elements accumulate in double precision: NumPy adds
+    along a strided axis one element at a time (a column sum of 10,000 f32 rows was off by 1e-2),
+    and the result, rounded once, is then within jax's error of the exact one whatever the
+    order. Short sums, products and halves (in f32) round as before."""
+    work = compute_dtype(dtype)
+    return _WIDER.get(work, work) if kind == "sum" and count > _LONG_SUM else work
 
 
 _FLOAT_ORDER = ("Integers wrap. Float accumulation order is implementation-defined; the reference "
                 "accumulates f16/bf16 in f32 and rounds once.")
 _SUM_ORDER = ("Integers wrap. Float accumulation order is implementation-defined; the reference "
-              "accumulates f16/bf16/f32 in f64 (complex64 in complex128) and rounds once.")
+              "accumulates f16/bf16 in f32, and f32 sums of more than 4096 elements in f64 (complex64 "
+              "in complex128), and rounds once.")
 _EXTREME = "NaN propagates (any NaN gives NaN); `-0.0 < +0.0`. On booleans it is logical {}."
 _BITWISE = "Bitwise {} on integers, logical {} on booleans."
 _REDUCE_NOTES = {
@@ -140,7 +142,7 @@ def define_reduce(kind: str) -> None:
         dims = tuple(dimensions)
         if not dims:
             return x.copy()
-        work = _accumulator_dtype(kind, x.dtype)
+        work = _accumulator_dtype(kind, x.dtype, math.prod(x.shape[d] for d in dims))
         xs = x.astype(work, copy=False)
         out = monoid.ufunc.reduce(xs, axis=dims, dtype=work, initial=monoid.identity(work))
         out = _fix_zero_sign(kind, np.asarray(out), xs, lambda m: np.any(m, axis=dims))
@@ -207,10 +209,14 @@ define_arg_extreme("min")
 # --- cumulative ------------------------------------------------------------------------------
 
 
+_LONG_CUMSUM = 256  # the CPU backend's block: longer f32 running sums round once per element
+
 _ROUNDING = ("Integers wrap; the order of float accumulation is implementation-defined. The "
-             "reference accumulates products in the operand's element type, rounding every "
-             "partial result, and float sums in f64 (complex64 in complex128), rounding each "
-             "result once: a sequential f32 sum's error grows with the axis, XLA's does not.")
+             "reference accumulates in the operand's element type, rounding every partial result "
+             "as JAX's `reduce_window` lowering does (int8 wraps, f16 is not widened to f32), but "
+             "for f32 (complex64) sums along more than 256 elements, which accumulate in f64 "
+             "(complex128) and round each result once: a sequential f32 sum's error grows with "
+             "the axis, XLA's does not.")
 _RUNNING_EXTREME = "A NaN propagates to every later element; `-0.0 < +0.0`."
 _CUMULATIVE_NOTES = {"sum": _ROUNDING, "prod": _ROUNDING, "max": _RUNNING_EXTREME, "min": _RUNNING_EXTREME}
 
@@ -229,7 +235,8 @@ def define_cumulative(kind: str) -> None:
 
     def reference(x: np.ndarray, *, axis: int, reverse: int) -> np.ndarray:
         xs = np.flip(x, axis) if reverse else x
-        work = _WIDER.get(np.dtype(x.dtype), x.dtype) if kind == "sum" else x.dtype
+        long_f32 = kind == "sum" and x.shape[axis] > _LONG_CUMSUM
+        work = _WIDER.get(np.dtype(x.dtype), x.dtype) if long_f32 else x.dtype
         out = monoid.ufunc.accumulate(xs.astype(work, copy=False), axis=axis, dtype=work).astype(x.dtype)
         out = _fix_zero_sign(kind, out, xs, lambda m: np.logical_or.accumulate(m, axis=axis))
         return np.flip(out, axis).copy() if reverse else out

@@ -15,8 +15,8 @@
 
 // GRAD:      result[0]: tensor<3x3xf32> = {{\[\[}}-0.44042093, 0.07910097, 0.52010965], [-0.5251448, 1.72255, -0.6565843], [-0.32921767, 0.36692297, -0.90253097]]
 // GRAD-EMPTY:
-// JVP:       result[0]: tensor<f32> = -0.086663894
-// JVP-NEXT:  result[1]: tensor<f32> = 3.621858
+// JVP:       result[0]: tensor<f32> = -0.08666384
+// JVP-NEXT:  result[1]: tensor<f32> = 3.6218581
 
 func.func private @layer(%h: tensor<2x3xf32>, %w: tensor<3x3xf32>) -> tensor<2x3xf32> attributes {mlax.jit_name = "layer"} {
   %0 = "mlax.dot_general"(%h, %w) {lhs_batch_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, result_dtype = f32, rhs_batch_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>

@@ -99,7 +99,7 @@ def _fix_zero_sign(kind: str, result: np.ndarray, x: np.ndarray,
 
 _WIDER = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
 # Sums at most this long keep f32 (what XLA's sums of them round like); longer ones widen.
-_LONG_SUM = 4096
+_LONG_SUM = 256
 
 
 def _accumulator_dtype(kind: str, dtype: np.dtype, count: int) -> np.dtype:
@@ -114,7 +114,7 @@ def _accumulator_dtype(kind: str, dtype: np.dtype, count: int) -> np.dtype:
 _FLOAT_ORDER = ("Integers wrap. Float accumulation order is implementation-defined; the reference "
                 "accumulates f16/bf16 in f32 and rounds once.")
 _SUM_ORDER = ("Integers wrap. Float accumulation order is implementation-defined; the reference "
-              "accumulates f16/bf16 in f32, and f32 sums of more than 4096 elements in f64 (complex64 "
+              "accumulates f16/bf16 in f32, and f32 sums of more than 256 elements in f64 (complex64 "
               "in complex128), and rounds once.")
 _EXTREME = "NaN propagates (any NaN gives NaN); `-0.0 < +0.0`. On booleans it is logical {}."
 _BITWISE = "Bitwise {} on integers, logical {} on booleans."

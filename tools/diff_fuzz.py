@@ -53,9 +53,11 @@ import numpy as np
 
 try:
     from mlax.tools import diff_fuzz_ops as ops_mod
-except ImportError:  # run as a script where mlax is not installed: the sibling module
+    from mlax.tools.process_watch import wait_unless_stalled
+except ImportError:  # run as a script where mlax is not installed: the sibling modules
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import diff_fuzz_ops as ops_mod  # type: ignore[no-redef]
+    from process_watch import wait_unless_stalled  # type: ignore[no-redef]
 
 CATALOG, FLOATS, INTS, X64_ONLY = ops_mod.CATALOG, ops_mod.FLOATS, ops_mod.INTS, ops_mod.X64_ONLY
 OpEntry, np_dtype = ops_mod.OpEntry, ops_mod.np_dtype
@@ -1349,7 +1351,8 @@ def _supervise(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
         with tempfile.TemporaryFile("w+") as err:
             worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err,
                                       preexec_fn=lambda: _limit_memory(args.memory_gb))
-            stalled = _watch(worker, progress, 3 * args.timeout + 30)
+            stalled = wait_unless_stalled(worker, lambda: progress.read_text() if progress.exists() else None,
+                                          3 * args.timeout + 30, poll_s=0.5)
             err.seek(0)
             tail = err.read().strip().splitlines()[-3:]
         if worker.returncode == 0 and not stalled:
@@ -1378,21 +1381,6 @@ def _limit_memory(gigabytes: float) -> None:
     if gigabytes > 0:
         limit = int(gigabytes * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _watch(worker: subprocess.Popen[bytes], progress: Path, stall_s: float) -> bool:
-    last, seen = time.monotonic(), None
-    while worker.poll() is None:
-        now = time.monotonic()
-        current = progress.read_text() if progress.exists() else None
-        if current != seen:
-            seen, last = current, now
-        elif now - last > stall_s:
-            worker.kill()
-            worker.wait()
-            return True
-        time.sleep(0.5)
-    return False
 
 
 def write_outputs(out: Path, summary: dict[str, Any]) -> None:

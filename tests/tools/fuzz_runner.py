@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlax.tools.process_watch import wait_unless_stalled
 from tests.tools.fuzz_inputs import Case, case
 
 _BAD_WORDS = ("internal error", "Traceback (most recent call last)")
@@ -110,7 +111,7 @@ def supervise(start: int, count: int, base_seed: int, chunk: int, stall_s: float
             with tempfile.TemporaryFile("w+") as err:
                 worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, text=True,
                                           preexec_fn=lambda: _limit_memory(memory_gb))
-                stalled = _watch(worker, progress, stall_s)
+                stalled = wait_unless_stalled(worker, lambda: _last_started(progress), stall_s)
                 err.seek(0)
                 tail = err.read().strip().splitlines()[-3:]
             if worker.returncode == 0 and not stalled:
@@ -128,21 +129,6 @@ def supervise(start: int, count: int, base_seed: int, chunk: int, stall_s: float
         out.write(json.dumps({"cases": count, "findings": findings,
                               "seconds": round(time.monotonic() - began, 1)}) + "\n")
     return findings
-
-
-def _watch(worker: subprocess.Popen[str], progress: Path, stall_s: float) -> bool:
-    """Wait for ``worker``; kill it (and say so) when ``progress`` has not moved for ``stall_s``."""
-    last, seen = time.monotonic(), None
-    while worker.poll() is None:
-        now, current = time.monotonic(), _last_started(progress)
-        if current != seen:
-            seen, last = current, now
-        elif now - last > stall_s:
-            worker.kill()
-            worker.wait()
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def main() -> int:

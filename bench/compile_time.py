@@ -26,8 +26,9 @@ import numpy as np
 import train
 
 import mlax
+from mlax.backends.cpu import executable as cpu
+from mlax.backends.cpu import orc
 from mlax.passes.walk import nested_ops
-from mlax.runtime import cpu, orc
 
 Timings = dict[str, float]
 

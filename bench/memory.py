@@ -1,5 +1,5 @@
 """RSS per compiled program: mlax's CPU backend, MLIR's ExecutionEngine (the runtime mlax used
-before runtime/orc.py) and jax.jit, on the same functions and shapes.
+before backends/cpu/orc.py) and jax.jit, on the same functions and shapes.
 
     .venv/bin/python bench/memory.py [--programs N]
 
@@ -71,15 +71,16 @@ def _compiler(system: str, case: str) -> Callable[[int], object]:
 
     from mlir.execution_engine import ExecutionEngine
 
-    from mlax.passes.buffer_abi import entry_symbol
-    from mlax.runtime import cpu
-    from mlax.runtime.blas import gemm_symbols
+    from mlax.backends.cpu import CPU
+    from mlax.backends.cpu import executable as cpu
+    from mlax.backends.native.blas import gemm_symbols
+    from mlax.passes.abi import entry_symbol
 
     def engine(n: int) -> object:
         lowered = jitted.lower(*arguments(n))
         module = lowered.mlir_module()
         with module.context:
-            cpu.lower_for_cpu(module)
+            CPU.lower(module, lowered._traced.entry)
             engine = ExecutionEngine(module, opt_level=3, shared_libs=cpu._runtime_libraries())
         for symbol, address in gemm_symbols().items():
             engine.raw_register_runtime(symbol, ctypes.c_void_p(address))

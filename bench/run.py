@@ -25,7 +25,7 @@ import numpy as np
 
 import mlax
 import mlax.numpy as mnp
-from mlax.runtime import backend
+from mlax.backends import registry as backend
 
 
 @dataclass

@@ -10,11 +10,13 @@ declarations, dialect/transforms.py). So a callback is a body-less private funct
         attributes {mlax.callback = {id = 7 : i64, kind = "pure", ordered = false,
                                      name = "cb", vmap_method = "sequential"}}
 
-``id`` keys the process's callback registry (mlax.runtime.host_callbacks), which holds the
+``id`` keys the process's callback registry (mlax.backends.native.host_callbacks), which holds the
 Python function; a module printed and read by another process names an id that process does
 not have, and running it fails with an error naming the declaration. ``kind`` is "pure"
-(results, may be dropped when unused, as jax's pure_callback) or "debug" (no results, never
-dropped, called in program order); ``name`` is the Python function's name, for messages.
+(results, may be dropped when unused, as jax's pure_callback), "debug" (no results, never
+dropped, called in program order) or "io" (jax's io_callback: results and effects, never
+dropped; ``ordered`` ones are called in program order); ``name`` is the Python function's
+name, for messages.
 Unlike control flow, nothing gives these declarations a body: each backend's lowering turns
 their calls into a host call (docs/callbacks.md).
 """
@@ -40,7 +42,8 @@ from mlax.dialect.transforms import (
 
 CALLBACK_KIND = "callback"
 ATTR = f"mlax.{CALLBACK_KIND}"
-CALLBACK_KINDS = ("pure", "debug")
+CALLBACK_KINDS = ("pure", "debug", "io")
+EFFECT_KINDS = ("debug", "io")  # never dropped, never merged: the calls are effects
 # jax.pure_callback's vmap_method values (jax's "None" is the field left out).
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized")
 

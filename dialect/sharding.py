@@ -10,7 +10,10 @@ split over, major first):
 
 ``device_ids`` are the jax device ids of ``mesh.devices.flat`` (row-major): the device at mesh
 coordinates (i_x, i_y) has the linear index ``i_x * size_y + i_y``, its XLA partition id and
-its position in ``device_ids``. Entry arguments and results carry their spec in
+its position in ``device_ids``. A mesh whose axes are not all jax's default ``Auto`` also
+lists ``axis_types = ["Explicit", "Auto"]`` (jax's AxisType names): they change no spec, only
+how the results are handed back (on the same jax Mesh, as jax's explicit sharding writes their
+specs). Entry arguments and results carry their spec in
 ``mlax.sharding`` (arg_attrs / res_attrs); once `mlax-partition` has made the entry
 per-device (local shapes) it carries the unit attribute ``mlax.partitioned``.
 
@@ -46,16 +49,20 @@ class ShardingError(ValueError):
 
 @dataclass(frozen=True)
 class Mesh:
-    """A device mesh: named axes, their sizes, and the jax ids of its devices (row-major)."""
+    """A device mesh: named axes, their sizes, the jax ids of its devices (row-major), and
+    jax's axis types by name (empty: all ``Auto``, jax's default)."""
 
     axis_names: tuple[str, ...]
     axis_sizes: tuple[int, ...]
     device_ids: tuple[int, ...]
+    axis_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "axis_names", tuple(str(a) for a in self.axis_names))
         object.__setattr__(self, "axis_sizes", tuple(int(s) for s in self.axis_sizes))
         object.__setattr__(self, "device_ids", tuple(int(d) for d in self.device_ids))
+        types = tuple(str(t) for t in self.axis_types)
+        object.__setattr__(self, "axis_types", () if all(t == "Auto" for t in types) else types)
         problem = _mesh_problem(self)
         if problem is not None:
             raise ShardingError(f"invalid mesh: {problem}")
@@ -100,11 +107,14 @@ class Mesh:
         return "{" + ", ".join(f"{a}: {s}" for a, s in self.shape.items()) + "}"
 
     def attribute(self) -> ir.DictAttr:
-        return ir.DictAttr.get({
+        fields = {
             "axis_names": ir.ArrayAttr.get([ir.StringAttr.get(a) for a in self.axis_names]),
             "axis_sizes": ir.DenseI64ArrayAttr.get(list(self.axis_sizes)),
             "device_ids": ir.DenseI64ArrayAttr.get(list(self.device_ids)),
-        })
+        }
+        if self.axis_types:
+            fields["axis_types"] = ir.ArrayAttr.get([ir.StringAttr.get(t) for t in self.axis_types])
+        return ir.DictAttr.get(fields)
 
     @staticmethod
     def from_attribute(attr: ir.Attribute) -> Mesh:
@@ -113,9 +123,10 @@ class Mesh:
             raise ShardingError(f"{MESH_ATTR} must be a dictionary, got {attr}")
         fields = {attr[i].name for i in range(len(attr))}
         expected = {"axis_names", "axis_sizes", "device_ids"}
-        if fields != expected:
+        if fields - {"axis_types"} != expected:
             raise ShardingError(f"{MESH_ATTR} must have exactly the fields axis_names, axis_sizes, "
-                                f"device_ids, got {', '.join(sorted(fields)) or 'none'}")
+                                f"device_ids (and optionally axis_types), got "
+                                f"{', '.join(sorted(fields)) or 'none'}")
         names = attr["axis_names"]
         if not isinstance(names, ir.ArrayAttr) or not all(isinstance(n, ir.StringAttr) for n in names):
             raise ShardingError(f'{MESH_ATTR} axis_names must be an array of strings (["x", "y"]), '
@@ -123,9 +134,15 @@ class Mesh:
         for field in ("axis_sizes", "device_ids"):
             if not isinstance(attr[field], ir.DenseI64ArrayAttr):
                 raise ShardingError(f"{MESH_ATTR} {field} must be array<i64: ...>, got {attr[field]}")
+        types = attr["axis_types"] if "axis_types" in fields else None
+        if types is not None and (not isinstance(types, ir.ArrayAttr)
+                                  or not all(isinstance(t, ir.StringAttr) for t in types)):
+            raise ShardingError(f'{MESH_ATTR} axis_types must be an array of strings (["Explicit", "Auto"]), '
+                                f'got {types}')
         return Mesh(tuple(ir.StringAttr(n).value for n in names),
                     tuple(ir.DenseI64ArrayAttr(attr["axis_sizes"])),
-                    tuple(ir.DenseI64ArrayAttr(attr["device_ids"])))
+                    tuple(ir.DenseI64ArrayAttr(attr["device_ids"])),
+                    () if types is None else tuple(ir.StringAttr(t).value for t in types))
 
 
 def _size_problem(axis_sizes: tuple[int, ...]) -> str | None:
@@ -155,6 +172,10 @@ def _mesh_problem(mesh: Mesh) -> str | None:
                 f"lists {len(mesh.device_ids)}")
     if len(set(mesh.device_ids)) != len(mesh.device_ids):
         return f"device_ids {list(mesh.device_ids)} repeat a device"
+    if mesh.axis_types and (len(mesh.axis_types) != len(mesh.axis_names)
+                            or not set(mesh.axis_types) <= {"Auto", "Explicit", "Manual"}):
+        return (f"axis_types {list(mesh.axis_types)} must give one of Auto, Explicit, Manual per axis "
+                f"({len(mesh.axis_names)} axes)")
     return None
 
 

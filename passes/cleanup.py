@@ -17,7 +17,7 @@ does the same jobs for them, relying on every mlax op being pure:
   result types) reuses its results. Values from above are visible inside mlax region ops
   (not isolated from above); other region ops start a fresh scope.
 - DCE: mlax ops whose results are unused are erased, and so are calls of pure host callbacks
-  (debug callbacks always stay: they are effects).
+  (debug and io callbacks always stay: they are effects).
 
 The steps repeat until nothing changes (at most `max-iterations` rounds).
 """

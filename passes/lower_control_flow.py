@@ -8,7 +8,7 @@ the branch or body functions (`mlax-inline` then inlines those calls, nested reg
 included). Values stay tensors, so the rest of the linalg stage works inside the regions and
 bufferization picks the buffers: a scan's stacked outputs are `scf.for` accumulators updated
 with `tensor.insert_slice`, which the buffers stage turns into writes in place (see
-passes/cpu_pipeline.py for the options that keep loops free of per-step copies). Constants
+backends/cpu/pipeline.py for the options that keep loops free of per-step copies). Constants
 (``consts``) are used from above rather than loop-carried. The declarations are erased once no
 call is left.
 """

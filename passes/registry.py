@@ -49,17 +49,43 @@ class ModulePass:
 
 
 class PassPipeline(ModulePass):
-    """A named pipeline: registered like a pass, expanded in place wherever it is named.
+    """A named pipeline: registered like a pass, expanded in place wherever it is named; a
+    backend's declaration (backends/declaration.py).
 
-    Subclasses list their `stages` as (stage name, pipeline text) pairs; `elements_text`
-    gives the text of the stages to run (all of them, or up to one named by an option), so
-    ``--mlir-print-ir-after-all`` and failures name the real passes.
+    Subclasses are frozen dataclasses whose fields are the pipeline's options, ``to`` among
+    them (the last stage to run, by default the last one); `stages` lists (stage name, pipeline
+    text) pairs for those options. `elements_text` is the text of the stages to run, so
+    ``--mlir-print-ir-after-all`` and failures name the real passes; `textual` is the pipeline
+    as one element (``mlax-cpu-pipeline{to=loops blas=true openmp=true}``), the form dumps
+    and mlax-opt take.
     """
 
-    stages: ClassVar[tuple[tuple[str, str], ...]]
+    to: str
+
+    @property
+    def stages(self) -> tuple[tuple[str, str], ...]:
+        raise NotImplementedError
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.stages)
+
+    def check_options(self) -> None:
+        """Raise ValueError naming the pipeline and the option for a bad option value."""
+        names = self.stage_names
+        if self.to not in names:
+            raise ValueError(f"{self.argument}: option 'to' must be one of {', '.join(names)}, "
+                             f"got '{self.to}'")
 
     def elements_text(self) -> str:
-        raise NotImplementedError
+        self.check_options()
+        stages = self.stages
+        return ", ".join(text for _, text in stages[:self.stage_names.index(self.to) + 1])
+
+    def textual(self) -> str:
+        options = " ".join(f"{option_name(f)}={_option_text(getattr(self, f.name))}"
+                           for f in dataclasses.fields(self))
+        return f"{self.argument}{{{options}}}"
 
     def run(self, module: ir.Operation) -> None:
         from mlax.passes.pipeline import run_pipeline
@@ -73,51 +99,56 @@ def option(default: Any, help: str) -> Any:
 
 
 PASSES: dict[str, type[ModulePass]] = {}
+# Where passes live: the dialect-level ones, each backend's own, and the StableHLO importer (a
+# front-end pass: it traces the imported program through mlax.lax).
+PASS_PACKAGES = ("mlax.passes", "mlax.backends.native", "mlax.backends.cpu", "mlax.backends.gpu",
+                 "mlax.backends.xla", "mlax.import_stablehlo")
 _loaded = False
 
-# Pass argument -> the module of mlax.passes that registers it (tests/passes/test_registry.py
-# checks it against what importing every module registers).
+# Pass argument -> the module that registers it, in one of `PASS_PACKAGES` (names only: looking
+# a pass up imports its module, the way upstream's registerAllPasses names every pass;
+# tests/passes/test_registry.py checks the table against what importing every module registers).
 PASS_MODULES: dict[str, str] = {
-    "mlax-approximate-math": "approximate_math",
-    "mlax-autodiff": "autodiff",
-    "mlax-batch": "batching",
-    "mlax-buffer-abi": "buffer_abi",
-    "mlax-check-gpu-mapped": "check_gpu_mapped",
-    "mlax-cleanup": "cleanup",
-    "mlax-cpu-pipeline": "cpu_pipeline",
-    "mlax-distinct-results": "distinct_results",
-    "mlax-early-dealloc": "early_dealloc",
-    "mlax-exact-libm-calls": "exact_libm_calls",
-    "mlax-expand-bf16": "expand_bf16",
-    "mlax-expand-transforms": "expand_transforms",
-    "mlax-gpu-coalesce": "gpu_coalesce",
-    "mlax-gpu-device-buffers": "gpu_device_buffers",
-    "mlax-gpu-host-reads": "gpu_host_reads",
-    "mlax-gpu-kernel-names": "gpu_kernel_names",
-    "mlax-gpu-matmul": "gpu_matmul",
-    "mlax-gpu-native-math": "gpu_native_math",
-    "mlax-gpu-noalias": "gpu_noalias",
-    "mlax-gpu-pipeline": "gpu_pipeline",
-    "mlax-gpu-reductions-inner": "gpu_reductions_inner",
-    "mlax-gpu-row-kernels": "gpu_row_kernels",
-    "mlax-gpu-serial-kernels": "gpu_serial_kernels",
-    "mlax-gpu-sink-views": "gpu_host_reads",
-    "mlax-gpu-vectorize": "gpu_vectorize",
-    "mlax-import-stablehlo": "import_stablehlo",
-    "mlax-inline": "inline",
-    "mlax-linalg-to-blas": "linalg_to_blas",
-    "mlax-lower-callbacks": "lower_callbacks",
-    "mlax-lower-control-flow": "lower_control_flow",
-    "mlax-lower-to-linalg": "lower_to_linalg",
-    "mlax-lower-to-stablehlo": "lower_to_stablehlo",
-    "mlax-parallel-loops": "parallel_loops",
-    "mlax-partition": "partition",
-    "mlax-prefer-vector-width": "prefer_vector_width",
-    "mlax-schedule-for-memory": "schedule_for_memory",
-    "mlax-simulate-devices": "simulate_devices",
-    "mlax-split-reductions": "split_reductions",
-    "mlax-stablehlo-pipeline": "lower_to_stablehlo",
-    "mlax-widen-bool-buffers": "widen_bool_buffers",
+    "mlax-approximate-math": "mlax.backends.native.approximate_math",
+    "mlax-autodiff": "mlax.passes.autodiff",
+    "mlax-batch": "mlax.passes.batching",
+    "mlax-buffer-abi": "mlax.backends.native.buffer_abi",
+    "mlax-check-gpu-mapped": "mlax.backends.gpu.check_mapped",
+    "mlax-cleanup": "mlax.passes.cleanup",
+    "mlax-cpu-pipeline": "mlax.backends.cpu.pipeline",
+    "mlax-distinct-results": "mlax.backends.native.distinct_results",
+    "mlax-early-dealloc": "mlax.backends.cpu.early_dealloc",
+    "mlax-exact-libm-calls": "mlax.backends.cpu.exact_libm_calls",
+    "mlax-expand-bf16": "mlax.backends.cpu.expand_bf16",
+    "mlax-expand-transforms": "mlax.passes.expand_transforms",
+    "mlax-gpu-coalesce": "mlax.backends.gpu.coalesce",
+    "mlax-gpu-device-buffers": "mlax.backends.gpu.device_buffers",
+    "mlax-gpu-host-reads": "mlax.backends.gpu.host_reads",
+    "mlax-gpu-kernel-names": "mlax.backends.gpu.kernel_names",
+    "mlax-gpu-matmul": "mlax.backends.gpu.matmul",
+    "mlax-gpu-native-math": "mlax.backends.gpu.native_math",
+    "mlax-gpu-noalias": "mlax.backends.gpu.noalias",
+    "mlax-gpu-pipeline": "mlax.backends.gpu.pipeline",
+    "mlax-gpu-reductions-inner": "mlax.backends.gpu.reductions_inner",
+    "mlax-gpu-row-kernels": "mlax.backends.gpu.row_kernels",
+    "mlax-gpu-serial-kernels": "mlax.backends.gpu.serial_kernels",
+    "mlax-gpu-sink-views": "mlax.backends.gpu.host_reads",
+    "mlax-gpu-vectorize": "mlax.backends.gpu.vectorize",
+    "mlax-import-stablehlo": "mlax.import_stablehlo",
+    "mlax-inline": "mlax.passes.inline",
+    "mlax-linalg-to-blas": "mlax.backends.cpu.linalg_to_blas",
+    "mlax-lower-callbacks": "mlax.backends.native.lower_callbacks",
+    "mlax-lower-control-flow": "mlax.passes.lower_control_flow",
+    "mlax-lower-to-linalg": "mlax.passes.lower_to_linalg",
+    "mlax-lower-to-stablehlo": "mlax.passes.lower_to_stablehlo",
+    "mlax-parallel-loops": "mlax.backends.cpu.parallel_loops",
+    "mlax-partition": "mlax.passes.partition",
+    "mlax-prefer-vector-width": "mlax.backends.cpu.prefer_vector_width",
+    "mlax-schedule-for-memory": "mlax.backends.native.schedule_for_memory",
+    "mlax-simulate-devices": "mlax.passes.simulate_devices",
+    "mlax-split-reductions": "mlax.backends.cpu.split_reductions",
+    "mlax-stablehlo-pipeline": "mlax.backends.xla.pipeline",
+    "mlax-widen-bool-buffers": "mlax.backends.native.widen_bool_buffers",
 }
 
 
@@ -132,22 +163,21 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
         raise ValueError(f"pass argument {argument} registered twice ({PASSES[argument].__name__}, "
                          f"{cls.__name__})")
     home = PASS_MODULES.get(argument)
-    if home is not None and cls.__module__ != f"mlax.passes.{home}":  # its own pass, not yet imported
-        raise ValueError(f"pass argument {argument} registered twice (mlax.passes.{home}, "
+    if home is not None and cls.__module__ != home:  # its own pass, not yet imported
+        raise ValueError(f"pass argument {argument} registered twice ({home}, "
                          f"{cls.__module__}.{cls.__name__})")
     PASSES[argument] = cls
     return cls
 
 
 def registered_passes() -> dict[str, type[ModulePass]]:
-    """All passes by argument, after importing every module of the mlax.passes package."""
+    """All passes by argument, after importing every module of the packages that hold passes."""
     global _loaded
     if not _loaded:
-        import mlax.passes
-
-        for info in pkgutil.iter_modules(mlax.passes.__path__):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"mlax.passes.{info.name}")
+        for package in map(importlib.import_module, PASS_PACKAGES):
+            for info in pkgutil.iter_modules(package.__path__):
+                if not info.name.startswith("_"):
+                    importlib.import_module(f"{package.__name__}.{info.name}")
         _loaded = True
     return PASSES
 
@@ -157,7 +187,7 @@ def find_pass(argument: str) -> type[ModulePass] | None:
     if no pass has that name (upstream passes: ``canonicalize``)."""
     cls = PASSES.get(argument)
     if cls is None and argument in PASS_MODULES:
-        importlib.import_module(f"mlax.passes.{PASS_MODULES[argument]}")
+        importlib.import_module(PASS_MODULES[argument])
         cls = PASSES.get(argument)
     if cls is None and argument.startswith("mlax-"):
         cls = registered_passes().get(argument)
@@ -174,6 +204,15 @@ def get_pass(argument: str) -> type[ModulePass]:
 
 def option_name(field: dataclasses.Field) -> str:
     return field.name.replace("_", "-")
+
+
+def _option_text(value: Any) -> str:
+    """An option value as `parse_options` reads it back."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(map(_option_text, value))
+    return str(value)
 
 
 def _convert(argument: str, name: str, kind: Any, text: str) -> Any:

@@ -17,9 +17,11 @@ _SUBMODULES = ("ad_checkpoint", "custom_derivatives", "debug", "flatten_util", "
 _SUBMODULES += ("experimental", "sharding")  # the sharding issue: mlax.sharding, mlax.experimental.shard_map
 _SUBMODULES += ("distributed",)  # mlax.distributed: several processes (jax.distributed)
 _SUBMODULES += ("ops", "profiler")  # jax.ops segment reductions; jax.profiler annotations
+_SUBMODULES += ("export",)  # jax.export: mlax programs as jax's Exported, and jax's run on mlax
 _ATTRIBUTES = {
     "make_mesh": "mlax.sharding",
     "set_mesh": "mlax.sharding",
+    "reshard": "mlax.explicit_sharding",
     "NamedSharding": "mlax.sharding",
     "P": "mlax.sharding",
     "shard_map": "mlax.shard_mapping",
@@ -50,11 +52,13 @@ _ATTRIBUTES = {
     "jacfwd": "mlax.autodiff",
     "jacrev": "mlax.autodiff",
     "jvp": "mlax.autodiff",
-    "linearize": "mlax.autodiff",
+    "linearize": "mlax.vjp_object",
     "value_and_grad": "mlax.autodiff",
-    "vjp": "mlax.autodiff",
+    "vjp": "mlax.vjp_object",
+    "fwd_and_bwd": "mlax.vjp_object",
     "vmap": "mlax.batching",
     "pure_callback": "mlax.callbacks",
+    "effects_barrier": "mlax.callbacks",
     "make_mlir": "mlax.api",
     "make_jaxpr": "mlax.jaxpr",
     "named_call": "mlax.name_stack",

@@ -26,13 +26,14 @@ from jax import tree_util
 from mlir import ir
 
 from mlax.autodiff import _call, _positional_names, _trace_callee
-from mlax.core import Tracer, current_trace, is_array_like
+from mlax.core import Trace, Tracer, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import CHECKPOINT_NAMES_ATTR, RECOMPUTED_ATTR, declare_transform, read_transform
 from mlax.errors import check_callable
 from mlax.passes.symbols import unique_name
 from mlax.remat_policy import mark_saveable, name_value, policy_name
 from mlax.source_info import current_location
+from mlax.staging import traced_with_known
 from mlax.tracing import flatten_arguments, function_name
 
 checkpoint_policies = jax.checkpoint_policies
@@ -87,6 +88,9 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool | Sequence[bool] = 
         trace = current_trace()
         if trace is None:
             return fun(*args, **kwargs)
+        return traced_with_known(lambda: emit(trace, static, args, kwargs), args, kwargs, fun)
+
+    def emit(trace: Trace, static: frozenset[int], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         target, dynamic = fun, args
         if static or kwargs:
             target, dynamic = _dynamic_part(fun, args, kwargs, static, static_names)

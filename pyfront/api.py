@@ -1,31 +1,37 @@
 """mlax.jit: trace once per signature, compile with a backend, cache, call.
 
 The cache key is (static arguments, pytree structure, avals of the leaves, backend), as
-in JAX: a new shape, dtype, weak type or static value retraces; anything else hits.
+in JAX: a new shape, dtype, weak type or static value retraces; anything else hits. As in JAX,
+the traces belong to the function and the jit options, not to one ``jit`` object: ``jit(f)``
+twice traces once (`_traces_for`). The ahead-of-time stages (``trace``, ``lower``,
+``compile``) live in pyfront/aot.py.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import threading
 import types
 import weakref
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
 from typing import Any
 
-import jax
 import numpy as np
-from jax import tree_util
-from mlir import ir
+from jax import ShapeDtypeStruct, tree_util
 
+from mlax import prng
+from mlax.aot import CacheEntry, Lowered, Traced, executable_of, public_name, run_program, wrap_outputs
 from mlax.array import Array
+from mlax.backends.registry import (
+    Executable,
+    clear_compile_cache,
+    device_backend,
+    get_backend,
+)
 from mlax.caching import LRUCache
 from mlax.configuration import checks_enabled, config, disable_jit_state, invalid_kind, jit_call_options_used
-from mlax.core import Aval, concrete_mode, current_trace, to_numpy
-from mlax.dialect import get_context
+from mlax.core import Aval, abstractify, concrete_mode, current_trace, is_array_like
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
 from mlax.jit_sharding import (
     UNSPECIFIED,
@@ -36,17 +42,9 @@ from mlax.jit_sharding import (
     output_placements,
 )
 from mlax.nested_jit import call_jitted
-from mlax.runtime.backend import Executable, clear_compile_cache, compile_cached, device_backend, get_backend
-from mlax.sharding import context_mesh
+from mlax.sharding import Placement, as_named, context_mesh, placement
 from mlax.staging import inlined
-from mlax.tracing import (
-    TracedFunction,
-    avals_of,
-    flatten_arguments,
-    function_name,
-    numpy_leaves,
-    trace_function,
-)
+from mlax.tracing import _describe_path, avals_of, flatten_arguments, function_name, trace_function
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -84,19 +82,101 @@ def _argnames(signature: inspect.Signature | None, value: Any,
     return names
 
 
-@dataclass
-class _CacheEntry:
-    """One traced signature of a jitted function. Its executable is owned by the process-wide
-    compile cache (bounded by ``config.compile_cache_size``) and only referenced weakly here,
-    so evicting it there frees its memory; the next call compiles it again."""
+# How many (function, jit options) keep their traces for a later ``jit`` of the same function
+# (jax bounds its cache of functions too); each keeps at most ``config.jit_cache_size`` traces.
+_FUNCTIONS_KEPT = 4096
+_executable = executable_of  # its name before pyfront/aot.py (tests/gpu read it from here)
 
-    traced: TracedFunction
-    donated: tuple[int, ...] = ()  # flat argument indices whose buffers the program may reuse
-    backend: str = "cpu"  # the backend it runs on (a program with a mesh: its devices' one)
-    _executable: weakref.ref[Executable] | None = None
 
-    def executable(self) -> Executable | None:
-        return self._executable() if self._executable is not None else None
+class _Traces:
+    """The trace caches of one function under one set of jit options, shared by every jit of
+    them. The function is held weakly: the caches never keep it (or what it closes over) alive,
+    and empty themselves when it dies, so that its traced modules (and the MLIR context of the
+    thread that traced them) are freed then, not at the table's eviction."""
+
+    def __init__(self, fun: Callable[..., Any] | None = None) -> None:
+        self.fun_ref = weakref.ref(fun, lambda _: self.clear()) if fun is not None else None
+        self.signatures: LRUCache[CacheEntry] = LRUCache(lambda: config.jit_cache_size)
+        self.fast: LRUCache[CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain-array calls
+
+    def clear(self) -> None:
+        self.signatures.clear()
+        self.fast.clear()
+
+
+_SHARED_TRACES: LRUCache[_Traces] = LRUCache(lambda: _FUNCTIONS_KEPT)
+
+
+def _options_key(value: Any) -> Hashable:
+    """A jit option (a sharding pytree prefix...) as a hashable key; TypeError if it has none."""
+    leaves, treedef = tree_util.tree_flatten(value, is_leaf=lambda x: x is None)
+    key = (tuple(leaves), treedef)
+    hash(key)
+    return key
+
+
+def _traces_for(fun: Callable[..., Any], options: tuple[Any, ...]) -> _Traces:
+    """The trace caches of ``fun`` under jit ``options``: those of an earlier jit of the same
+    function and options, as jax's cache keyed on both; a function that cannot be weakly
+    referenced, or options that cannot be hashed, get caches of their own."""
+    try:
+        key = (id(fun), tuple(_options_key(option) for option in options))
+        weakref.ref(fun)
+    except TypeError:
+        return _Traces()
+    traces = _SHARED_TRACES.get_or_create(key, lambda: _Traces(fun))
+    if traces.fun_ref is None or traces.fun_ref() is not fun:  # a dead function's id, reused
+        traces = _SHARED_TRACES.put(key, _Traces(fun))
+    return traces
+
+
+def _abstract_leaves(dynamic: Any, fun_name: str, arg_names: list[str]) -> tuple[list[Any], Any, list[str]]:
+    """``lower``/``trace``'s arguments: arrays and scalars as a call takes them, and anything with
+    a ``shape`` and ``dtype`` (``jax.ShapeDtypeStruct``) for its type alone; jax's TypeError for
+    any other leaf."""
+    from mlax.shape_eval import abstract_argument
+
+    advice = ("This typically means that a jit-wrapped function was called with a non-array argument, and "
+              "this argument was not marked as static using the static_argnums or static_argnames "
+              "parameters of jax.jit.")
+    pairs, tree = prng.tree_flatten_with_path(dynamic)
+    leaves, paths = [], []
+    for key_path, leaf in pairs:
+        path = _describe_path(key_path, arg_names)
+        if not is_array_like(leaf):
+            abstract_argument(leaf, path, fun_name, "jit", advice)  # jax's error for what is not an array
+        leaves.append(leaf)
+        paths.append(path)
+    return leaves, tree, paths
+
+
+def _abstract_avals(leaves: list[Any], paths: list[str], fun_name: str) -> tuple[Aval, ...]:
+    from mlax.shape_eval import abstract_argument
+
+    return tuple(abstractify(leaf) if is_array_like(leaf) else abstract_argument(leaf, path, fun_name, "jit")
+                 for leaf, path in zip(leaves, paths, strict=True))
+
+
+def _struct_placements(placements: tuple[Placement | None, ...], leaves: list[Any], avals: tuple[Aval, ...],
+                       paths: list[str]) -> tuple[Placement | None, ...]:
+    """The placements of the arguments, with those that ``ShapeDtypeStruct(..., sharding=)``
+    leaves give (as a committed array's sharding: in_shardings must agree)."""
+    found = list(placements)
+    for i, (leaf, aval, path) in enumerate(zip(leaves, avals, paths, strict=True)):
+        if not isinstance(leaf, ShapeDtypeStruct) or leaf.sharding is None:
+            continue
+        argument = f"the sharding of argument {path} of jit(...).lower"
+        named = as_named(leaf.sharding, "jit", argument)
+        if named is None or named.mesh.devices.size <= 1:
+            continue
+        given = placement(named, aval.shape, f"One of pjit arguments with pytree key path {path}", argument)
+        if found[i] is not None and found[i] != given:
+            raise user_error(ValueError, "Sharding passed to jit does not match the sharding on the "
+                             f"respective arg. Got jit sharding: {found[i].sharding},\narg sharding: "
+                             f"{named} for arg type: {aval.dtype.name}[{','.join(map(str, aval.shape))}]",
+                             argument)
+        found[i] = given
+    return tuple(found)
 
 
 def _fast_key(args: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, list[Any]]:
@@ -120,9 +200,9 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, list[Any]]
 def _fast_buffers(executable: Executable, args: list[Any]) -> list[Any]:
     """The buffers of `_fast_key`'s arguments; NumPy inputs as read-only views (a backend
     may hand an input back as an output, which must not alias a writable user buffer).
-    A backend that takes device buffers gets the arguments as they are."""
+    A backend that takes device buffers gets the Arrays' device buffers where they have them."""
     if getattr(executable, "takes_device_buffers", False):
-        return list(args)
+        return [arg._buffer if type(arg) is Array else arg for arg in args]
     buffers = []
     for arg in args:
         if type(arg) is Array:
@@ -132,118 +212,6 @@ def _fast_buffers(executable: Executable, args: list[Any]) -> list[Any]:
             view.flags.writeable = False
             buffers.append(view)
     return buffers
-
-
-class Lowered:
-    """A traced program for one signature; ``.as_text(stage)`` shows its IR at any stage of
-    its backend's road: "mlax" as traced, then the CPU pipeline's "linalg", "buffers",
-    "loops", "llvm", or the XLA backend's "stablehlo" and "hlo" (XLA's optimized HLO)."""
-
-    def __init__(self, traced: TracedFunction, backend: str, entry: _CacheEntry) -> None:
-        self._traced = traced
-        self._backend = backend
-        self._entry = entry
-
-    @property
-    def STAGES(self) -> tuple[str, ...]:  # noqa: N802 (the name it had as a class constant)
-        return ("mlax", *get_backend(self._backend).stages)
-
-    def as_text(self, stage: str = "mlax", debug_info: bool = True) -> str:
-        """The IR at ``stage``; ``debug_info`` prints the source locations of every op."""
-        if stage not in self.STAGES:
-            raise user_error(ValueError, f"unknown stage {stage!r} for the {self._backend} backend; "
-                             f"available stages: {list(self.STAGES)}", "stage of Lowered.as_text")
-        if stage == "mlax":
-            return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
-        return get_backend(self._backend).stage_text(self.mlir_module(), self._traced.entry, stage,
-                                                     debug_info, self._entry.donated)
-
-    def mlir_module(self) -> ir.Module:
-        """A copy of the traced module in this thread's context, for running passes on (the
-        cached one stays as traced)."""
-        return ir.Module.parse(self._traced.module.operation.get_asm(enable_debug_info=True), get_context())
-
-    @property
-    def in_avals(self) -> tuple[Aval, ...]:
-        return self._traced.in_avals
-
-    @property
-    def out_avals(self) -> tuple[Aval, ...]:
-        return self._traced.out_avals
-
-    def compile(self, compiler_options: dict[str, Any] | None = None, *,
-                device_assignment: Any = None) -> Compiled:
-        """The compiled program, as jax's ``Lowered.compile``. ``compiler_options`` are XLA's
-        debug options (autotuning levels, pass switches: how XLA compiles, not what the program
-        means): XLA checks them, as in jax (an unknown one raises jax's ``JaxRuntimeError``), and
-        mlax's own compilers, which have none, leave them unread. ``device_assignment`` may be
-        None only."""
-        if compiler_options is not None and not isinstance(compiler_options, dict):
-            raise user_error(TypeError, "Lowered.compile: compiler_options must be a dict of XLA options, "
-                             f"got {type(compiler_options).__name__}", "compiler_options of Lowered.compile")
-        if compiler_options:
-            _check_xla_options(tuple(sorted(compiler_options.items(), key=lambda item: str(item[0]))))
-        if device_assignment is not None:
-            raise user_error(NotImplementedError, "Lowered.compile(device_assignment=...) is not supported "
-                             "by mlax: the program runs on the devices it was lowered for",
-                             "device_assignment of Lowered.compile")
-        return Compiled(self._traced, _executable(self._entry))
-
-
-@functools.lru_cache(maxsize=64)
-def _check_xla_options(options: tuple[tuple[str, Any], ...]) -> None:
-    """XLA's check of compiler options: a trivial program compiled with them by jax's XLA."""
-    jax.jit(lambda: 0).lower().compile(compiler_options=dict(options))
-
-
-class Compiled:
-    """A compiled program for one signature, callable on arguments of that signature."""
-
-    def __init__(self, traced: TracedFunction, executable: Executable) -> None:
-        self._traced = traced
-        self._executable = executable
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, _, _ = flatten_arguments((args, kwargs), self._traced.entry, ())
-        if avals_of(leaves) != self._traced.in_avals:
-            raise user_error(
-                TypeError, f"compiled {self._traced.entry} expects arguments "
-                f"{list(map(str, self._traced.in_avals))}, got {list(map(str, avals_of(leaves)))}",
-                f"the arguments of compiled {self._traced.entry}")
-        return _run(self._traced, self._executable, leaves)
-
-
-def _executable(entry: _CacheEntry) -> Executable:
-    executable = entry.executable()
-    if executable is None:
-        executable = compile_cached(entry.backend, entry.traced.module, entry.traced.entry, entry.donated)
-        entry._executable = weakref.ref(executable)
-    return executable
-
-
-def _inputs(executable: Executable, leaves: list[Any]) -> list[Any]:
-    """The arguments' leaves as the executable takes them: NumPy buffers, or, for a backend
-    that takes device buffers, mlax Arrays and jax Arrays (already in jax's, hence mlax's,
-    canonical dtypes) as they are."""
-    if getattr(executable, "takes_device_buffers", False):
-        return [leaf if type(leaf) is Array or isinstance(leaf, jax.Array) else to_numpy(leaf)
-                for leaf in leaves]
-    return numpy_leaves(leaves)
-
-
-def _run(traced: TracedFunction, executable: Executable, leaves: list[Any]) -> Any:
-    return _outputs(traced, executable(_inputs(executable, leaves)))
-
-
-def _output(out: Any, aval: Aval) -> Array:
-    if type(out) is np.ndarray:
-        return Array._wrap(out.astype(aval.dtype, copy=False).reshape(aval.shape), aval.weak_type)
-    return Array._wrap_device(out, aval.weak_type)  # a device buffer of the traced type
-
-
-def _outputs(traced: TracedFunction, outs: list[Any]) -> Any:
-    arrays = [_output(o, a) for o, a in zip(outs, traced.out_avals, strict=True)]
-    return tree_util.tree_unflatten(traced.out_tree, arrays)
 
 
 class JittedFunction:
@@ -297,8 +265,9 @@ class JittedFunction:
         self._donate_argnums = donated  # the XLA backend reuses their buffers; the others ignore it
         self._static_argnums = frozenset(nums)
         self._static_argnames = frozenset(names)
-        self._cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)
-        self._fast_cache: LRUCache[_CacheEntry] = LRUCache(lambda: config.jit_cache_size)  # plain arrays
+        traces = _traces_for(fun, (frozenset(nums), frozenset(names), donated, backend, in_shardings,
+                                   out_shardings))
+        self._cache, self._fast_cache = traces.signatures, traces.fast
         # shardings are fixed per jit and the leaves' committed shardings are in the fast key
         self._fast_ok = not (self._static_argnums or self._static_argnames)
         self._stages_always = False  # set by jit for mlax's own jits: disable_jit leaves them
@@ -352,25 +321,34 @@ class JittedFunction:
 
         return static, (dyn_args, dyn_kwargs), dyn_names, rebuild
 
-    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any],
-               cached: bool = True) -> tuple[_CacheEntry, list[Any]]:
+    def _entry(self, args: tuple[Any, ...], kwargs: dict[str, Any], cached: bool = True,
+               abstract: bool = False) -> tuple[CacheEntry, list[Any]]:
+        """The trace for these arguments (from the cache where ``cached``), and their leaves.
+        ``abstract`` (lower, trace) also takes ShapeDtypeStructs for arguments."""
         static, dynamic, dyn_names, rebuild = self._partition(args, kwargs)
         name = function_name(self._fun)
-        leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
-        in_avals = avals_of(leaves)
+        if abstract:
+            leaves, in_tree, paths = _abstract_leaves(dynamic, name, dyn_names)
+            in_avals = _abstract_avals(leaves, paths, name)
+        else:
+            leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)
+            in_avals = avals_of(leaves)
         placements = input_placements(self._in_shardings, *dynamic, leaves, in_avals, paths)
+        if abstract:
+            placements = _struct_placements(placements, leaves, in_avals, paths)
         key = (static, in_tree, in_avals, self.backend, config.trace_context(), placements, context_mesh())
 
         def build_args(tracers: list[Any]) -> Any:
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, tracers)
             return rebuild(dyn_args, dyn_kwargs)
 
-        def create() -> _CacheEntry:
+        def create() -> CacheEntry:
             traced = trace_function(self._fun, build_args, in_avals, paths)
-            outs = output_placements(self._out_shardings, traced.out_tree, traced.out_avals)
+            outs = output_placements(self._out_shardings, traced.out_tree, traced.out_avals, placements)
             mesh = annotate(traced.module, traced.entry, placements, outs, paths)
             backend = self.backend if mesh is None else mesh_backend(mesh, self._backend, self.backend)
-            return _CacheEntry(traced, self._donated_leaves(args, static), backend)
+            return CacheEntry(traced, self._donated_leaves(args, static), backend, in_tree, tuple(dyn_names),
+                              tuple(paths), public_name(self._fun))
 
         return (self._cache.get_or_create(key, create) if cached else create()), leaves
 
@@ -378,7 +356,7 @@ class JittedFunction:
         """Trace, compile and run for these arguments only, the trace not cached: for mlax's
         transformations whose trace holds only for this call (pyfront/staging.py)."""
         entry, leaves = self._entry(args, kwargs, cached=False)
-        result = _run(entry.traced, _executable(entry), leaves)
+        result = run_program(entry.traced, executable_of(entry), leaves)
         return self._checked(result, args, kwargs) if checks_enabled() else result
 
     def _donated_leaves(self, args: tuple[Any, ...], static: tuple[Any, ...]) -> tuple[int, ...]:
@@ -419,9 +397,9 @@ class JittedFunction:
             entry = self._fast_cache.get(fast_key)
             executable = entry.executable() if entry is not None else None
             if executable is not None:
-                return _outputs(entry.traced, executable(_fast_buffers(executable, fast_leaves)))
+                return wrap_outputs(entry.traced, executable(_fast_buffers(executable, fast_leaves)))
         entry, leaves = self._entry(args, kwargs)
-        result = _run(entry.traced, _executable(entry), leaves)
+        result = run_program(entry.traced, executable_of(entry), leaves)
         in_avals = entry.traced.in_avals
         if fast_key is not None and len(leaves) == len(fast_leaves) and all(
                 arg.dtype == aval.dtype for arg, aval in zip(fast_leaves, in_avals, strict=True)):
@@ -450,12 +428,23 @@ class JittedFunction:
             "arise from having nan/inf literals as inputs or outputs, like "
             "`jax.jit(lambda ...: jax.numpy.nan)(...)`.")
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        entry, _ = self._entry(args, kwargs)
-        return Lowered(entry.traced, entry.backend, entry)
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """The traced program for these arguments (arrays, scalars, ``ShapeDtypeStruct``s, pytrees
+        of them; static arguments as values), as jax's ``jit(f).trace``: shares the jit's cache."""
+        return Traced(self._entry(args, kwargs, abstract=True)[0], self._fun)
 
-    def trace(self, *args: Any, **kwargs: Any) -> TracedFunction:
-        return self._entry(args, kwargs)[0].traced
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """``trace(*args, **kwargs).lower()``: the program ready to compile."""
+        return Lowered(self._entry(args, kwargs, abstract=True)[0])
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs' ``ShapeDtypeStruct`` pytree for these arguments, as jax's
+        ``jit(f).eval_shape``; inside a trace, as ``mlax.eval_shape`` (the arguments may be tracers)."""
+        if current_trace() is not None:
+            from mlax.shape_eval import eval_shape
+
+            return eval_shape(self, *args, **kwargs)
+        return self.trace(*args, **kwargs).out_info
 
     def _cache_size(self) -> int:
         return len(self._cache)
@@ -507,10 +496,17 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = UNSPECIFIE
     if fun is None:
         return functools.partial(jit, **options)
     jitted = JittedFunction(fun, **options)
-    # mlax's transformations stage through a jit of their own: they need a trace, so
-    # disable_jit, which disables the jits of user code, must leave those.
-    jitted._stages_always = sys._getframe(1).f_globals.get("__name__", "").startswith("mlax.")
-    jitted._calls_inside_traces &= not (inline or jitted._stages_always)
+    jitted._calls_inside_traces &= not inline
+    return jitted
+
+
+def staged_jit(fun: Callable[..., Any], **options: Any) -> JittedFunction:
+    """A jit of mlax's own: a transformation staging its program through it needs a trace, so
+    `disable_jit`, which disables the jits of user code, leaves it, and it is not inlined into
+    a caller's trace."""
+    jitted = JittedFunction(fun, **options)
+    jitted._stages_always = True
+    jitted._calls_inside_traces = False
     return jitted
 
 
@@ -520,6 +516,6 @@ def make_mlir(fun: Callable[..., Any], static_argnums: Any = None,
     jitted = JittedFunction(fun, static_argnums, static_argnames)
 
     def text(*args: Any, **kwargs: Any) -> str:
-        return jitted.lower(*args, **kwargs).as_text(debug_info=debug_info)
+        return jitted.lower(*args, **kwargs).as_text("mlax", debug_info=debug_info)
 
     return text

@@ -83,7 +83,11 @@ class Array(ArrayMethods, metaclass=ArrayType):
     def aval(self) -> Any:
         from mlax.core import Aval
 
-        return Aval(self.shape, self.dtype, self._weak_type)
+        if self._device is None:
+            return Aval(self.shape, self.dtype, self._weak_type)
+        from mlax.sharding_types import of_buffer  # an array on a mesh: its type's sharding
+
+        return Aval(self.shape, self.dtype, self._weak_type, of_buffer(self._xla_buffer))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -159,9 +163,16 @@ class Array(ArrayMethods, metaclass=ArrayType):
     # --- devices and sharding (jax.Array's API) --------------------------------------------
 
     @property
+    def _buffer(self) -> Any:
+        """What a backend that takes device buffers is given: the device buffer where the value
+        lives on a device (an XLA one, or the native GPU backend's), else the read-only host
+        buffer. Executables see buffers, never Arrays."""
+        return self._device if self._device is not None else self._host
+
+    @property
     def _xla_buffer(self) -> Any:
         """The jax Array holding this one's value, or None: a host value, or a buffer of mlax's
-        native GPU backend (runtime/gpu_loader.DeviceBuffer, which has no jax sharding: jax
+        native GPU backend (backends/gpu/loader.DeviceBuffer, which has no jax sharding: jax
         cannot take it, NumPy reads it)."""
         return self._device if self._device is not None and self._device.sharding is not None else None
 

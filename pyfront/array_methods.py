@@ -184,10 +184,10 @@ class ArrayMethods:
     take = _forward("take")
     searchsorted = _forward("searchsorted")
 
-    def reshape(self, *shape: Any, order: str = "C") -> Any:
+    def reshape(self, *shape: Any, order: str = "C", out_sharding: Any = None) -> Any:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _mnp().reshape(self, shape, order=order)
+        return _mnp().reshape(self, shape, order=order, out_sharding=out_sharding)
 
     def transpose(self, *axes: Any) -> Any:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):

@@ -1,4 +1,5 @@
-"""mlax.jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian: differentiation as IR.
+"""mlax.jvp, grad, value_and_grad, jacfwd, jacrev, hessian: differentiation as IR (vjp and
+linearize, whose functions are pytrees, are in mlax.vjp_object and re-exported here).
 
 Inside a traced program, a transformation of ``fun`` traces ``fun`` into a private function
 of the same module (values of the enclosing program it uses become extra arguments), declares
@@ -304,77 +305,6 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     return _traced(run)(primals, tangents)
 
 
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``, as
-    jax.linearize (each call of f_jvp runs forward mode again; no partial evaluation yet)."""
-    check_callable(fun, "fun of mlax.linearize")
-    out = _traced(lambda trace, *p: fun(*p), fun, differentiated=True)(*primals)
-
-    def f_jvp(*tangents: Any) -> Any:
-        return jvp(fun, primals, tangents)[1]
-
-    return out, f_jvp
-
-
-def _check_cotangent(cotangent: Any, out: Any, fun: Callable[..., Any]) -> None:
-    """JAX's checks of the argument of the function vjp returns: the structure of ``fun``'s
-    output, and leaf by leaf its shape and dtype."""
-    name = function_name(fun)
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    if tree_util.tree_structure(cotangent) != out_tree:
-        raise user_error(ValueError, "unexpected tree structure of the argument to the VJP function: it "
-                         f"must match the structure {out_tree} of the output of {name}, but got "
-                         f"{tree_util.tree_structure(cotangent)}.", "the argument of the function vjp "
-                         "returned")
-    leaves, _, paths = flatten_arguments(((cotangent,), {}), "the VJP function", ["cotangent"])
-    for leaf, path, out_leaf in zip(leaves, paths, out_leaves, strict=True):
-        got, want = abstractify(leaf), abstractify(out_leaf)
-        if got.shape != want.shape or got.dtype != want.dtype:
-            raise user_error(ValueError, "unexpected type (e.g. shape/dtype) for argument to VJP function: "
-                             f"got {_type_text(got)}, but expected {_type_text(want)} because the "
-                             f"corresponding output of the differentiated function {name} had type "
-                             f"{_type_text(want)}", f"{path} of the function vjp returned")
-
-
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
-    """``(fun(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` gives the cotangents of the
-    primals (a tuple, one per primal), as jax.vjp."""
-    check_callable(fun, "fun of mlax.vjp")
-    flatten_arguments((primals, {}), function_name(fun), _positional_names(fun, len(primals)))  # arrays only
-
-    def pullback(trace: Trace, p: tuple[Any, ...], cotangent: Any) -> Any:
-        sub, leaves, _ = _trace_callee(fun, p, trace, range(len(p)))
-        ct_leaves = tree_util.tree_leaves(cotangent)
-        if has_aux:
-            ct_leaves = ct_leaves + [_zeros(a) for a in sub.out_avals[len(ct_leaves):]]
-        name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(range(len(leaves))))
-        avals = [*sub.out_avals, *(abstractify(leaf) for leaf in leaves)]
-        results = _call(trace, name, ftype, [*leaves, *sub.captured, *ct_leaves], avals,
-                        f"vjp of {function_name(fun)}")
-        return tree_util.tree_unflatten(tree_util.tree_structure(p), results[len(sub.out_avals):])
-
-    out = _traced(lambda trace, *p: fun(*p), fun, differentiated=True)(*primals)
-    if has_aux and not (isinstance(out, tuple) and len(out) == 2):
-        raise user_error(TypeError, "expected function with aux output to return a two-element tuple, but "
-                         f"got {type(out).__name__}", f"the output of {function_name(fun)}")
-    value = out[0] if has_aux else out
-    pull = _traced(pullback)
-
-    def vjp_fn(*cotangents: Any) -> tuple[Any, ...]:
-        if len(cotangents) != 1:
-            raise user_error(TypeError, f"The function returned by mlax.vjp applied to {function_name(fun)} "
-                             f"was called with {len(cotangents)} arguments, but functions returned by "
-                             "mlax.vjp must be called with a single argument corresponding to the single "
-                             "value returned by the function being differentiated (even if that is a tuple).",
-                             "the arguments of the function vjp returned")
-        _check_cotangent(cotangents[0], value, fun)
-        return pull(primals, cotangents[0])
-
-    if has_aux:
-        return value, vjp_fn, out[1]
-    return out, vjp_fn
-
-
 def _stacked_basis(avals: Sequence[Aval], position: int) -> list[np.ndarray]:
     """Batched (leading axis: the elements of leaf ``position``) one-hot values for a list of
     leaves: the identity for that leaf, zeros for the others."""
@@ -391,6 +321,7 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
     structure (a tuple over argnums when argnums is a tuple). With ``has_aux``, ``fun`` returns
     ``(output, aux)`` and the result is ``(jacobian, aux)``, aux as the primal call gives it."""
     from mlax.batching import vmap
+    from mlax.vjp_object import vjp
 
     api = "jacfwd" if forward else "jacrev"
     check_callable(fun, f"fun of mlax.{api}")
@@ -474,6 +405,16 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
 
 jacobian = jacrev  # jax's alias
+
+
+def __getattr__(name: str) -> Any:
+    """vjp, linearize and fwd_and_bwd live in mlax.vjp_object (their functions are pytrees),
+    which builds on this module: imported on first use."""
+    if name in ("vjp", "linearize", "fwd_and_bwd"):
+        import mlax.vjp_object
+
+        return getattr(mlax.vjp_object, name)
+    raise AttributeError(f"module 'mlax.autodiff' has no attribute {name!r}")
 
 
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -1,6 +1,7 @@
-"""`mlax.pure_callback`, and the staging every host callback shares (mlax.debug builds on it).
+"""`mlax.pure_callback`, `mlax.experimental.io_callback`, `mlax.effects_barrier`, and the staging
+every host callback shares (mlax.debug builds on it).
 
-Inside a trace a callback is registered with the runtime (mlax.runtime.host_callbacks) and
+Inside a trace a callback is registered with the runtime (mlax.backends.native.host_callbacks) and
 the program gets a call of an `mlax.callback` declaration naming its id (dialect/callbacks.py);
 each backend turns that call into a call of the Python function on the host
 (docs/callbacks.md). Outside a trace the function just runs now. As in jax, the function gets
@@ -22,14 +23,15 @@ from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
+from mlax.backends.native.host_callbacks import HostCallback, register
 from mlax.core import Aval, Tracer, current_trace, is_array_like, to_numpy
 from mlax.dialect import get_context
 from mlax.dialect.callbacks import VMAP_METHODS, declare_callback
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import user_error
 from mlax.passes.symbols import unique_name
-from mlax.runtime.host_callbacks import HostCallback, register
 from mlax.source_info import current_location
+from mlax.staging import with_known
 from mlax.tracing import function_name
 
 
@@ -50,7 +52,7 @@ class CallArguments:
         return tree_util.tree_unflatten(self.tree, leaves)
 
 
-def _result_specs(result_shape_dtypes: Any) -> tuple[list[TensorSpec], Any]:
+def _result_specs(result_shape_dtypes: Any, api: str = "mlax.pure_callback") -> tuple[list[TensorSpec], Any]:
     """The flat result specs and their structure; jax's errors for bad leaves."""
     leaves, tree = tree_util.tree_flatten(result_shape_dtypes)
     specs = []
@@ -60,14 +62,14 @@ def _result_specs(result_shape_dtypes: Any) -> tuple[list[TensorSpec], Any]:
                 TypeError,
                 f"result_shape_dtypes leaves must have shape and dtype "
                 f"attributes (jax.ShapeDtypeStruct), got {leaf!r}",
-                "result_shape_dtypes of mlax.pure_callback",
+                f"result_shape_dtypes of {api}",
             )
         dtype = np.dtype(leaf.dtype)
         if front_dtypes.canonicalize(dtype) != dtype:
             raise user_error(
                 ValueError,
                 "result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` is disabled",
-                "result_shape_dtypes of mlax.pure_callback",
+                f"result_shape_dtypes of {api}",
             )
         specs.append(TensorSpec(tuple(leaf.shape), dtype))
     return specs, tree
@@ -100,10 +102,11 @@ def stage_callback(
     """Call ``callback`` on ``arguments``: now, outside a trace (returning Arrays), or from
     the traced program (returning its tracers)."""
     name = function_name(callback)
-    host = HostCallback(host_function(callback, arguments, kind == "pure"), name, api)
+    returns = kind != "debug"
+    host = HostCallback(host_function(callback, arguments, returns), name, api)
     trace = current_trace()
     if trace is None:
-        outs = host([np.array(to_numpy(x)) for x in arguments.operands], results if kind == "pure" else None)
+        outs = host([np.array(to_numpy(x)) for x in arguments.operands], results if returns else None)
         return [Array._wrap(np.array(o, copy=True)) for o in outs]
     callback_id = register(host)
     module = trace.block.owner.parent
@@ -172,4 +175,44 @@ def pure_callback(
     specs, out_tree = _result_specs(result_shape_dtypes)
     arguments = CallArguments(args, kwargs)
     outs = stage_callback(callback, arguments, specs, kind="pure", api=api, vmap_method=vmap_method)
+    out = tree_util.tree_unflatten(out_tree, outs)
+    if current_trace() is None:
+        return out
+
+    def eager(*operands: Any) -> Any:
+        again, again_kwargs = arguments.rebuild(operands)
+        return pure_callback(callback, result_shape_dtypes, *again, vmap_method=vmap_method, **again_kwargs)
+
+    # grad and co. outside jit (concrete mode): being pure, the callback gives the value when asked for
+    return with_known(out, tuple(arguments.operands), {}, eager)
+
+
+def io_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding: Any = None,
+    ordered: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Call an impure Python function on the host (jax.experimental.io_callback).
+
+    As pure_callback, but the call is an effect: it is never dropped, even when its results are
+    unused, nor merged with another; with ``ordered=True`` the calls of one program happen in
+    program order (unordered ones may happen in any order). It has no derivative (a nonzero
+    tangent on an operand is jax's "IO callbacks do not support JVP."); under vmap an unordered
+    one is called once per batch element, in sequence (jax's lax.map), and an ordered one is
+    jax's error "Cannot `vmap` ordered IO callback.". ``sharding`` is accepted and ignored."""
+    del sharding
+    api = "mlax.experimental.io_callback"
+    check_callable(callback, api)
+    specs, out_tree = _result_specs(result_shape_dtypes, api)
+    arguments = CallArguments(args, kwargs)
+    outs = stage_callback(callback, arguments, specs, kind="io", api=api, ordered=bool(ordered))
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def effects_barrier() -> None:
+    """Wait until the side effects of the programs already called have happened (jax's
+    effects_barrier). mlax runs a program with host callbacks to its end before the call returns
+    (so that a callback's error is raised by that call), so there is nothing left to wait for."""

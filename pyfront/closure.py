@@ -51,9 +51,9 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
         return leaves
 
     if trace is None:  # nothing to hoist: concrete values it closes over are constants
-        from mlax.api import jit
+        from mlax.api import staged_jit
 
-        compiled = jit(fun)
+        compiled = staged_jit(fun)
 
         def converted_eager(*args: Any) -> Any:
             check(args, same_types=False)  # a jit of its own traces any types

@@ -29,7 +29,7 @@ lives:
 mlax's own settings: ``backend`` (default jit backend), ``dump_dir``, the cache bounds, and the
 CPU backend's persistent compilation cache (``compilation_cache_dir``, also under jax's name
 ``jax_compilation_cache_dir``; ``jax_enable_compilation_cache`` False turns it off;
-runtime/disk_cache.py).
+backends/cpu/disk_cache.py).
 """
 
 from __future__ import annotations

@@ -22,16 +22,20 @@ from mlax.configuration import check_values, checks_enabled, compile_time_eval_s
 from mlax.dialect import build, get_context, get_op, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import ConcretizationTypeError, UnexpectedTracerError, user_error
+from mlax.sharding import CONTEXT as _MESH_CONTEXT
+from mlax.sharding_types import result_avals as _typed_results
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
 
 
 @dataclass(frozen=True)
 class Aval:
-    """The abstract value of an array: static shape, dtype and JAX's weak-type flag."""
+    """The abstract value of an array: static shape, dtype, JAX's weak-type flag and, under
+    explicit sharding, the sharding of its type."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool = False
+    sharding: Any = None  # jax's type sharding (mlax.sharding_types); None: no mesh
 
     @property
     def spec(self) -> TensorSpec:
@@ -78,6 +82,8 @@ class Trace:
             with get_context():
                 argument = self.block.add_argument(x.value.type, ir.Location.name(f"captured {x.origin}"))
             self.captures[id(x)] = (x, argument)
+            for log in _TRACES.capture_logs:
+                log.append(x)
         return self.captures[id(x)][1]
 
     def emit(self, op_name: str, operands: list[ir.Value], attrs: dict[str, Any]) -> list[ir.Value]:
@@ -91,7 +97,10 @@ class Trace:
                 return x.value
             if x.trace.active and self.parent is not None and self.parent.encloses(x.trace):
                 return self._capture(x)
-            raise UnexpectedTracerError(x, self)
+            substitute = _TRACES.substitutes.get(x.value) if _TRACES.substitutes else None
+            if substitute is None:
+                raise UnexpectedTracerError(x, self)
+            x = substitute
         array = to_numpy(x)
         (value,) = self.emit("constant", [], {"value": array})
         return value
@@ -104,6 +113,9 @@ class _ThreadTraces(threading.local):
     def __init__(self) -> None:
         self.stack: list[Trace] = []
         self.mode: str | None = None  # concrete mode: None, "deferred" or "concrete" (class Known)
+        self.capture_logs: list[list[Tracer]] = []  # class captures_logged
+        self.opaque = False  # class opaque: inside a nested jit, Python sees no value
+        self.substitutes: dict[ir.Value, np.ndarray] = {}  # class suspended: traced value -> its value
 
 
 _TRACES = _ThreadTraces()
@@ -210,16 +222,57 @@ class mode_scope:
         _TRACES.mode = self.saved
 
 
-class suspended:
-    """Context manager under which this thread is outside any trace (to compute a concrete
-    value by running a nested transformation eagerly in the middle of a trace)."""
+class opaque:
+    """Context manager for a jit inlined into a concrete-mode trace: as in JAX, where a nested
+    jit traces abstractly, Python sees no value there (ConcretizationTypeError, not retried),
+    while the values of what it computes are still known op by op, for use after it."""
 
     def __enter__(self) -> None:
-        self.saved = _TRACES.stack, _TRACES.mode
-        _TRACES.stack, _TRACES.mode = [], None
+        self.saved, _TRACES.opaque = _TRACES.opaque, True
 
     def __exit__(self, *exc: Any) -> None:
-        _TRACES.stack, _TRACES.mode = self.saved
+        _TRACES.opaque = self.saved
+
+
+class suspended:
+    """Context manager under which this thread is outside any trace (to compute a concrete
+    value by running a nested transformation eagerly in the middle of a trace). The tracers of
+    the suspended traces whose IR values ``substitutes`` maps to arrays (what a construct closed
+    over) stand for those values there: ops on them compute, a program traced there gets them
+    as constants, Python may read them."""
+
+    def __init__(self, substitutes: dict[ir.Value, np.ndarray] | None = None) -> None:
+        self.substitutes = substitutes or {}
+
+    def __enter__(self) -> None:
+        state = _TRACES
+        self.saved = state.stack, state.mode, state.substitutes, state.opaque, state.capture_logs
+        state.stack, state.mode, state.opaque, state.capture_logs = [], None, False, []
+        state.substitutes = {**state.substitutes, **self.substitutes} if self.substitutes else {}
+
+    def __exit__(self, *exc: Any) -> None:
+        state = _TRACES
+        state.stack, state.mode, state.substitutes, state.opaque, state.capture_logs = self.saved
+
+
+def substituting() -> bool:
+    """Whether values stand for tracers here (`suspended`): a program traced now may hold them
+    as constants, so it must not be cached for its signature."""
+    return bool(_TRACES.substitutes)
+
+
+class captures_logged:
+    """Context manager that lists the tracers traces started inside it capture from enclosing
+    ones (the values a construct closes over: its known values depend on them too)."""
+
+    def __enter__(self) -> list[Tracer]:
+        self.log: list[Tracer] = []
+        _TRACES.capture_logs.append(self.log)
+        return self.log
+
+    def __exit__(self, *exc: Any) -> None:
+        logs = _TRACES.capture_logs
+        del logs[next(i for i in reversed(range(len(logs))) if logs[i] is self.log)]
 
 
 def known_of(x: Any, differentiated: bool = False) -> Known | None:
@@ -269,7 +322,11 @@ class Tracer(ArrayMethods):
         conversion that would drop a derivative (float(), NumPy) refuses differentiated values.
         The error says (privately) whether a concrete retrace would know the value."""
         known, mode = self.known, _TRACES.mode
+        if _TRACES.substitutes and self.value in _TRACES.substitutes:
+            return _TRACES.substitutes[self.value]
         refused = known is not None and known.differentiated and not keeps_derivative
+        if _TRACES.opaque:
+            known = None
         if known is not None and mode == "concrete" and not refused:
             try:
                 return known.value()
@@ -371,6 +428,8 @@ def _find_trace(operands: tuple[Any, ...]) -> Trace | None:
     trace = current_trace()
     for x in operands:
         if isinstance(x, Tracer):
+            if _TRACES.substitutes and x.value in _TRACES.substitutes:
+                continue  # a value a construct closed over, while its known value is computed
             if trace is None or not x.trace.active or not trace.encloses(x.trace):
                 raise UnexpectedTracerError(x, trace)
             return trace
@@ -447,6 +506,9 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
         raise type(err)(f"{err}{where()}") from None
     weak = _weak_result(op.weak_type, avals)
     out_avals = [Aval(s.shape, s.dtype, weak) for s in out_specs]
+    typed = _MESH_CONTEXT.abstract is not None or any(a.sharding is not None for a in avals)
+    if typed:  # sharding in types: jax's rule for the op (mlax.sharding_types)
+        out_avals = _typed_results(op_name, avals, out_avals, attrs)
     trace = _find_trace(operands)
     if trace is not None and not operands and compile_time_eval_state.value:
         trace = None  # mlax.ensure_compile_time_eval: an op of no operands (iota) is concrete too
@@ -454,6 +516,10 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
         _check_numpy_rank(op_name, out_avals)
         results = _evaluate(op, out_avals, [to_numpy(x) for x in operands], attrs)
         outs = [Array._wrap(r, a.weak_type) for r, a in zip(results, out_avals, strict=True)]
+        if typed:  # placed on the devices of the operands' mesh, as jax's eager ops are
+            from mlax.explicit_sharding import place_eager
+
+            outs = place_eager(op_name, operands, avals, outs, out_avals, attrs)
         if checks_enabled():  # mlax.debug_nans / debug_infs name the eager op that made a nan / inf
             check_values(op_name, results)
     else:
@@ -466,8 +532,9 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     return outs[0] if single else tuple(outs)
 
 
-__all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "concrete_mode",
-           "current_trace", "is_array_like", "known_of", "mode_scope", "suspended", "to_numpy", "trace_scope"]
+__all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "captures_logged",
+           "concrete_mode", "current_trace", "is_array_like", "known_of", "mode_scope", "opaque",
+           "substituting", "suspended", "to_numpy", "trace_scope"]
 
 
 def with_weak_type(x: Any, weak: bool) -> Any:

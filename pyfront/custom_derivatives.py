@@ -42,6 +42,7 @@ from mlax.rule_variants import (
     zero_from_primal,
 )
 from mlax.source_info import current_location
+from mlax.staging import with_known
 from mlax.tracing import SubFunction, function_name
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
@@ -221,8 +222,9 @@ class custom_jvp:  # noqa: N801 (JAX's name)
                 return [self._trace_rule(into, parts, in_tree, avals, sub.out_avals, zero).name]
 
             register_variants(rule_sub.name, into.module, make)
-        return _declare_call(trace, "custom_jvp_call", sub, leaves, f"result of custom_jvp {name}",
-                             jvp=rule_sub.name)
+        out = _declare_call(trace, "custom_jvp_call", sub, leaves, f"result of custom_jvp {name}",
+                            jvp=rule_sub.name)
+        return with_known(out, args, {}, self)  # concrete mode: the value is fun's
 
     def _trace_rule(self, into: TraceInto, parts: _Arguments, in_tree: Any, avals: list[Aval],
                     out_avals: Sequence[Aval], zero: tuple[bool, ...]) -> SubFunction:
@@ -293,8 +295,9 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         if self.symbolic_zeros:
             register_variants(fwd_sub.name, into.module,
                               lambda into, zero: [s.name for s in rules.trace(into, zero)])
-        return _declare_call(trace, "custom_vjp_call", sub, leaves, f"result of custom_vjp {name}",
-                             fwd=fwd_sub.name, bwd=bwd_sub.name)
+        out = _declare_call(trace, "custom_vjp_call", sub, leaves, f"result of custom_vjp {name}",
+                            fwd=fwd_sub.name, bwd=bwd_sub.name)
+        return with_known(out, args, {}, self)  # concrete mode: the value is fun's
 
 
 @dataclasses.dataclass

@@ -25,6 +25,7 @@ import numpy as np
 from mlax.callbacks import CallArguments, check_callable, stage_callback
 from mlax.core import is_array_like
 from mlax.errors import user_error
+from mlax.visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding  # noqa: F401
 
 
 def callback(

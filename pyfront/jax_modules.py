@@ -24,6 +24,7 @@ class Redirect:
     mlax_module: str | None
     passthrough: frozenset[str] = field(default_factory=frozenset)
     extras: tuple[tuple[str, str], ...] = ()
+    real_submodules: bool = False  # submodules without an entry of their own: the real ones
 
 
 def _names(text: str) -> frozenset[str]:
@@ -32,7 +33,7 @@ def _names(text: str) -> frozenset[str]:
 
 # Modules that carry no tracing: the real jax module, whole.
 PASSTHROUGH_MODULES = (
-    "jax.api_util", "jax.errors", "jax.experimental", "jax.extend", "jax.interpreters",
+    "jax.api_util", "jax.errors", "jax.extend", "jax.interpreters",
     "jax.lib", "jax.monitoring", "jax.stages", "jax.tree_util",
     "jax.typing", "jax.version",
 )
@@ -105,13 +106,17 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.ops": Redirect("mlax.ops"),
     "jax.custom_batching": Redirect(None),
     "jax.ffi": Redirect(None),
-    "jax.export": Redirect(None),
+    "jax.export": Redirect("mlax.export"),
     "jax.dlpack": Redirect(None),
     "jax.ref": Redirect(None),
     "jax.distributed": Redirect("mlax.distributed"),
     # mlax.sharding re-exports jax's sharding classes and owns the context mesh (set_mesh...)
     "jax.sharding": Redirect("mlax.sharding",
                              _names("AbstractDevice ManualAxisType make_single_device_sharding")),
+    # io_callback is mlax's; jax's other names, and its submodules (mesh_utils, pallas,
+    # checkify, ...), are the real ones, as when the whole module was passed through
+    "jax.experimental": Redirect("mlax.experimental", _names("EArray cur_qdd primal_tangent_dtype"),
+                                 real_submodules=True),
     "jax.experimental.shard_map": Redirect("mlax.experimental.shard_map"),
 }
 
@@ -141,19 +146,19 @@ _MISSING_REASONS = {
         jax:thread_guard jax:make_user_context""",
     "mutable array references beyond new_ref: mlax's programs are pure (needs effects in the dialect)":
         "jax:empty_ref jax:free_ref jax:freeze jax:ds jax.ref:*",
-    "explicit sharding (shardings in types): mlax shards with NamedSharding and constraints":
-        "jax:reshard jax:auto_pcast jax:smap jax.sharding:*",
+    "explicit sharding's pcast of types and smap: mlax types Explicit axes (mlax.sharding_types), "
+    "not a shard_map's varying ones":
+        "jax:auto_pcast jax:smap",
     "memory kinds and asynchronous host copies: mlax's arrays have one memory space":
         "jax:memory jax:copy_to_host_async",
-    "jax's registries of device buffers and effects: mlax's native arrays are NumPy memory and its "
-    "effects run in order": "jax:live_arrays jax:effects_barrier",
-    f"{NOT_BUILT}: split forward and backward passes": "jax:fwd_and_bwd",
+    "jax's registry of device buffers: mlax's native arrays are NumPy memory": "jax:live_arrays",
     f"{NOT_BUILT}: user-defined batching rules": "jax.custom_batching:*",
     f"{NOT_BUILT}: linear functions with a user transpose": "jax.custom_derivatives:linear_call",
-    f"{NOT_BUILT}: sharding inspection and jax.debug.log": "jax.debug:*",
+    f"{NOT_BUILT}: jax.debug.log": "jax.debug:*",
     f"{NOT_BUILT}: DLPack exchange (mlax's arrays convert through NumPy)": "jax.dlpack:*",
-    "serializes jax's own lowering; mlax's portable form is StableHLO from mlax-opt (docs/stablehlo.md)":
-        "jax.export:*",
+    "shape polymorphism (symbolic dimensions): mlax's shapes are static":
+        "jax.export:SymbolicScope jax.export:is_symbolic_dim jax.export:symbolic_shape "
+        "jax.export:symbolic_args_specs",
     f"{NOT_BUILT}: foreign function calls (XLA custom calls)": "jax.ffi:*",
     f"{NOT_BUILT}: BFGS minimization": "jax.scipy.optimize:*",
 }
@@ -246,6 +251,11 @@ def resolve(module: str, name: str, shims: dict[str, types.ModuleType]) -> Any:
         return getattr(counterpart, name)
     if name in spec.passthrough or _is_primitive(module, name):
         return getattr(real_module(module), name)
+    if spec.real_submodules and name.isidentifier():
+        try:
+            return importlib.import_module(child)
+        except ImportError:
+            pass
     return MISSING
 
 

@@ -318,7 +318,15 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
                 "fun of mlax.make_jaxpr")
         structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals]
         out_shape = tree_util.tree_unflatten(traced.out_tree, structs)  # keys as abstract keys
-        closed = reader.closed_jaxpr(traced.entry, entry=_entry(traced_fun, traced, paths, out_shape))
+        closed = traced_jaxpr(traced_fun, traced, paths, out_shape, reader)
         return (closed, out_shape) if return_shape else closed
 
     return make
+
+
+def traced_jaxpr(fun: Callable[..., Any], traced: TracedFunction, arg_paths: Sequence[str], out_shape: Any,
+                 reader: _Reader | None = None) -> jex.ClosedJaxpr:
+    """The ClosedJaxpr of ``fun``'s trace ``traced`` (its arguments named by ``arg_paths``, its
+    outputs shaped as ``out_shape``): make_jaxpr's result, and ``jit(f).trace(...).jaxpr``."""
+    reader = reader or _Reader(traced.module)
+    return reader.closed_jaxpr(traced.entry, entry=_entry(fun, traced, list(arg_paths), out_shape))

@@ -29,8 +29,17 @@ from mlax.core import Aval
 from mlax.dialect import get_context
 from mlax.dialect import sharding as ir_sharding
 from mlax.errors import user_error
-from mlax.sharding import Placement, as_named, check_same_mesh, forget_mesh_source, ir_mesh, placement
+from mlax.sharding import (
+    Placement,
+    as_named,
+    check_same_mesh,
+    concrete_for,
+    forget_mesh_source,
+    ir_mesh,
+    placement,
+)
 from mlax.sharding import use_program_mesh as _use_program_mesh
+from mlax.sharding_types import explicit, spec_of
 
 UNSPECIFIED: Any = type("UnspecifiedValue", (), {"__repr__": lambda self: "UnspecifiedValue"})()
 
@@ -111,11 +120,26 @@ def _output_paths(out_tree: Any) -> list[str]:
     return ["result" + tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
 
 
-def output_placements(out_shardings: Any, out_tree: Any,
-                      out_avals: Sequence[Aval]) -> tuple[Placement | None, ...]:
-    """Per output leaf, its Placement from out_shardings, or None."""
+def _typed_placement(aval: Aval, inputs: Sequence[Placement | None]) -> Placement | None:
+    """An output's Placement from its type, where the type names a mesh with an Explicit axis
+    (jax's explicit sharding: the result is where its type says), on the concrete mesh of an
+    input of that mesh (else one seen with it); None otherwise."""
+    typed = aval.sharding
+    if typed is None or not explicit(typed.mesh):
+        return None
+    mesh = next((p.mesh for p in inputs if p is not None and p.mesh.abstract_mesh == typed.mesh), None)
+    mesh = mesh or concrete_for(typed.mesh)
+    if mesh is None or mesh.devices.size <= 1:
+        return None
+    return Placement(mesh, spec_of(typed, aval.ndim))
+
+
+def output_placements(out_shardings: Any, out_tree: Any, out_avals: Sequence[Aval],
+                      inputs: Sequence[Placement | None] = ()) -> tuple[Placement | None, ...]:
+    """Per output leaf, its Placement from out_shardings, else from its type (``inputs``: the
+    arguments' placements, whose meshes typed outputs land on), or None."""
     if not given(out_shardings):
-        return (None,) * len(out_avals)
+        return tuple(_typed_placement(aval, inputs) for aval in out_avals)
     try:
         flat = flatten_axes("pjit out_shardings", out_tree, out_shardings)
     except ValueError as error:
@@ -124,7 +148,7 @@ def output_placements(out_shardings: Any, out_tree: Any,
     for path, aval, sharding in zip(_output_paths(out_tree), out_avals, flat, strict=True):
         argument = f"out_shardings of mlax.jit (for {path})"
         named = as_named(sharding, "jit", argument)
-        placements.append(None if named is None else placement(
+        placements.append(_typed_placement(aval, inputs) if named is None else placement(
             named, aval.shape, f"One of pjit outputs with pytree key path {path}", argument))
     return tuple(placements)
 
@@ -147,6 +171,7 @@ def annotate(module: ir.Module, entry: str, ins: Sequence[Placement | None], out
             for other, what in named[1:]:
                 check_same_mesh(first_mesh, first_what, ir_mesh(other.mesh), what)
             _use_program_mesh(module, first.mesh, first_what)
+            ir_sharding.set_module_mesh(module.operation, first_mesh)  # the entry's axis types win
         forget_mesh_source(module)
         function = _entry_function(module, entry)
         for i, where in enumerate(ins):

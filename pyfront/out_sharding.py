@@ -2,9 +2,10 @@
 
 jax 0.10.2 gives ~60 creation, shape, contraction and random functions an ``out_sharding``
 keyword, and libraries pass it (flax.nnx's Linear calls ``dot_general(..., out_sharding=None)``).
-On one device the meaningful values are None and replicated shardings (flax passes
-``jax.typeof(x).sharding``, a replicated NamedSharding on an empty mesh); anything that
-partitions raises until sharding lands.
+A sharding given there lays the result out and types it (mlax.explicit_sharding): jax's rule
+for the op is not asked where it would be ambiguous, the result is resharded to it. None, a
+NamedSharding on an empty mesh (flax passes ``jax.typeof(x).sharding``) and, without a
+context mesh, a PartitionSpec naming no axis leave the function as it is.
 The keyword is added by reading jax's signatures, so it follows jax's API without a list here.
 """
 
@@ -16,8 +17,6 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from mlax.errors import user_error
-
 
 def _has_out_sharding(fun: Any) -> bool:
     try:
@@ -27,23 +26,50 @@ def _has_out_sharding(fun: Any) -> bool:
 
 
 def unpartitioned(sharding: Any) -> bool:
-    """Whether a sharding or PartitionSpec leaves every dimension whole (None, P(), P(None, ...),
-    or a fully replicated jax sharding): the one layout mlax's single device has."""
-    from jax.sharding import PartitionSpec
+    """Whether ``out_sharding`` asks for nothing: None, a sharding on an empty mesh or of one
+    device, a PartitionSpec of no axes without a context mesh."""
+    from jax.sharding import NamedSharding, PartitionSpec
 
-    if sharding is None or getattr(sharding, "is_fully_replicated", False):
+    from mlax.sharding import context_mesh
+
+    if sharding is None:
         return True
-    return isinstance(sharding, PartitionSpec) and all(entry is None for entry in sharding)
+    if isinstance(sharding, NamedSharding):
+        return sharding.mesh.empty
+    if isinstance(sharding, PartitionSpec):
+        return context_mesh() is None and all(entry is None for entry in sharding)
+    return bool(getattr(sharding, "is_fully_replicated", False)) and len(sharding.device_set) <= 1
+
+
+def _like_source(signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """For ``zeros_like(a, ...)`` and kin: ``a`` where its sharding is the result's (jax's
+    default: no ``shape``, ``device`` or ``out_sharding`` given), else None."""
+    if signature is None:
+        return None
+    try:
+        bound = signature.bind_partial(*args, **kwargs).arguments
+    except TypeError:
+        return None
+    if bound.get("shape") is not None or bound.get("device") is not None:
+        return None
+    return bound.get("a")
 
 
 def _accepting(fun: Callable[..., Any], api: str) -> Callable[..., Any]:
+    like = inspect.signature(fun) if api.endswith("_like") else None
+
     @functools.wraps(fun)
     def call(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
-        if not unpartitioned(out_sharding):
-            raise user_error(NotImplementedError, f"{api}: out_sharding={out_sharding!r} partitions the "
-                             "result, which mlax does not support yet (one device until sharding lands)",
-                             f"out_sharding of {api}")
-        return fun(*args, **kwargs)
+        if unpartitioned(out_sharding):
+            source = _like_source(like, args, kwargs)
+            if source is None:
+                return fun(*args, **kwargs)
+            from mlax.explicit_sharding import like_sharding
+
+            return like_sharding(fun(*args, **kwargs), source)
+        from mlax.explicit_sharding import with_out_sharding
+
+        return with_out_sharding(fun, args, kwargs, out_sharding, api)
 
     return call
 

@@ -97,7 +97,7 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axe
 
     def program(in_tree: Any, flat_axes: tuple[int | None, ...], static_values: tuple[Any, ...],
                 devices_used: list[Any], donate: tuple[int, ...]) -> Callable[..., Any]:
-        from mlax.api import jit
+        from mlax.api import staged_jit
         from mlax.lax import expand_dims, squeeze
         from mlax.shard_mapping import shard_map
 
@@ -125,7 +125,7 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axe
         body.__name__ = getattr(fun, "__name__", "pmapped")
         mapped = shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
         out_shardings = tree_util.tree_map(lambda p: NamedSharding(mesh, p), out_specs)
-        return jit(mapped, donate_argnums=donate,
+        return staged_jit(mapped, donate_argnums=donate,
                    in_shardings=tuple(NamedSharding(mesh, p) for p in in_specs),
                    out_shardings=out_shardings)
 

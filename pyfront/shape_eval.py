@@ -117,4 +117,6 @@ def typeof(x: Any) -> Any:
         raise user_error(TypeError, f"Argument {x!r} of type {type(x)} is not a valid JAX type",
                          "x of mlax.typeof")
     aval = abstractify(x)
+    if aval.sharding is not None:  # a traced value's type sharding (mlax.sharding_types)
+        return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=aval.sharding)
     return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)

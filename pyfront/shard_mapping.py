@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence, Set
+from dataclasses import replace
 from typing import Any
 
 from jax import tree_util
@@ -38,7 +39,16 @@ from mlax.dialect.transforms import declare_transform
 from mlax.errors import user_error
 from mlax.jit_sharding import committed_sharding
 from mlax.passes.symbols import unique_name
-from mlax.sharding import concrete_mesh, context_mesh, pspec_to_spec, trace_module, use_program_mesh
+from mlax.sharding import (
+    concrete_mesh,
+    context_mesh,
+    pspec_to_spec,
+    trace_module,
+    use_abstract_mesh,
+    use_program_mesh,
+)
+from mlax.sharding_types import entries, explicit, named
+from mlax.sharding_types import spec_of as typed_spec
 from mlax.source_info import current_location
 from mlax.staging import Staged, restore_static, static_leaves
 from mlax.tracing import flatten_arguments, function_name, trace_subfunction
@@ -239,6 +249,17 @@ def _scaled(aval: Aval, spec: Spec, sizes: dict[str, int], local: bool) -> Aval:
     return Aval(shape, aval.dtype, aval.weak_type)
 
 
+def _typed(aval: Aval, spec: Spec, mesh: Mesh) -> Aval:
+    """A result's type on a mesh with Explicit axes: the axes of its out spec that are Explicit
+    (jax's explicit sharding types a shard_map's results so)."""
+    abstract = mesh.abstract_mesh
+    if not explicit(abstract):
+        return aval
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
+    kept = tuple(tuple(a for a in axes if kinds[a] == AxisType.Explicit) for axes in spec)
+    return replace(aval, sharding=named(abstract, kept))
+
+
 def _inferred_specs(args: tuple[Any, ...], mesh: Mesh, manual: frozenset[str]) -> tuple[Any, ...]:
     """in_specs=Infer: every mesh axis must be Explicit; the specs are the arguments' own."""
     types = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
@@ -250,11 +271,10 @@ def _inferred_specs(args: tuple[Any, ...], mesh: Mesh, manual: frozenset[str]) -
                          "in_specs of mlax.shard_map")
 
     def spec_of(leaf: Any) -> PartitionSpec:
-        if isinstance(leaf, Tracer):
-            raise user_error(NotImplementedError, "shard_map cannot infer in_specs from traced values "
-                             "in mlax (it has no sharding in types); pass in_specs",
-                             "in_specs of mlax.shard_map")
-        sharding = committed_sharding(leaf)
+        typed = abstractify(leaf).sharding if is_array_like(leaf) else None  # its type's (explicit axes)
+        if typed is not None:
+            return PartitionSpec(*entries(typed_spec(typed, abstractify(leaf).ndim)))
+        sharding = committed_sharding(leaf) if not isinstance(leaf, Tracer) else None
         return PartitionSpec() if sharding is None else sharding.spec
 
     return tuple(tree_util.tree_map(spec_of, arg) for arg in args)
@@ -298,7 +318,8 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
         module = trace_module(trace)
         with get_context():
             use_program_mesh(module, the_mesh, f"the mesh of shard_map of {name}")
-        with named_axes.bind(sizes, "shard_map"):
+        body_mesh = the_mesh.abstract_mesh.update_axis_types({a: AxisType.Manual for a in manual})
+        with named_axes.bind(sizes, "shard_map"), use_abstract_mesh(body_mesh):  # jax's Manual axes
             sub = trace_subfunction(fun, build_args, local, paths, trace)
         out_dims = _out_specs(fun, out_specs, sub.out_tree, sub.out_avals)
         captured = [((),) * c.aval.ndim for c in sub.captured]
@@ -309,7 +330,8 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
                                          axis_sizes=tuple(the_mesh.devices.shape),
                                          in_specs=(*in_dims, *captured), out_specs=tuple(out_dims),
                                          check_vma=bool(check_vma))
-        out_avals = [_scaled(a, s, sizes, local=False) for a, s in zip(sub.out_avals, out_dims, strict=True)]
+        out_avals = [_typed(_scaled(a, s, sizes, local=False), s, the_mesh)
+                     for a, s in zip(sub.out_avals, out_dims, strict=True)]
         results = _call(trace, decl, ir.FunctionType(declared.type), [*leaves, *sub.captured], out_avals,
                         f"shard_map of {name}")
         return tree_util.tree_unflatten(sub.out_tree, results)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -56,11 +56,35 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], axis_types:
 
 
 class _Context(threading.local):
+    """This thread's context: the concrete mesh ``set_mesh`` made current, and the abstract
+    mesh typing reads (``set_mesh``'s, or one ``use_abstract_mesh`` / ``auto_axes`` set); None
+    where empty. core.bind reads ``abstract`` on every op, so it is a plain attribute."""
+
     def __init__(self) -> None:
         self.mesh: Mesh | None = None
+        self.abstract: AbstractMesh | None = None
 
 
-_CONTEXT = _Context()
+CONTEXT = _Context()
+_CONTEXT = CONTEXT
+_CONCRETE: dict[AbstractMesh, Mesh] = {}  # the latest concrete mesh seen per abstract mesh
+
+
+def remember(mesh: Mesh) -> None:
+    """Note ``mesh`` as the concrete mesh of its abstract one (for `concrete_for`)."""
+    if not mesh.empty:
+        _CONCRETE[mesh.abstract_mesh] = mesh
+
+
+def concrete_for(mesh: AbstractMesh | Mesh | None) -> Mesh | None:
+    """A concrete mesh for ``mesh``: itself, the context mesh, or the latest one seen with
+    that abstract mesh (an array placed on it, a set_mesh); None if none is known."""
+    if mesh is None or isinstance(mesh, Mesh):
+        return mesh
+    context = CONTEXT.mesh
+    if context is not None and context.abstract_mesh == mesh:
+        return context
+    return _CONCRETE.get(mesh)
 
 
 def context_mesh() -> Mesh | None:
@@ -71,7 +95,8 @@ def context_mesh() -> Mesh | None:
 class set_mesh:  # noqa: N801 (jax's name: a setter that is also a context manager)
     """``jax.set_mesh``: make ``mesh`` this thread's context mesh, as a global setter
     (``mlax.set_mesh(mesh)``) or for a block (``with mlax.set_mesh(mesh):``). With a context
-    mesh, bare PartitionSpecs are accepted wherever a sharding is."""
+    mesh, bare PartitionSpecs are accepted wherever a sharding is, and its Explicit axes type
+    what is computed (jax's explicit sharding)."""
 
     __slots__ = ("previous",)
 
@@ -84,14 +109,23 @@ class set_mesh:  # noqa: N801 (jax's name: a setter that is also a context manag
         if current_trace() is not None:
             raise user_error(ValueError, "`set_mesh` can only be used outside of `jax.jit`.",
                              "mesh of mlax.set_mesh")
-        self.previous = _CONTEXT.mesh
+        if mesh is not None and any(t == AxisType.Manual for t in mesh.axis_types):
+            raise user_error(ValueError, f"mesh {mesh} contains manual axes which is not allowed when using "
+                             "`jax.set_mesh`. Please use `jax.shard_map` to enter into `Manual` mode "
+                             "instead.", "mesh of mlax.set_mesh")
+        self.previous = _CONTEXT.mesh, _CONTEXT.abstract
+        if mesh is not None and mesh.empty:
+            mesh = None
+        if mesh is not None:
+            remember(mesh)
         _CONTEXT.mesh = mesh
+        _CONTEXT.abstract = None if mesh is None else mesh.abstract_mesh
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc: Any) -> None:
-        _CONTEXT.mesh = self.previous
+        _CONTEXT.mesh, _CONTEXT.abstract = self.previous
 
 
 def use_mesh(mesh: Mesh) -> set_mesh:
@@ -100,10 +134,36 @@ def use_mesh(mesh: Mesh) -> set_mesh:
     return set_mesh(mesh)
 
 
+class use_abstract_mesh:  # noqa: N801 (jax's name)
+    """``jax.sharding.use_abstract_mesh``: type what is computed in the block by ``mesh`` (an
+    AbstractMesh; inside jit too), e.g. one of the context mesh with other axis types. Its
+    size must be the context's."""
+
+    __slots__ = ("mesh", "previous")
+
+    def __init__(self, mesh: AbstractMesh) -> None:
+        if not isinstance(mesh, AbstractMesh):
+            raise user_error(ValueError, "Expected mesh of type `jax.sharding.AbstractMesh`. Got type: "
+                             f"{type(mesh)}", "mesh of mlax.sharding.use_abstract_mesh")
+        self.mesh = mesh
+
+    def __enter__(self) -> None:
+        previous = _CONTEXT.abstract
+        if previous is not None and not self.mesh.empty and previous.size != self.mesh.size:
+            raise user_error(ValueError, "use_abstract_mesh cannot change the size of the mesh. Got new "
+                             f"mesh: {self.mesh} with size={self.mesh.size} and prev mesh: {previous} with "
+                             f"size={previous.size}", "mesh of mlax.sharding.use_abstract_mesh")
+        self.previous = previous
+        _CONTEXT.abstract = None if self.mesh.empty else self.mesh
+
+    def __exit__(self, *exc: Any) -> None:
+        _CONTEXT.abstract = self.previous
+
+
 def get_abstract_mesh() -> AbstractMesh:
-    """The context mesh as jax's AbstractMesh (an empty one without a context mesh)."""
-    mesh = _CONTEXT.mesh
-    return AbstractMesh((), ()) if mesh is None else mesh.abstract_mesh
+    """The abstract mesh typing reads (an empty one without a context mesh), inside jit too."""
+    mesh = _CONTEXT.abstract
+    return AbstractMesh((), ()) if mesh is None else mesh
 
 
 def get_mesh() -> Mesh:
@@ -127,19 +187,19 @@ def ir_mesh(mesh: Mesh, what: str = "the mesh") -> ir_sharding.Mesh:
     if bad:
         raise user_error(TypeError, f"mlax names mesh axes by strings; the mesh {mesh} has axis name "
                          f"{bad[0]!r}", what)
-    return ir_sharding.Mesh(names, tuple(mesh.devices.shape), tuple(d.id for d in mesh.devices.flat))
+    return ir_sharding.Mesh(names, tuple(mesh.devices.shape), tuple(d.id for d in mesh.devices.flat),
+                            tuple(t.name for t in mesh.axis_types))
 
 
 def concrete_mesh(mesh: Mesh | AbstractMesh, what: str) -> Mesh:
     """``mesh`` as a Mesh with devices: an AbstractMesh (``get_abstract_mesh()``) stands for the
     context mesh it abstracts."""
-    if isinstance(mesh, Mesh):
-        return mesh
-    context = _CONTEXT.mesh
-    if isinstance(mesh, AbstractMesh) and context is not None and context.abstract_mesh == mesh:
-        return context
+    found = concrete_for(mesh) if isinstance(mesh, (Mesh, AbstractMesh)) else None
+    if found is not None:
+        return found
     raise user_error(NotImplementedError, f"mlax needs a jax.sharding.Mesh with devices here, got {mesh!r} "
-                     "(an AbstractMesh is accepted when it is the context mesh's)", what)
+                     "(an AbstractMesh is accepted when it is the context mesh's, or that of an array "
+                     "placed on a mesh)", what)
 
 
 def _entry_axes(entry: Any) -> tuple[str, ...]:
@@ -256,8 +316,9 @@ def _ids(mesh: ir_sharding.Mesh) -> str:
 def check_same_mesh(first: ir_sharding.Mesh, first_what: str, other: ir_sharding.Mesh,
                     other_what: str) -> None:
     """jax's error for values of one program on different devices; mlax also needs one mesh
-    (jax accepts two meshes of the same devices, mlax names the mesh in the module)."""
-    if first == other:
+    (jax accepts two meshes of the same devices, mlax names the mesh in the module). Axis
+    types may differ (auto_axes / explicit_axes change them within one program)."""
+    if replace(first, axis_types=()) == replace(other, axis_types=()):
         return
     if sorted(first.device_ids) != sorted(other.device_ids):
         raise user_error(ValueError, f"Received incompatible devices for jitted computation. Got "
@@ -336,6 +397,17 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     return tree_util.tree_unflatten(tree, out)
 
 
+_EXPLICIT = ("reshard", "auto_axes", "explicit_axes")  # mlax.explicit_sharding (it imports this module)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPLICIT:
+        from mlax import explicit_sharding
+
+        return getattr(explicit_sharding, name)
+    raise AttributeError(f"module 'mlax.sharding' has no attribute {name!r}")
+
+
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
-           "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "make_mesh", "set_mesh", "use_mesh",
-           "with_sharding_constraint"]
+           "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "make_mesh", "set_mesh",
+           "use_abstract_mesh", "use_mesh", "with_sharding_constraint", *_EXPLICIT]

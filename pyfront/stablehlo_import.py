@@ -3,7 +3,7 @@
 ``mlax.from_stablehlo(jax.jit(f).lower(x).as_text())`` returns a callable that runs the
 program's ``main`` eagerly and that `mlax.jit`, `grad`, `vmap` (every transformation) accept:
 calling it walks the StableHLO ops and calls the matching `mlax.lax` function on each op's
-operands (the converter table of `mlax.passes.import_stablehlo`), so inside a trace it
+operands (the converter table of `mlax.import_stablehlo`), so inside a trace it
 emits mlax ops, and mlax's own passes (autodiff, batching, the backends) apply to jax's
 program. The pass `mlax-import-stablehlo` is the same walk, rewriting a module in place.
 
@@ -16,7 +16,7 @@ callable takes and returns flat arrays, as ``main`` does: one result is returned
 several as a tuple.
 
 The one private jax API used, ``jax._src.interpreters.mlir.make_ir_context`` (a context
-with jax's dialects), lives with the others in mlax.runtime.pjrt (`jax_ir_context`).
+with jax's dialects), lives with the others in mlax.backends.xla.pjrt (`jax_ir_context`).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from jax import tree_util
 from mlir import ir
 
 from mlax.array import Array
+from mlax.backends.xla import pjrt
 from mlax.core import abstractify, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import user_error
-from mlax.runtime import pjrt
 
 _BYTECODE_MAGIC = b"ML\xefR"
 
@@ -140,7 +140,7 @@ class ImportedFunction:
             raise user_error(TypeError, f"mlax.from_stablehlo: @{entry} has the signature {signature}; mlax "
                              "arguments and results are static-shape tensors of mlax's element types",
                              "program of mlax.from_stablehlo") from None
-        from mlax.passes.import_stablehlo.table import check_supported
+        from mlax.import_stablehlo.table import check_supported
 
         check_supported(module)
         self._check_trees(in_tree, out_tree)
@@ -190,8 +190,8 @@ class ImportedFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from mlax.configuration import config
-        from mlax.passes.import_stablehlo.core import Importer
-        from mlax.passes.import_stablehlo.table import CONVERTERS
+        from mlax.import_stablehlo.core import Importer
+        from mlax.import_stablehlo.table import CONVERTERS
 
         if self.needs_x64 and not config.x64_enabled:
             raise user_error(ValueError, f"{self.__name__} takes or returns 64-bit types; enable them with "

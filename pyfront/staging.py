@@ -33,11 +33,15 @@ from mlax.configuration import disable_jit_state
 from mlax.core import (
     Known,
     Tracer,
+    abstractify,
+    captures_logged,
     concrete_mode,
     current_trace,
     is_array_like,
     known_of,
     mode_scope,
+    opaque,
+    substituting,
     suspended,
     to_numpy,
 )
@@ -160,6 +164,16 @@ def wraps(fun: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return wrap
 
 
+_NEEDS_VALUES_SIZE = 64  # signatures remembered per transformation
+
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The call's structure, shapes, dtypes and weak types: what selects the abstract trace."""
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    avals = tuple(abstractify(leaf) for leaf in leaves)
+    return tree, avals
+
+
 class Staged:
     """A transformation ``run(trace, *args, **kwargs)`` that emits into ``trace``: called in a
     trace it does so (its results known to concrete mode by running it eagerly when asked);
@@ -169,7 +183,7 @@ class Staged:
 
     def __init__(self, run: Callable[..., Any], fun: Callable[..., Any] | None = None,
                  differentiated: bool = False) -> None:
-        from mlax.api import jit
+        from mlax.api import staged_jit
 
         self._run = run
 
@@ -183,22 +197,33 @@ class Staged:
             args, kwargs = restore_static((args, kwargs))
             return run(current_trace(), *args, **kwargs)
 
-        self._jitted = jit(wraps(fun)(staged) if fun is not None else staged)
+        self._jitted = staged_jit(wraps(fun)(staged) if fun is not None else staged)
+        # The signatures whose abstract trace asked for a value (its Python control flow needs
+        # values): their calls skip that attempt, which would fail again.
+        self._needs_values: dict[Any, None] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         trace = current_trace()
         if trace is not None:
-            return with_known(self._run(trace, *args, **kwargs), args, kwargs, self)
+            return traced_with_known(lambda: self._run(trace, *args, **kwargs), args, kwargs, self)
         hashable = True
         if kwargs or not all(type(a) in _PLAIN for a in args):  # else: the common call, plain arrays
             args, kwargs = static_arguments(args, kwargs)
             hashable = _hashable((args, kwargs))
-        attempt = self._jitted.__call__ if hashable else self._jitted.call_once
-        try:
-            return self._staged(attempt, "deferred", args, kwargs)
-        except Exception as error:
-            if not _retry(error):
-                raise
+        cached = hashable and not substituting()  # (closed-over values as constants: this call's)
+        attempt = self._jitted.__call__ if cached else self._jitted.call_once
+        signature = _signature(args, kwargs) if self._needs_values and hashable else None
+        if signature is None or signature not in self._needs_values:
+            try:
+                return self._staged(attempt, "deferred", args, kwargs)
+            except Exception as error:
+                if not _retry(error):
+                    raise
+            signature = _signature(args, kwargs) if hashable else None
+            if signature is not None:  # next time straight to the concrete trace
+                self._needs_values[signature] = None
+                while len(self._needs_values) > _NEEDS_VALUES_SIZE:
+                    self._needs_values.pop(next(iter(self._needs_values)), None)
         return self._staged(self._jitted.call_once, "concrete", args, kwargs)
 
     def _staged(self, call: Callable[..., Any], mode: str, args: tuple[Any, ...],
@@ -211,15 +236,36 @@ class Staged:
             _PENDING.arguments = saved
 
 
-def with_known(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any], eager: Callable[..., Any]) -> Any:
+def traced_with_known(emit: Callable[[], Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                      eager: Callable[..., Any]) -> Any:
+    """``emit()``, which traces ``eager(*args, **kwargs)`` into the current trace, its results
+    given what concrete mode knows of them (`with_known`), from the arguments and from the
+    enclosing values the traced functions closed over."""
+    if concrete_mode() is None:
+        return emit()
+    with captures_logged() as captured:
+        out = emit()
+    return with_known(out, args, kwargs, eager, captured)
+
+
+def with_known(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any], eager: Callable[..., Any],
+               captured: Sequence[Tracer] = ()) -> Any:
     """``out``, the results of ``eager(*args, **kwargs)`` traced into the current trace, with
     what concrete mode knows of them: computed, when asked for, by running ``eager`` outside
-    the trace on the arguments' values (nothing where it misses an argument's value)."""
+    the trace on the arguments' values (nothing where it misses an argument's value). The
+    ``captured`` tracers (values of enclosing traces the traced functions closed over) are
+    inputs too: while ``eager`` runs they stand for their values (core.suspended)."""
     if concrete_mode() is None:
         return out
     leaves, tree = tree_util.tree_flatten((args, kwargs))
     traced = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer)]
-    inputs = [leaves[i].known for i in traced]
+    current, seen = current_trace(), {leaves[i].value for i in traced}
+    closed: list[Tracer] = []
+    for tracer in captured:  # those of this trace or enclosing ones (not of traces that ended)
+        if tracer.value not in seen and current is not None and current.encloses(tracer.trace):
+            seen.add(tracer.value)
+            closed.append(tracer)
+    inputs = [leaves[i].known for i in traced] + [c.known for c in closed]
     out_leaves = tree_util.tree_leaves(out)
     targets = [i for i, leaf in enumerate(out_leaves) if isinstance(leaf, Tracer) and leaf.known is None]
     if not targets or any(k is None for k in inputs):
@@ -228,10 +274,12 @@ def with_known(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any], eager: C
 
     def compute(*values: np.ndarray) -> list[np.ndarray]:
         given = list(leaves)
-        for i, value in zip(traced, values, strict=True):
+        for i, value in zip(traced, values[:len(traced)], strict=True):
             given[i] = Array._wrap(value, leaves[i].aval.weak_type)
         call_args, call_kwargs = tree_util.tree_unflatten(tree, given)
-        with suspended():
+        inputs = [*(leaves[i] for i in traced), *closed]
+        substitutes = {c.value: v for c, v in zip(inputs, values, strict=True)}
+        with suspended(substitutes):
             result = eager(*call_args, **call_kwargs)
         return [to_numpy(leaf) for leaf in tree_util.tree_leaves(result)]
 
@@ -247,10 +295,11 @@ def with_known(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any], eager: C
 def inlined(fun: Callable[..., Any], jitted: Callable[..., Any], args: tuple[Any, ...],
             kwargs: dict[str, Any]) -> Any:
     """A jit called inside a trace: ``fun`` inlined into it. In concrete mode its values are
-    abstract (as in JAX, where a nested jit traces abstractly), and its results are known by
-    running ``jitted`` on the arguments' values when asked for."""
+    abstract to Python (as in JAX, where a nested jit traces abstractly: core.opaque), and its
+    results' values are known op by op, as the enclosing trace's are (``jitted`` is not run:
+    the values it closes over are known that way too)."""
+    del jitted
     if concrete_mode() is None or current_trace() is None or disable_jit_state.value:
         return fun(*args, **kwargs)
-    with mode_scope(None):
-        out = fun(*args, **kwargs)
-    return with_known(out, args, kwargs, jitted)
+    with opaque():
+        return fun(*args, **kwargs)

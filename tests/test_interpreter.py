@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from mlax.backends.interpreter import InterpreterError, run_function
 from mlax.dialect import get_context
-from mlax.runtime.interpreter import InterpreterError, run_function
 
 MODULE = """
 func.func @square_plus(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {

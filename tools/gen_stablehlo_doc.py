@@ -3,7 +3,7 @@
     python -m mlax.tools.gen_stablehlo_doc
 
 The tables are read from the lowering's rule table (passes/lower_to_stablehlo/) and the
-importer's converter table (passes/import_stablehlo/), so they cannot drift;
+importer's converter table (pyfront/import_stablehlo/), so they cannot drift;
 tests/tools/test_gen_stablehlo_doc.py checks the page is fresh.
 """
 
@@ -25,7 +25,7 @@ Two roads join mlax and StableHLO, the interchange format XLA compiles for CPUs,
 - **Down** (`mlax-lower-to-stablehlo`, `passes/lower_to_stablehlo/`): any mlax program becomes
   StableHLO that XLA compiles, which is how `mlax.jit(f, backend="xla")` runs on every platform
   jaxlib has, and the base of multi-device programs.
-- **Up** (`mlax-import-stablehlo`, `passes/import_stablehlo/`, `mlax.from_stablehlo`): a program
+- **Up** (`mlax-import-stablehlo`, `pyfront/import_stablehlo/`, `mlax.from_stablehlo`): a program
   JAX wrote becomes mlax IR, so mlax's autodiff, batching and both backends apply to it
   (docs/stablehlo_import.md).
 
@@ -72,7 +72,7 @@ the printed text itself, and its verifier's errors point at line:column of that 
   jax's portable-artifact serializer both legalize them), non-splat boolean constants travel as
   bytes and a convert (XLA reads hex i1 data as packed bits, our MLIR prints a byte each).
 
-## The XLA backend (`runtime/xla.py`, `runtime/pjrt.py`)
+## The XLA backend (`backends/xla/executable.py`, `backends/xla/pjrt.py`)
 
 `backend="xla"` (or `MLAX_BACKEND=xla`) runs `mlax-stablehlo-pipeline`, renames the entry
 `main` (XLA's rule; a private function of that name is renamed out of the way), marks
@@ -96,7 +96,7 @@ docs/gpu.md), `jit(f, device=d)` one device.
   their owner could otherwise reach it); calls on mlax Arrays return at once.
 - jax's private APIs (`xla_client.CompileOptions`/`DeviceList`, `core.ShapedArray`, the
   portable-artifact serializer, jax's MLIR context, `Exported`'s private fields) are used in
-  `runtime/pjrt.py` only; tests/runtime/test_pjrt.py names what moved if a jax release moves one.
+  `backends/xla/pjrt.py` only; tests/backends/test_pjrt.py names what moved if a jax release moves one.
 
 ## Where XLA's semantics differ from the reference
 
@@ -162,7 +162,7 @@ def _expand(text: str) -> str:
 def _importers_by_op() -> dict[str, list[str]]:
     """mlax op name -> the StableHLO ops whose import counterpart names it."""
     from mlax.dialect.registry import OPS
-    from mlax.passes.import_stablehlo import import_table
+    from mlax.import_stablehlo import import_table
 
     found: dict[str, list[str]] = {name: [] for name in OPS}
     for source, target in import_table():
@@ -174,7 +174,7 @@ def _importers_by_op() -> dict[str, list[str]]:
 
 def render() -> str:
     from mlax.dialect.registry import OPS
-    from mlax.passes.import_stablehlo import import_table
+    from mlax.import_stablehlo import import_table
     from mlax.passes.lower_to_stablehlo import RULES
 
     importers = _importers_by_op()

@@ -5,11 +5,11 @@
 
 The GPU machine has jax and the CUDA driver but not mlax's MLIR wheels, and at most 64 MiB
 travels, so ``prepare`` writes for each program below its GPU artifact (``<name>.mlaxgpu``:
-PTX kernels and a launch plan, runtime/gpu_artifact.py), the results mlax's CPU backend
+PTX kernels and a launch plan, backends/gpu/artifact.py), the results mlax's CPU backend
 computes (``<name>.expected.npz``: whole arrays up to 1 MiB, a fixed random sample of 65536
 elements of larger ones; bfloat16 as float32) and ``manifest.json`` (input shapes and dtypes,
 tolerances, and the programs the GPU backend refuses, with its reason); it copies this script
-and the loader (runtime/gpu_loader.py) next to them (3.8 MiB in all at full size). Inputs are
+and the loader (backends/gpu/loader.py) next to them (3.8 MiB in all at full size). Inputs are
 drawn from a seed on both sides, so none travel. ``run`` loads each artifact with the loader
 (the standard library and NumPy only), checks its results against the CPU backend's and
 against the same program in jax on the same GPU, and times both (median of repeated calls on
@@ -105,8 +105,8 @@ def _kept(results: list[np.ndarray]) -> dict[str, np.ndarray]:
 def prepare(folder: Path, small: bool = False) -> dict[str, Any]:
     """Write every program's artifact, expected results and the manifest into ``folder``."""
     import mlax
-    from mlax.runtime import gpu_loader
-    from mlax.runtime.gpu_artifact import export_gpu
+    from mlax.backends.gpu import loader as gpu_loader
+    from mlax.backends.gpu.artifact import export_gpu
 
     folder.mkdir(parents=True, exist_ok=True)
     m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, grad=mlax.grad)

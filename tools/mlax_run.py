@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from mlax.backends.memory_limits import NumpyRankError, ProgramTooLargeError, check_op_fits
+from mlax.backends.registry import BACKENDS, get_backend
 from mlax.configuration import enable_x64
 from mlax.dialect import dtypes, make_context
 from mlax.dialect.callbacks import CALLBACK_KIND
@@ -33,8 +35,6 @@ from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform
 from mlax.passes.diagnostics import Diagnostic, errors, file_loc, format_all
 from mlax.passes.verify import verify_module
-from mlax.runtime.backend import BACKENDS, get_backend
-from mlax.runtime.memory_limits import NumpyRankError, ProgramTooLargeError, check_op_fits
 from mlax.tools.mlax_opt import Chunk, DiagnosedError, ToolArgumentParser, ToolError, parse_source, read_input
 
 

@@ -96,7 +96,7 @@ def inputs(name: str) -> list[np.ndarray]:
 def prepare(folder: Path) -> None:
     """Write ``<name>.stablehlo`` (portable artifact) and ``<name>.expected.npz`` per program."""
     import mlax
-    from mlax.runtime import pjrt
+    from mlax.backends.xla import pjrt
 
     folder.mkdir(parents=True, exist_ok=True)
     m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, nn=mlax.nn, grad=mlax.grad)

@@ -90,7 +90,7 @@ def geqp3_values(a: np.ndarray, jpvt: np.ndarray) -> tuple[np.ndarray, np.ndarra
     LAPACKE's, of the OpenBLAS SciPy ships: the routine the CPU backend and jaxlib call."""
     import ctypes
 
-    from mlax.runtime.lapack import scipy_openblas
+    from mlax.backends.native.lapack import scipy_openblas
 
     routine = getattr(scipy_openblas(), f"scipy_LAPACKE_{LAPACK_PREFIXES[a.dtype]}geqp3")
     routine.restype = ctypes.c_int

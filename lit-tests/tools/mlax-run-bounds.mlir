@@ -6,7 +6,7 @@
 // RUN: not %mlax-run %s --entry test_argument --random-inputs 0 2>&1 | FileCheck %s --check-prefix=ARGUMENT
 
 // Hand-written IR can name any static shape. A value that cannot fit in this process's memory
-// is refused before anything is allocated (runtime/memory_limits.py), at the op that makes
+// is refused before anything is allocated (backends/memory_limits.py), at the op that makes
 // it: the interpreter holds every value of the functions it runs, the CPU backend compiles
 // the whole module (here the first such op is @test_constant's) and mallocs each buffer
 // unchecked. tests/tools/test_bounded_inputs.py runs these under a memory cap.

@@ -2,9 +2,9 @@
 
 A debug callback is called with the primal values only and has no tangents (jax's
 ``debug_callback_jvp_rule``): under jvp and grad it runs once, in the primal computation, so
-reverse mode never has to transpose it. A pure callback has no derivative: with a nonzero
-tangent on any operand it is jax's ValueError; with none (inside a custom_jvp/custom_vjp rule,
-or on values that do not depend on the differentiated inputs) it is a plain primal call.
+reverse mode never has to transpose it. A pure or io callback has no derivative: with a
+nonzero tangent on any operand it is jax's ValueError; with none (inside a custom_jvp/custom_vjp
+rule, or on values that do not depend on the differentiated inputs) it is a plain primal call.
 The backward pass of a scan or cond recomputes its body's primal values: there its debug
 callbacks are dropped (`drop_debug_callbacks`), so grad calls each once, as jax does.
 """
@@ -20,6 +20,13 @@ from mlax.passes.autodiff.emit import MaybeValue
 from mlax.passes.registry import PassFailure
 from mlax.passes.walk import nested_ops
 
+# jax's errors for a callback with a nonzero tangent on an operand.
+_NO_JVP = {
+    "pure": "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while taking "
+            "gradients.",
+    "io": "IO callbacks do not support JVP.",
+}
+
 
 def emit_callback_jvp(
     declaration: ir.Operation,
@@ -30,11 +37,10 @@ def emit_callback_jvp(
     location: ir.Location,
 ) -> tuple[list[ir.Value], list[MaybeValue]]:
     """The call of ``declaration`` on the primal ``operands`` at ``point``, and its (zero) tangents."""
-    if transform.fields["kind"] == "pure" and any(t is not None for t in tangents):
+    kind = transform.fields["kind"]
+    if kind in _NO_JVP and any(t is not None for t in tangents):
         raise PassFailure(
-            f"mlax-autodiff: Pure callbacks do not support JVP. Please use `jax.custom_jvp` "
-            f"to use callbacks while taking gradients. (the callback "
-            f"{transform.fields['name']}, @{transform.name})",
+            f"mlax-autodiff: {_NO_JVP[kind]} (the callback {transform.fields['name']}, @{transform.name})",
             location,
         )
     results = list(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)

@@ -13,6 +13,7 @@ once, as in jax). Batched operands carry the batch at dimension 0.
   as they are. The callback must return the batched results: a new declaration of the same
   callback with the batched types.
 - no vmap_method: jax's error.
+- io callbacks: ``"sequential"`` (jax's ``lax.map``); an ordered one is jax's error.
 """
 
 from __future__ import annotations
@@ -183,6 +184,13 @@ def batch_callback(
     e = Emitter(point, op.location)
     module = declaration.parent
     method = fields["vmap_method"]
+    if fields["kind"] == "io":  # jax's io_callback_batching_rule: a lax.map, unless ordered
+        if fields["ordered"]:
+            raise PassFailure(
+                f"mlax-batch: Cannot `vmap` ordered IO callback. (the callback {fields['name']}, @{name})",
+                op.location,
+            )
+        method = "sequential"
     if method is None and fields["kind"] == "pure":
         raise PassFailure(
             f"mlax-batch: vmap is only supported for the pure_callback primitive when vmap_method "

@@ -6,7 +6,7 @@ matrix of the flattened batch in an scf.for (a pointer at each matrix's offset),
 the buffer as a tensor (`bufferization.to_tensor restrict writable`). The calls are to private declarations
 `@mlax_spotrf`, `@mlax_dgetrf`, `@mlax_strsm`, ... with the C interfaces' signatures (LP64:
 i32 integers, scalars by value), which the CPU runtime binds to SciPy's OpenBLAS
-(mlax.runtime.lapack). trsm's matrix is copied too, so no call reads a buffer bufferization
+(mlax.backends.native.lapack). trsm's matrix is copied too, so no call reads a buffer bufferization
 does not know it reads.
 
 Row-major layout: a row-major matrix is its transpose in column-major, so cholesky calls

@@ -3,7 +3,7 @@ complex matrices `?ungqr` and `?heevd`, whose eigenvalues and singular values ar
 
 The scheme of decompositions.py: operands copied into fresh buffers, one call per matrix of
 the flattened batch, the buffers returned as tensors. The routines are LAPACKE's high-level C
-interfaces of SciPy's OpenBLAS (`@mlax_sgeqrf` ... bound by mlax.runtime.lapack), called with
+interfaces of SciPy's OpenBLAS (`@mlax_sgeqrf` ... bound by mlax.backends.native.lapack), called with
 LAPACK_ROW_MAJOR: LAPACKE transposes to and from column-major around the Fortran routine, so
 the numbers are those of jax's column-major calls, and it sizes and allocates the workspaces
 itself (a workspace query, then the call). Character flags (jobz, uplo) are i8 by value.

@@ -1,4 +1,4 @@
-"""Rule for fft: calls of MKL's DFTI (the CPU runtime binds the symbols, mlax.runtime.fft).
+"""Rule for fft: calls of MKL's DFTI (the CPU runtime binds the symbols, mlax.backends.native.fft).
 
 Each op keeps its DFTI descriptor (for its shape: precision, domain, lengths, number of
 transforms = the folded batch, distances, strides, the inverse's 1/N as DFTI_BACKWARD_SCALE,
@@ -34,7 +34,7 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, llvm, memref, scf, tensor
 
 from mlax.dialect.opviews import linalg
-from mlax.passes.buffer_abi import RELEASE_FUNCTION
+from mlax.passes.abi import RELEASE_FUNCTION
 from mlax.passes.lower_to_linalg.common import Rule, reassociation
 from mlax.passes.lower_to_linalg.library_calls import (
     address,
@@ -59,7 +59,7 @@ _THREAD_LIMIT = 27
 # 262144: 1.26 vs 1.49 ms, threads win).
 _ONE_THREAD_BELOW = 1 << 17
 
-# IR symbol -> (the C signature as an LLVM function type); runtime/fft.py binds them.
+# IR symbol -> (the C signature as an LLVM function type); backends/native/fft.py binds them.
 DFTI_FUNCTIONS = {
     "mlax_dfti_create": "!llvm.func<i64 (ptr, i32, i32, i64, ...)>",
     "mlax_dfti_set": "!llvm.func<i64 (ptr, i32, ...)>",

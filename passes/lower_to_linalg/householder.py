@@ -4,7 +4,7 @@ matrix.
 The scheme of the other decompositions (library_calls.py): operands copied into fresh buffers,
 one call per matrix of the flattened batch (an scf.for), the buffers read back as tensors. The
 routines are LAPACKE's high-level interfaces (`@mlax_<t>geqrf`, `<t>geqp3`, `<t>orgqr` / `<t>ungqr`,
-`<t>ormqr` / `<t>unmqr`, `<t>gehrd`, `<t>sytrd` / `<t>hetrd`, bound by mlax.runtime.lapack) called
+`<t>ormqr` / `<t>unmqr`, `<t>gehrd`, `<t>sytrd` / `<t>hetrd`, bound by mlax.backends.native.lapack) called
 with LAPACK_ROW_MAJOR: LAPACKE transposes around the column-major routine and sizes the workspace
 itself, so the numbers are those of jaxlib's column-major calls. As jax's lowerings, hessenberg and
 tridiagonal make every result of a matrix NaN where the routine reports `info != 0`; geqrf, geqp3,

@@ -6,11 +6,11 @@ returns the value that takes over its result. Calls of control-flow declarations
 `stablehlo.case`/`stablehlo.while` whose regions call the branch and body functions
 (control_flow.py), and calls of host callbacks custom calls of the runtime's target
 (callbacks.py); `func.func`, `func.call` and `func.return` stay, as XLA reads them. The
-transformation declarations must be resolved first (`mlax-expand-transforms`, which
-`mlax-stablehlo-pipeline` runs). The stablehlo dialect is not registered in mlax's context,
-so the context must allow unregistered dialects (mlax-opt allows them for pipelines that
-produce or read StableHLO); XLA parses the printed text itself. An mlax op without a rule fails
-the pass with an error at the op's location naming it.
+transformation declarations must be resolved first (`mlax-expand-transforms`, which the
+XLA backend's `mlax-stablehlo-pipeline` runs: backends/xla/pipeline.py). The stablehlo
+dialect is not registered in mlax's context, so the context must allow unregistered dialects
+(mlax-opt allows them for pipelines that produce or read StableHLO); XLA parses the printed
+text itself. An mlax op without a rule fails the pass with an error at the op's location naming it.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from mlax.passes.lower_to_stablehlo.callbacks import lower_callbacks
 from mlax.passes.lower_to_stablehlo.common import Rule, fail
 from mlax.passes.lower_to_stablehlo.control_flow import lower_control_flow
 from mlax.passes.op_rules import lower_mlax_ops
-from mlax.passes.registry import ModulePass, PassFailure, PassPipeline, register_pass
+from mlax.passes.registry import ModulePass, PassFailure, register_pass
 
 RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
                           **convert.RULES, **structural.RULES, **shape.RULES,
@@ -76,26 +76,3 @@ class LowerToStablehlo(ModulePass):
         lower_callbacks(module)
         lower_control_flow(module)
         lower_mlax_ops(module, RULES, lambda op: fail(op, f"no StableHLO lowering for {op.name}"))
-
-
-# "partitioned": transformations resolved, functions nothing calls any more dropped (an
-# unbatched callee of a vmap may hold collectives only its vmap resolves), the per-device
-# program over the module's mesh (`mlax-partition`; a module
-# without a mesh passes through unchanged), then its StableHLO.
-STABLEHLO_STAGES: tuple[tuple[str, str], ...] = (
-    ("partitioned", "mlax-expand-transforms, symbol-dce, mlax-cleanup, mlax-partition"),
-    ("stablehlo", "mlax-lower-to-stablehlo"),
-)
-
-
-@register_pass
-@dataclass
-class StablehloPipeline(PassPipeline):
-    """The XLA backend's lowering: transformations resolved, then mlax -> StableHLO."""
-
-    argument = "mlax-stablehlo-pipeline"
-    summary = "lower mlax to StableHLO for XLA (stages: partitioned, stablehlo)"
-    stages = STABLEHLO_STAGES
-
-    def elements_text(self) -> str:
-        return ", ".join(text for _, text in self.stages)

@@ -8,7 +8,7 @@ factor is NaN where `info != 0`, then its upper triangle zeroed; lu's is NaN whe
 over the k swaps (one-hot selections and sums over the last dimension, so every matrix of
 the batch swaps its own rows; jax writes the same loop with gathers and scatters). jaxlib
 registers the targets with its CPU client and binds them to SciPy's LAPACK when
-`mlax.runtime.pjrt.initialize_lapack` runs, which the XLA backend does for programs naming
+`mlax.backends.xla.pjrt.initialize_lapack` runs, which the XLA backend does for programs naming
 them; these custom calls are CPU-only, as jax's lowering.
 """
 

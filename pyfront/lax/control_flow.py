@@ -30,7 +30,7 @@ from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.staging import with_known
+from mlax.staging import traced_with_known
 from mlax.tracing import SubFunction, function_name, trace_subfunction
 
 
@@ -40,8 +40,9 @@ def _staged(run: Callable[..., Any], api: str, names: Sequence[str], *arrays: An
     mode (grad outside jit) the results' values are known: the construct run on the values."""
     trace = current_trace()
     if trace is not None:
-        return with_known(run(trace, *arrays), arrays, {}, lambda *a: _staged(run, api, names, *a))
-    from mlax.api import jit
+        return traced_with_known(lambda: run(trace, *arrays), arrays, {},
+                                 lambda *a: _staged(run, api, names, *a))
+    from mlax.api import staged_jit
 
     def staged(*a: Any) -> Any:
         return run(current_trace(), *a)
@@ -49,7 +50,7 @@ def _staged(run: Callable[..., Any], api: str, names: Sequence[str], *arrays: An
     staged.__name__ = api
     staged.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
-    return jit(staged)(*arrays)
+    return staged_jit(staged)(*arrays)
 
 
 def _operand_aval(value: Any, argument: str) -> Aval:

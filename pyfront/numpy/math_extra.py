@@ -382,10 +382,15 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
 
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
-    """``|a - b| <= atol + rtol * |b|`` elementwise (infinities must match exactly)."""
+    """``|a - b| <= atol + rtol * |b|`` elementwise (infinities must match exactly). As jax, for
+    complex arrays ``|.|`` is the modulus and the tolerances are real (an imaginary part of
+    theirs is dropped), and a NaN anywhere in an element makes it unequal unless ``equal_nan``."""
     a, b = promote_args_inexact("isclose", a, b)
-    rtol = lax.convert_element_type(rtol, a.dtype)
-    atol = lax.convert_element_type(atol, a.dtype)
+    dtype = np.dtype(a.dtype)
+    if dtype.kind == "c":
+        dtype = np.zeros((), dtype).real.dtype
+    rtol = lax.convert_element_type(rtol, dtype)
+    atol = lax.convert_element_type(atol, dtype)
     shape = abstractify(a).shape
     rtol, atol = broadcast_to_shape(rtol, shape), broadcast_to_shape(atol, shape)
     in_range = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))

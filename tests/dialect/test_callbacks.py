@@ -84,7 +84,7 @@ def test_upstream_mlir_opt_reads_declarations(module: ir.Module) -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"kind": "impure"}, "kind must be one of 'pure', 'debug', got 'impure'"),
+        ({"kind": "impure"}, "kind must be one of 'pure', 'debug', 'io', got 'impure'"),
         ({"kind": "debug", "vmap_method": "sequential"}, "vmap_method 'sequential' needs kind 'pure'"),
         (
             {"kind": "pure", "vmap_method": "vectorized"},

@@ -152,7 +152,7 @@ def test_result_layout_is_batch_then_lhs_free_then_rhs_free() -> None:
     out = lax.dot_general(lhs, rhs, (((2,), (1,)), ((1, 0), (0, 2))))
     assert out.shape == (5, 2, 7)
     text = mlax.jit(lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((1, 0), (0, 2))))).lower(
-        lhs, rhs).as_text(debug_info=False)
+        lhs, rhs).as_text("mlax", debug_info=False)
     assert ("{lhs_batch_dimensions = array<i64: 1, 0>, lhs_contracting_dimensions = array<i64: 2>, "
             "result_dtype = f32, rhs_batch_dimensions = array<i64: 0, 2>, "
             "rhs_contracting_dimensions = array<i64: 1>}") in text

@@ -228,7 +228,7 @@ def test_weak_type(op: str, args: tuple[Any, ...]) -> None:
 def test_jitted_ir_carries_the_attributes() -> None:
     x, b = np.ones((2, 3), np.float32), np.ones((2, 3), bool)
     text = mlax.jit(lambda x, b: (lax.argmin(x, 1, np.int8), lax.cumprod(x, 0, True),
-                                  lax.reduce_or(b, (1, 0)))).lower(x, b).as_text(debug_info=False)
+                                  lax.reduce_or(b, (1, 0)))).lower(x, b).as_text("mlax", debug_info=False)
     assert '"mlax.argmin"(%arg0) {axis = 1 : i64, index_dtype = i8}' in text
     assert '"mlax.cumprod"(%arg0) {axis = 0 : i64, reverse = 1 : i64}' in text
     assert "{dimensions = array<i64: 1, 0>} : (tensor<2x3xi1>) -> tensor<i1>" in text

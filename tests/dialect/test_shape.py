@@ -62,7 +62,7 @@ def test_reshape(rng, shape, dtype):
 
 def test_reshape_same_shape_emits_nothing(rng):
     x = random_array(rng, (2, 3), np.float32)
-    text = mlax.jit(lambda x: lax.transpose(lax.reshape(x, (2, 3)), (0, 1))).lower(x).as_text()
+    text = mlax.jit(lambda x: lax.transpose(lax.reshape(x, (2, 3)), (0, 1))).lower(x).as_text("mlax")
     assert "mlax.reshape" not in text and "mlax.transpose" not in text
 
 
@@ -265,7 +265,7 @@ def test_concatenate(rng, shape, dtype):
 
 def test_concatenate_is_a_binary_chain(rng):
     xs = [random_array(rng, (2, n), np.float32) for n in (1, 2, 3, 4)]
-    text = mlax.jit(lambda *xs: lax.concatenate(xs, 1)).lower(*xs).as_text()
+    text = mlax.jit(lambda *xs: lax.concatenate(xs, 1)).lower(*xs).as_text("mlax")
     assert text.count('"mlax.concatenate"') == 3
 
 

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from mlax.runtime.fft import mkl
+from mlax.backends.native.fft import mkl
 
 pytestmark = pytest.mark.skipif(mkl() is None, reason="the mkl wheel is not installed")
 
@@ -22,7 +22,8 @@ _STAND_INS = textwrap.dedent("""
     import ctypes, gc, threading
     import numpy as np
     import mlax, mlax.numpy as mnp
-    from mlax.runtime import cpu, fft
+    from mlax.backends.cpu import executable as cpu
+    from mlax.backends.native import fft
 
     real = fft.fft_symbols()
     status = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_void_p)

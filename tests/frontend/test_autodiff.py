@@ -83,7 +83,7 @@ def test_jacobians_of_pytrees(rng: np.random.Generator, name: str) -> None:
 
 def test_jacrev_is_one_batched_program(rng: np.random.Generator) -> None:
     x = random_array(rng, (4,), np.float32)
-    text = mlax.jit(mlax.jacrev(lambda x: mnp.sin(x) * x)).lower(x).as_text(debug_info=False)
+    text = mlax.jit(mlax.jacrev(lambda x: mnp.sin(x) * x)).lower(x).as_text("mlax", debug_info=False)
     assert "mlax.vmap = {" in text and "mlax.vjp = {" in text
 
 
@@ -139,7 +139,7 @@ def test_non_scalar_output_is_an_error() -> None:
 
 
 def test_grad_ir_declares_a_vjp() -> None:
-    text = mlax.jit(mlax.grad(lambda x: mnp.sin(x) * x)).lower(1.3).as_text(debug_info=False)
+    text = mlax.jit(mlax.grad(lambda x: mnp.sin(x) * x)).lower(1.3).as_text("mlax", debug_info=False)
     assert "mlax.vjp = {argnums = array<i64: 0>, callee = @lambda" in text
     assert "call @lambda" in text
 
@@ -188,7 +188,7 @@ def test_custom_jvp_rule_is_used() -> None:
         return clipped(primals[0]), tangents[0] * 3.0
 
     assert float(mlax.grad(clipped)(5.0)) == 3.0
-    text = mlax.jit(mlax.grad(clipped)).lower(5.0).as_text(debug_info=False)
+    text = mlax.jit(mlax.grad(clipped)).lower(5.0).as_text("mlax", debug_info=False)
     assert "mlax.custom_jvp_call = {callee = @clipped_" in text and "jvp = @clipped_rule" in text
 
 
@@ -247,7 +247,7 @@ def test_checkpoint(rng: np.random.Generator) -> None:
     assert_same(mlax.jit(f)(x), jax.jit(jf)(x), rtol=1e-6)
     assert_same(mlax.grad(lambda x: mnp.sum(f(x) * x))(x), jax.grad(lambda x: jnp.sum(jf(x) * x))(x),
                 rtol=1e-5)
-    assert "mlax.checkpoint = {callee = @" in mlax.jit(f).lower(x).as_text(debug_info=False)
+    assert "mlax.checkpoint = {callee = @" in mlax.jit(f).lower(x).as_text("mlax", debug_info=False)
 
 
 @pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import mlax
+from mlax.backends import registry as backend_module
 from mlax.caching import LRUCache
-from mlax.runtime import backend as backend_module
 
 
 def test_least_recently_used_goes_first() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from mlax.runtime.host_callbacks import CallbackError
+from mlax.backends.native.host_callbacks import CallbackError
 from tests.oracle import random_array
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
-from mlax.runtime import backend as runtime_backend
+from mlax.backends import registry as runtime_backend
 from tests.oracle import assert_same
 
 RNG = np.random.default_rng(7)

@@ -479,8 +479,8 @@ def test_unsupported_ops_are_located_errors() -> None:
 
 
 def test_import_table() -> None:
-    from mlax.passes.import_stablehlo import import_table
-    from mlax.passes.import_stablehlo.table import CONVERTERS
+    from mlax.import_stablehlo import import_table
+    from mlax.import_stablehlo.table import CONVERTERS
 
     table = import_table()
     assert [name for name, _ in table] == sorted(CONVERTERS)

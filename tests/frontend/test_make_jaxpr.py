@@ -275,12 +275,12 @@ def test_select_becomes_select_n_with_jax_operand_order() -> None:
 
 
 def test_nothing_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlax.api
+    import mlax.aot
 
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("make_jaxpr compiled")
 
-    monkeypatch.setattr(mlax.api, "compile_cached", fail)
+    monkeypatch.setattr(mlax.aot, "compile_cached", fail)
     mlax.make_jaxpr(lambda x: mlax.numpy.cos(x) * 3)(_f32(3))
 
 

@@ -23,7 +23,7 @@ def block(np_, lib, x):
 
 def test_scopes_label_the_ops(rng: np.random.Generator) -> None:
     x = random_array(rng, (3,), np.float32)
-    text = mlax.jit(lambda x: block(mnp, mlax, x)).lower(x).as_text()
+    text = mlax.jit(lambda x: block(mnp, mlax, x)).lower(x).as_text("mlax")
     sin = next(line for line in text.splitlines() if '"mlax.sin"' in line)
     mul = next(line for line in text.splitlines() if '"mlax.mul"' in line)
     tanh = next(line for line in text.splitlines() if '"mlax.tanh"' in line)

@@ -57,7 +57,7 @@ def _functions(text: str) -> list[str]:
 
 def test_one_body_per_distinct_trace(rng: np.random.Generator) -> None:
     ws, x = _params(rng)
-    text = mlax.jit(M_NET).lower(ws, x).as_text()
+    text = mlax.jit(M_NET).lower(ws, x).as_text("mlax")
     layers = [f for f in _functions(text) if f.startswith("layer")]
     assert len(layers) == 2, layers  # scale 0.5 and scale 1.0
     assert text.count("call @layer") == DEPTH
@@ -66,7 +66,7 @@ def test_one_body_per_distinct_trace(rng: np.random.Generator) -> None:
 def test_inline_true_inlines(rng: np.random.Generator) -> None:
     ws, x = _params(rng)
     inlined = mlax.jit(_layer(mnp), inline=True)
-    text = mlax.jit(_net(lambda w, x, scale: inlined(w, x, scale), mnp)).lower(ws, x).as_text()
+    text = mlax.jit(_net(lambda w, x, scale: inlined(w, x, scale), mnp)).lower(ws, x).as_text("mlax")
     assert "call @" not in text
 
 
@@ -98,7 +98,7 @@ def test_transforms_of_shared_calls_match_jax(backend: str, transform: str, rng:
 def _derived_ir(fun: Any, *args: Any) -> str:
     """The program after the transformations resolved (mlax-expand-transforms)."""
     with get_context():
-        module = ir.Module.parse(mlax.jit(fun).lower(*args).as_text())
+        module = ir.Module.parse(mlax.jit(fun).lower(*args).as_text("mlax"))
         run_pipeline(module, "mlax-expand-transforms")
         return str(module)
 

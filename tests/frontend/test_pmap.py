@@ -125,7 +125,7 @@ def test_the_program_is_a_shard_map_over_a_line_of_devices() -> None:
     x, y = np.ones((3, 4), np.float32), np.ones(3, np.float32)
     mapped = mlax.pmap(lambda x, y: (x * y, mlax.lax.psum(x, "i")), axis_name="i", in_axes=(1, None),
                        out_axes=(1, None))
-    text = mapped.lower(x, y).as_text(debug_info=False)
+    text = mapped.lower(x, y).as_text("mlax", debug_info=False)
     assert ('mlax.mesh = {axis_names = ["i"], axis_sizes = array<i64: 4>, device_ids = array<i64: 0, 1, 2, '
             '3>}') in text
     assert ('%arg0: tensor<3x4xf32> {mlax.sharding = [[], ["i"]]}, %arg1: tensor<3xf32> {mlax.sharding = '

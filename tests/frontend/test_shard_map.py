@@ -63,7 +63,7 @@ def test_the_declaration_and_its_body(mesh, rng) -> None:
         return mlax.lax.psum(x * b, "y")
 
     mapped = mlax.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P("y")), out_specs=P("x"))
-    text = mlax.jit(lambda x, b: mapped(x, b)).lower(x, b).as_text(debug_info=False)
+    text = mlax.jit(lambda x, b: mapped(x, b)).lower(x, b).as_text("mlax", debug_info=False)
     assert 'mlax.mesh = {axis_names = ["x", "y"], axis_sizes = array<i64: 2, 2>' in text
     assert "func.func private @body(%arg0: tensor<4x2xf32>, %arg1: tensor<2xf32>) -> tensor<4x2xf32>" in text
     assert ('func.func private @body_shard_map(tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x2xf32> attributes '
@@ -79,14 +79,15 @@ def test_captured_values_are_replicated(mesh, rng) -> None:
     def f(x, c):
         return mlax.shard_map(lambda x: x * c[0], mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
 
-    text = mlax.jit(f).lower(x, c).as_text(debug_info=False)
+    text = mlax.jit(f).lower(x, c).as_text("mlax", debug_info=False)
     assert 'in_specs = [[["x"], []], [[]]]' in text
 
 
 def test_the_context_mesh_is_the_default(mesh, rng) -> None:
     x = floats(rng, 8, 4)
     with mlax.set_mesh(mesh):
-        text = mlax.jit(mlax.shard_map(lambda x: x, in_specs=P("y"), out_specs=P("y"))).lower(x).as_text()
+        mapped = mlax.shard_map(lambda x: x, in_specs=P("y"), out_specs=P("y"))
+        text = mlax.jit(mapped).lower(x).as_text("mlax")
     assert 'mlax.mesh = {axis_names = ["x", "y"]' in text
 
 

@@ -103,7 +103,7 @@ def test_jit_shardings_are_argument_and_result_attributes(mesh: Mesh, rng: np.ra
     b = rng.standard_normal(4).astype(np.float32)
     f = mlax.jit(lambda x, b: (x + b, b * 2), in_shardings=(NamedSharding(mesh, P("x")), None),
                  out_shardings=(NamedSharding(mesh, P(None, ("x", "y"))), NamedSharding(mesh, P())))
-    text = f.lower(x, b).as_text(debug_info=False)
+    text = f.lower(x, b).as_text("mlax", debug_info=False)
     assert ('module attributes {mlax.mesh = {axis_names = ["x", "y"], axis_sizes = array<i64: 2, 2>, '
             'device_ids = array<i64: 0, 1, 2, 3>}}') in text
     assert ('(%arg0: tensor<8x4xf32> {mlax.sharding = [["x"], []]}, %arg1: tensor<4xf32>) -> '
@@ -116,7 +116,7 @@ def test_partition_specs_read_against_the_context_mesh(mesh: Mesh, rng: np.rando
     x = rng.standard_normal((4, 8)).astype(np.float32)
     f = mlax.jit(lambda x: x * 2, in_shardings=P(None, "y"), out_shardings=P("x"))
     with mlax.set_mesh(mesh):
-        text = f.lower(x).as_text(debug_info=False)
+        text = f.lower(x).as_text("mlax", debug_info=False)
     assert '%arg0: tensor<4x8xf32> {mlax.sharding = [[], ["y"]]}' in text
     assert '-> (tensor<4x8xf32> {mlax.sharding = [["x"], []]})' in text
     with pytest.raises(RuntimeError, match="non-empty mesh in context"):
@@ -127,9 +127,9 @@ def test_the_cache_key_holds_the_shardings(mesh: Mesh, rng: np.random.Generator)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     f = mlax.jit(lambda x: x * 2, in_shardings=P("x"))
     with mlax.set_mesh(mesh):
-        first = f.lower(x).as_text()
+        first = f.lower(x).as_text("mlax")
     with mlax.set_mesh(Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("y", "x"))):
-        second = f.lower(x).as_text()
+        second = f.lower(x).as_text("mlax")
     assert first != second and f._cache_size() == 2
 
 
@@ -137,7 +137,7 @@ def test_one_device_shardings_are_the_one_device_program(rng: np.random.Generato
     one = Mesh(np.array(jax.devices()[:1]), ("x",))
     x = rng.standard_normal(4).astype(np.float32)
     f = mlax.jit(lambda x: x + 1, in_shardings=NamedSharding(one, P("x")))
-    assert "mlax.mesh" not in f.lower(x).as_text()
+    assert "mlax.mesh" not in f.lower(x).as_text("mlax")
 
 
 def test_spec_longer_than_the_rank_names_the_argument(mesh: Mesh) -> None:
@@ -232,7 +232,7 @@ def test_with_sharding_constraint_is_an_op(mesh: Mesh) -> None:
         return mlax.lax.with_sharding_constraint({"a": y, "b": y + 1}, {"a": None, "b": P(None, "x")})
 
     with mlax.set_mesh(mesh):
-        text = mlax.jit(f).lower(np.ones((4, 4), np.float32)).as_text(debug_info=False)
+        text = mlax.jit(f).lower(np.ones((4, 4), np.float32)).as_text("mlax", debug_info=False)
     assert text.count('"mlax.sharding_constraint"') == 2
     assert '{sharding = [["x"], ["y"]]}' in text and '{sharding = [[], ["x"]]}' in text
     assert "mlax.mesh = {axis_names" in text
@@ -262,4 +262,4 @@ def test_install_as_jax_redirects_the_names_mlax_owns() -> None:
     assert jax_modules.resolve("jax", "pmap", {}) is mlax.pmap
     assert (jax_modules.resolve("jax.experimental.shard_map", "shard_map", {})
             is mlax.experimental.shard_map.shard_map)
-    assert jax_modules.status("jax.sharding", "reshard") == "missing"  # sharding in types: not in mlax
+    assert jax_modules.status("jax.sharding", "reshard") == "mlax"  # sharding in types (issue 36)

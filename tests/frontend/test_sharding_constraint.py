@@ -267,7 +267,7 @@ def test_a_spec_that_does_not_divide_a_dimension_names_it(mesh, rng) -> None:
 def test_the_constraint_is_an_op_of_the_traced_program(mesh, rng) -> None:
     x = floats(rng, 8, 4)
     f = mlax.jit(lambda x: mlax.lax.with_sharding_constraint(x * 2.0, NamedSharding(mesh, P("x", "y"))))
-    text = f.lower(x).as_text(debug_info=False)
+    text = f.lower(x).as_text("mlax", debug_info=False)
     assert '"mlax.sharding_constraint"' in text and "mlax.mesh" in text
 
 

@@ -19,8 +19,8 @@ import pytest
 
 import mlax
 import mlax.numpy as mnp
+from mlax.backends import registry as backend_module
 from mlax.errors import UnexpectedTracerError
-from mlax.runtime import backend as backend_module
 
 THREADS = 8
 STRESS_SECONDS = float(os.environ.get("MLAX_STRESS_SECONDS", "8"))

@@ -287,6 +287,26 @@ def test_isclose_allclose(rng: np.random.Generator) -> None:
     check_values(mnp.isclose, jnp.isclose, np.arange(4), np.array([0, 1, 3, 3]))
 
 
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_isclose_allclose_complex(rng: np.random.Generator) -> None:
+    """jax's semantics on complex arrays: the modulus of the difference against real tolerances
+    (a complex tolerance loses its imaginary part), infinities close only when equal, a NaN in
+    either part never close unless ``equal_nan``; mixed with real and integer operands."""
+    shape = (4, 3)
+    a = (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(np.complex64)
+    b = (a + rng.normal(0, 1e-5, shape) + 1j * rng.normal(0, 1e-5, shape)).astype(np.complex64)
+    b[0, 0] += np.complex64(3e-3j)
+    inf, nan = np.inf, np.nan
+    special = np.array([complex(inf, 0), complex(nan, 1), complex(1, inf), complex(inf, inf),
+                        complex(-inf, 0), complex(nan, nan), 1 + 1j, 0j], np.complex64)
+    for kw in ({}, {"equal_nan": True}, {"rtol": 1e-3, "atol": 0.0}, {"atol": 1e-2}, {"rtol": 1e-3 + 5j}):
+        for x, y in ((a, b), (special, special), (special, special[::-1]), (a, a.real), (a[0], 1)):
+            check_values(lambda x, y, kw=kw: mnp.isclose(x, y, **kw),
+                         lambda x, y, kw=kw: jnp.isclose(x, y, **kw), x, y)
+            check_values(lambda x, y, kw=kw: mnp.allclose(x, y, **kw),
+                         lambda x, y, kw=kw: jnp.allclose(x, y, **kw), x, y)
+
+
 def test_nan_to_num_options(rng: np.random.Generator) -> None:
     x = operand(rng, np.float32, (3, 5))
     check_values(lambda a: mnp.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0),

@@ -203,7 +203,7 @@ def test_einsum_interleaved(rng: np.random.Generator) -> None:
 
 def test_einsum_traced_under_jit_emits_dot_general(rng: np.random.Generator) -> None:
     a, b = arrays(rng, np.float32, (2, 3), (3, 4))
-    text = mlax.jit(lambda x, y: mnp.einsum("ij,jk->ki", x, y)).lower(a, b).as_text()
+    text = mlax.jit(lambda x, y: mnp.einsum("ij,jk->ki", x, y)).lower(a, b).as_text("mlax")
     assert text.count("mlax.dot_general") == 1
 
 

@@ -17,12 +17,12 @@ import ml_dtypes
 import numpy as np
 from mlir import ir
 
+from mlax.backends.interpreter import run_function
+from mlax.backends.registry import get_backend
 from mlax.dialect import dtypes, get_context
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.pipeline import run_pipeline
-from mlax.runtime.backend import get_backend
-from mlax.runtime.interpreter import run_function
 
 Shape = tuple[int, ...]
 

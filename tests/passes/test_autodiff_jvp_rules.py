@@ -19,11 +19,11 @@ from jax import lax
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect import OPS, build, dtypes, get_op, read_attributes
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.autodiff.emit import Emitter
 from mlax.passes.autodiff.jvp_rules import JVP_RULES, ZERO_DERIVATIVE, zero_rule
-from mlax.runtime.interpreter import run_function
 from tests.oracle import assert_same
 
 F16, BF16, F32, F64 = (np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64))

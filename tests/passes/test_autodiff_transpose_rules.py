@@ -19,12 +19,12 @@ import pytest
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect import build, dtypes, get_context, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.autodiff.emit import Emitter
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.registry import PassFailure
-from mlax.runtime.interpreter import run_function
 
 pytestmark = pytest.mark.usefixtures("x64")
 

@@ -17,11 +17,11 @@ from jax import lax
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect import OPS, build, dtypes, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.autodiff.emit import Emitter
 from mlax.passes.batching.rules import BATCH_RULES
-from mlax.runtime.interpreter import run_function
 
 F32, F16, BF16, I8, I32, U8, BOOL = (np.dtype(d) for d in (
     np.float32, np.float16, dtypes.bfloat16, np.int8, np.int32, np.uint8, np.bool_))

@@ -11,13 +11,13 @@ import pytest
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect import OPS, build, dtypes
 from mlax.dialect.attrs import dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes import cleanup
 from mlax.passes.pipeline import run_pipeline
 from mlax.passes.walk import nested_ops
-from mlax.runtime.interpreter import run_function
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOATS = [np.dtype(d) for d in (np.float32, np.float64, np.float16, BF16)]

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from jax import lax
 
+from mlax.backends.interpreter import run_function
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.passes.registry import PassFailure
-from mlax.runtime.interpreter import run_function
 from tests.dialect.test_indexing_ops import JAX_MODES, JAX_SCATTERS
 from tests.passes.indexing_cases import Case, jax_indices, random_case
 from tests.passes.test_autodiff_jvp_rules import jax_jvp, jvp_module

@@ -11,12 +11,12 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import get_ranked_memref_descriptor, make_nd_memref_descriptor, ranked_memref_to_numpy
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect import dtypes, get_context
 from mlax.dialect.registry import OPS
 from mlax.passes import pipeline as pipelines
 from mlax.passes.lower_to_linalg import RULES
 from mlax.passes.pipeline import PipelineError, run_pipeline
-from mlax.runtime.interpreter import run_function
 
 LOWER_TO_LLVM = (
     "builtin.module(linalg-fuse-elementwise-ops, one-shot-bufferize{bufferize-function-boundaries "

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from mlir import ir
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect import dtypes, get_context
-from mlax.runtime.interpreter import run_function
 from tests.passes.test_lower_to_linalg import _as_boundary, _module, _tensor, check, execute_lowered
 from tests.passes.test_lower_to_linalg_scan import _tied
 

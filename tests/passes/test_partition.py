@@ -19,6 +19,8 @@ from mlir import ir
 import mlax
 import mlax.lax as lax
 import mlax.numpy as jnp
+from mlax.backends.interpreter import Interpreter
+from mlax.backends.registry import get_backend
 from mlax.dialect import make_context
 from mlax.dialect.attrs import Spec
 from mlax.dialect.sharding import (
@@ -30,8 +32,6 @@ from mlax.dialect.sharding import (
     set_result_spec,
 )
 from mlax.passes.pipeline import run_pipeline
-from mlax.runtime.backend import get_backend
-from mlax.runtime.interpreter import Interpreter
 from tests.passes.test_partition_harness import run_partitioned
 
 MESHES = (Mesh(("x", "y"), (2, 2), (0, 1, 2, 3)), Mesh(("x",), (4,), (0, 1, 2, 3)),

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 from mlir import ir
 
+from mlax.backends.interpreter import Interpreter
 from mlax.dialect import make_context, read_attributes
 from mlax.dialect.attrs import Spec
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.sharding import Mesh, arg_spec, module_mesh, result_spec
 from mlax.dialect.transforms import read_transform
-from mlax.runtime.interpreter import Interpreter
 
 COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute", "axis_index"}
 

@@ -11,9 +11,9 @@ import pytest
 from jax import lax
 from mlir import ir
 
+from mlax.backends.interpreter import run_function
 from mlax.dialect.registry import get_op
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.runtime.interpreter import run_function
 from tests.passes.test_autodiff_jvp_rules import jvp_module
 from tests.passes.test_autodiff_transpose_rules import Case, check_adjoint
 from tests.passes.test_batching_rules import batch_module, check, patterns

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from mlax.runtime.interpreter import run_function
+from mlax.backends.interpreter import run_function
 from tests.dialect.test_windowed import jax_conv, jax_reduce_window, random_conv, random_window
 from tests.oracle import assert_same
 from tests.passes.test_autodiff_jvp_rules import check_linearity, finite_difference, jax_jvp, jvp_module

@@ -5,7 +5,7 @@ A mesh of 2**41 devices, constants, iotas and broadcasts of 2**40 elements, a sc
 error (``file:line:col: error: ...``, exit status 1, no traceback) or a result, never by
 growing until the machine runs out. Every case runs in ONE child process whose address space
 is capped (``resource.setrlimit``), through the tools' ``main`` functions; the cap is part of
-what is checked (runtime/memory_limits.py counts it as memory the process cannot exceed).
+what is checked (backends/memory_limits.py counts it as memory the process cannot exceed).
 """
 
 from __future__ import annotations

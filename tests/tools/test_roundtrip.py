@@ -38,11 +38,11 @@ import mlax
 import mlax.numpy as jnp
 from mlax import lax
 from mlax.api import Lowered
+from mlax.backends.xla import pjrt
 from mlax.dialect import make_context
 from mlax.dialect.irdl_gen import IRDL_PATH
 from mlax.passes.diagnostics import errors, format_all
 from mlax.passes.pipeline import parse_pipeline
-from mlax.runtime import pjrt
 from mlax.tools import mlax_opt
 
 LIT = Path(__file__).resolve().parents[2] / "lit-tests"

@@ -21,3 +21,57 @@ func.func @test_callbacks(%x: tensor<3xf32>, %n: tensor<i32>) -> tensor<3xf32> {
 }
 func.func private @show(tensor<3xf32>, tensor<i32>) attributes {mlax.callback = {id = 0 : i64, kind = "debug", ordered = true, name = "show"}}
 func.func private @twice(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 1 : i64, kind = "pure", ordered = false, name = "twice"}}
+
+// io callbacks have side effects (kept when unused); ordered ones join the debug callbacks'
+// token chain, in program order, unordered ones do not.
+// CHECK-LABEL: func.func @test_io_callbacks
+// CHECK:         %[[A:.*]]:2 = "stablehlo.custom_call"(%{{.*}}, %arg0) {{.*}}has_side_effect = true} : (tensor<{{.*}}xi64>, tensor<3xf32>) -> (tensor<3xf32>, tensor<i8>)
+// CHECK:         %[[U:.*]] = "stablehlo.custom_call"(%{{.*}}, %arg0) {{.*}}has_side_effect = true} : (tensor<{{.*}}xi64>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK:         "stablehlo.custom_call"(%{{.*}}, %[[A]]#0, %[[A]]#1) {{.*}}has_side_effect = true} : (tensor<{{.*}}xi64>, tensor<3xf32>, tensor<i8>) -> (tensor<3xf32>, tensor<i8>)
+// CHECK:         return %[[A]]#0
+func.func @test_io_callbacks(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @log(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = func.call @read(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  %2 = func.call @log(%0) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @log(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "io", ordered = true, name = "log"}}
+func.func private @read(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 1 : i64, kind = "io", ordered = false, name = "read"}}
+
+// Ordered callbacks keep program order through control flow and calls (XLA orders only by
+// data): the body of a scan holding one takes the token as a const (its first callback takes
+// it), a function only called returns its last token, and the callback after the scan takes a
+// token joined with the scan's results (t + r * 0.0, which XLA cannot fold).
+// CHECK-LABEL: func.func @test_ordered_through_scan
+// CHECK:         %[[A:.*]]:2 = "stablehlo.custom_call"(%{{.*}}, %arg0) {{.*}}has_side_effect = true} : (tensor<{{.*}}xi64>, tensor<f32>) -> (tensor<f32>, tensor<i8>)
+// CHECK:         %[[L:.*]]:3 = "stablehlo.while"
+// CHECK:           func.call @step(%{{.*}}, %{{.*}}, %[[A]]#1) : (tensor<f32>, tensor<f32>, tensor<i8>) -> (tensor<f32>, tensor<f32>)
+// CHECK:         "stablehlo.multiply"
+// CHECK:         %[[J:.*]] = "stablehlo.convert"(%{{.*}}) : (tensor<f32>) -> tensor<i8>
+// CHECK:         %[[H:.*]]:2 = call @helper(%{{.*}}, %[[J]]) : (tensor<f32>, tensor<i8>) -> (tensor<f32>, tensor<i8>)
+// CHECK:         "stablehlo.custom_call"(%{{.*}}, %[[H]]#0, %[[H]]#1) {{.*}}has_side_effect = true}
+// CHECK-LABEL: func.func private @step
+// CHECK-SAME:    %arg2: tensor<i8>
+// CHECK:         "stablehlo.custom_call"(%{{.*}}, %{{.*}}, %arg2)
+// CHECK-LABEL: func.func private @helper
+// CHECK-SAME:    -> (tensor<f32>, tensor<i8>)
+// CHECK:         %[[T:.*]]:2 = "stablehlo.custom_call"(%{{.*}}, %arg0, %arg1)
+// CHECK:         return %[[T]]#0, %[[T]]#1
+func.func @test_ordered_through_scan(%x: tensor<f32>, %xs: tensor<2xf32>) -> tensor<f32> {
+  %0 = func.call @note(%x) : (tensor<f32>) -> tensor<f32>
+  %1:2 = func.call @loop(%0, %xs) : (tensor<f32>, tensor<2xf32>) -> (tensor<f32>, tensor<2xf32>)
+  %2 = func.call @helper(%1#0) : (tensor<f32>) -> tensor<f32>
+  %3 = func.call @note(%2) : (tensor<f32>) -> tensor<f32>
+  return %3 : tensor<f32>
+}
+func.func private @step(%c: tensor<f32>, %x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = func.call @note(%c) : (tensor<f32>) -> tensor<f32>
+  %1 = "mlax.add"(%0, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %1, %c : tensor<f32>, tensor<f32>
+}
+func.func private @helper(%x: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @note(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @loop(tensor<f32>, tensor<2xf32>) -> (tensor<f32>, tensor<2xf32>) attributes {mlax.scan = {body = @step, length = 2 : i64, num_carry = 1 : i64, num_consts = 0 : i64, reverse = false}}
+func.func private @note(tensor<f32>) -> tensor<f32> attributes {mlax.callback = {id = 3 : i64, kind = "io", ordered = true, name = "note"}}

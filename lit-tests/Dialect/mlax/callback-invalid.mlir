@@ -2,7 +2,7 @@
 
 // The checks of a callback declaration: its fields, and that it is a private declaration.
 
-// expected-error@+1 {{mlax.callback declaration @cb: kind must be one of 'pure', 'debug', got 'impure'}}
+// expected-error@+1 {{mlax.callback declaration @cb: kind must be one of 'pure', 'debug', 'io', got 'impure'}}
 func.func private @cb(tensor<3xf32>) attributes {mlax.callback = {id = 0 : i64, kind = "impure", ordered = false, name = "f"}}
 
 // -----

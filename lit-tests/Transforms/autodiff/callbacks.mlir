@@ -50,3 +50,28 @@ func.func @k(%n: tensor<3xi32>) -> tensor<3xf32> {
 }
 func.func private @count(tensor<3xi32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "pure", ordered = false, name = "count"}}
 func.func private @k_jvp(tensor<3xi32>, tensor<3xi32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.jvp = {callee = @k}}
+
+// -----
+
+// An io callback has no derivative either: jax's error, at the call.
+func.func @io(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{mlax-autodiff: IO callbacks do not support JVP. (the callback log, @log)}}
+  %0 = func.call @log(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @log(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "io", ordered = true, name = "log"}}
+func.func private @io_jvp(tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.jvp = {callee = @io}}
+
+// -----
+
+// With no tangent reaching it, an io callback is a plain primal call, once.
+// CHECK-LABEL: func.func private @io_int_jvp
+// CHECK-NEXT:    %[[R:.*]] = call @read(%arg0) : (tensor<3xi32>) -> tensor<3xf32>
+// CHECK-NOT:     call @read
+// CHECK:         return %[[R]], %{{.*}}
+func.func @io_int(%n: tensor<3xi32>) -> tensor<3xf32> {
+  %0 = func.call @read(%n) : (tensor<3xi32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @read(tensor<3xi32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "io", ordered = false, name = "read"}}
+func.func private @io_int_jvp(tensor<3xi32>, tensor<3xi32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {mlax.jvp = {callee = @io_int}}

@@ -51,3 +51,43 @@ func.func @n(%x: tensor<3xf32>) -> tensor<3xf32> {
 }
 func.func private @twice(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "pure", ordered = false, name = "twice"}}
 func.func private @n_vmap(tensor<2x3xf32>) -> tensor<2x3xf32> attributes {mlax.vmap = {callee = @n, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 2 : i64}}
+
+// -----
+
+// An unordered io callback is called once per batch element, in sequence (jax's lax.map).
+// CHECK-LABEL: func.func private @u_vmap
+// CHECK-NEXT:    %[[O:.*]] = call @read_sequential_scan(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    return %[[O]]
+// CHECK:       func.func private @read_sequential(%arg0: tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    call @read(%arg0)
+func.func @u(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @read(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @read(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "io", ordered = false, name = "read"}}
+func.func private @u_vmap(tensor<2x3xf32>) -> tensor<2x3xf32> attributes {mlax.vmap = {callee = @u, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 2 : i64}}
+
+// -----
+
+// An ordered io callback cannot be batched: jax's error.
+func.func @o(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{mlax-batch: Cannot `vmap` ordered IO callback. (the callback log, @log)}}
+  %0 = func.call @log(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @log(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "io", ordered = true, name = "log"}}
+func.func private @o_vmap(tensor<2x3xf32>) -> tensor<2x3xf32> attributes {mlax.vmap = {callee = @o, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 2 : i64}}
+
+// -----
+
+// test_no_ordered_io_batching: an ordered io callback on unbatched operands is copied as it is
+// (jax does not batch it: nothing to map), called once.
+// CHECK-LABEL: func.func private @c_vmap
+// CHECK:         call @log(%arg1) : (tensor<3xf32>) -> tensor<3xf32>
+func.func @c(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @log(%y) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = "mlax.add"(%x, %0) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+func.func private @log(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 0 : i64, kind = "io", ordered = true, name = "log"}}
+func.func private @c_vmap(tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> attributes {mlax.vmap = {callee = @c, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>, axis_size = 2 : i64}}

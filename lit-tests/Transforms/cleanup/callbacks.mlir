@@ -20,3 +20,15 @@ func.func @test_callbacks(%x: tensor<3xf32>) -> tensor<3xf32> {
 }
 func.func private @show(tensor<3xf32>) attributes {mlax.callback = {id = 0 : i64, kind = "debug", ordered = false, name = "show"}}
 func.func private @twice(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 1 : i64, kind = "pure", ordered = false, name = "twice"}}
+
+// An io callback is an effect: DCE keeps it with its results unused, CSE merges no two.
+// CHECK-LABEL: func.func @test_no_io_dce
+// CHECK-NEXT:    call @read(%arg0)
+// CHECK-NEXT:    call @read(%arg0)
+// CHECK-NEXT:    return %arg0
+func.func @test_no_io_dce(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @read(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = func.call @read(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %x : tensor<3xf32>
+}
+func.func private @read(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 2 : i64, kind = "io", ordered = false, name = "read"}}

@@ -45,3 +45,15 @@ func.func @test_no_unused_pure(%x: tensor<f32>) -> tensor<f32> {
 }
 func.func private @show(tensor<f32>) attributes {mlax.callback = {id = 9 : i64, kind = "debug", ordered = false, name = "show"}}
 func.func private @unused(tensor<f32>) -> tensor<f32> attributes {mlax.callback = {id = 10 : i64, kind = "pure", ordered = false, name = "unused"}}
+
+// An io callback is an effect: it stays with its results unused.
+// CHECK-LABEL: func.func @test_io_unused
+// CHECK-COUNT-2: func.call @mlax_host_callback
+// CHECK-NOT:     func.call @mlax_host_callback
+// CHECK:         return
+func.func @test_io_unused(%x: tensor<f32>) -> tensor<f32> {
+  %0 = func.call @read(%x) : (tensor<f32>) -> tensor<f32>
+  %1 = func.call @read(%x) : (tensor<f32>) -> tensor<f32>
+  return %x : tensor<f32>
+}
+func.func private @read(tensor<f32>) -> tensor<f32> attributes {mlax.callback = {id = 9 : i64, kind = "io", ordered = false, name = "read"}}

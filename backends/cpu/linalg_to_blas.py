@@ -1,0 +1,238 @@
+"""`mlax-linalg-to-blas`: f32/f64/complex contractions on buffers become calls to a BLAS gemm.
+
+A loop nest from linalg reaches a small fraction of what a tuned gemm does (packing, register
+blocking, threads), and NumPy already ships one (OpenBLAS, ILP64). After bufferization and
+`linalg-generalize-named-ops`, a ``linalg.generic`` is a gemm when:
+
+- its body is ``out + a * b`` (f32, f64, complex<f32> or complex<f64> throughout: arith.mulf/addf
+  or complex.mul/add, before convert-complex-to-standard) over two inputs and one output;
+- each loop dimension is a batch (in a, b and the output), M (a and output), N (b and output)
+  or K (a and b, a reduction) dimension;
+- on dense row-major buffers (possibly slices at an offset), a's dimensions read (batch, M, K)
+  or (batch, K, M), b's (batch, K, N) or (batch, N, K), the output's (batch, M, N), with each
+  group in the same order everywhere, so every group is one contiguous run of a row-major
+  matrix.
+
+Such an op (also what ``linalg.matmul``/``batch_matmul`` and reshaped N-d contractions become
+after elementwise fusion) is replaced by ``@mlax_sgemm`` / ``@mlax_dgemm`` / ``@mlax_cgemm`` /
+``@mlax_zgemm`` calls, declared with the ``cblas_?gemm`` signature with 64-bit integers:
+row-major, a transpose flag per operand, alpha = 1 and beta = 1 (so the zero fill or
+accumulator the op had is kept; for complex types, pointers to a module-level constant 1 + 0i),
+an scf.for over the flattened batch on offset pointers. The runtime binds the symbols to the BLAS
+(mlax.backends.native.blas). Ops with empty dimensions, other types or layouts are left for loops.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, llvm, memref, scf
+
+from mlax.backends.native.blas import GEMM_SYMBOLS
+from mlax.passes.registry import ModulePass, register_pass
+from mlax.passes.symbols import declare_function
+from mlax.passes.walk import nested_ops
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+@dataclass
+class Gemm:
+    """A contraction as one gemm per batch element: C[b] (MxN) += op(A[b]) op(B[b])."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    transpose_a: bool
+    transpose_b: bool
+    element: ir.Type
+
+
+def _dims(map_attr: ir.Attribute) -> list[int] | None:
+    """The loop dimensions an indexing map reads, in order, if it is a projected permutation."""
+    affine_map = ir.AffineMapAttr(map_attr).value
+    dims = []
+    for expr in affine_map.results:
+        if not isinstance(expr, ir.AffineDimExpr):
+            return None
+        dims.append(ir.AffineDimExpr(expr).position)
+    return dims
+
+
+_MULTIPLY_ACCUMULATE = (["arith.mulf", "arith.addf", "linalg.yield"],
+                        ["complex.mul", "complex.add", "linalg.yield"])
+
+
+def _is_multiply_accumulate(op: ir.Operation) -> bool:
+    block = op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    if [o.name for o in ops] not in _MULTIPLY_ACCUMULATE:
+        return False
+    a, b, out = block.arguments
+    mul, add, yield_ = ops
+    return ({mul.operands[0], mul.operands[1]} == {a, b} and a != b
+            and {add.operands[0], add.operands[1]} == {out, mul.results[0]}
+            and yield_.operands[0] == add.results[0])
+
+
+def _row_major(value: ir.Value) -> ir.MemRefType | None:
+    """The type of a buffer laid out as a dense row-major array: the identity layout, or a
+    strided one with exactly those strides and any offset (a slice of a stacked array, as
+    loops over scans read)."""
+    if not isinstance(value.type, ir.MemRefType):
+        return None
+    t = ir.MemRefType(value.type)
+    if not t.has_static_shape:
+        return None
+    dense = [math.prod(t.shape[i + 1:]) for i in range(t.rank)]
+    if t.get_strides_and_offset()[0] != dense:
+        return None
+    return t
+
+
+def _split(dims: list[int], first: set[int], second: set[int]) -> tuple[list[int], list[int]] | None:
+    """``dims`` as the ``first``-group run followed by the ``second``-group run, or None."""
+    cut = len([d for d in dims if d in first])
+    head, tail = dims[:cut], dims[cut:]
+    return (head, tail) if set(head) == first and set(tail) == second else None
+
+
+def match_gemm(op: ir.Operation) -> Gemm | None:
+    """The gemm a linalg.generic on buffers computes, or None if it is not one."""
+    if op.name != "linalg.generic" or len(op.operands) != 3 or not _is_multiply_accumulate(op):
+        return None
+    types = [_row_major(v) for v in op.operands]
+    if None in types or len({str(t.element_type) for t in types}) != 1:
+        return None
+    element = types[0].element_type
+    if str(element) not in GEMM_SYMBOLS or any(0 in t.shape for t in types):
+        return None
+    maps = [_dims(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if None in maps:
+        return None
+    a, b, c = maps
+    batch = [d for d in c if d in a and d in b]
+    m_dims = [d for d in c if d in a and d not in b]
+    n_dims = [d for d in c if d in b and d not in a]
+    k_dims = [d for d in a if d in b and d not in c]
+    loops = len(ir.ArrayAttr(op.attributes["iterator_types"]))
+    if sorted(batch + m_dims + n_dims + k_dims) != list(range(loops)) or c != batch + m_dims + n_dims:
+        return None
+    if a[:len(batch)] != batch or b[:len(batch)] != batch:
+        return None
+    a_rest, b_rest = a[len(batch):], b[len(batch):]
+    a_groups = _split(a_rest, set(m_dims), set(k_dims))
+    a_transposed = _split(a_rest, set(k_dims), set(m_dims))
+    b_groups = _split(b_rest, set(k_dims), set(n_dims))
+    b_transposed = _split(b_rest, set(n_dims), set(k_dims))
+    a_ok = (a_groups and a_groups == (m_dims, a_groups[1])) or (a_transposed and a_transposed[1] == m_dims)
+    b_ok = (b_groups and b_groups[1] == n_dims) or (b_transposed and b_transposed[0] == n_dims)
+    k_order_a = [d for d in a_rest if d in k_dims]
+    k_order_b = [d for d in b_rest if d in k_dims]
+    if not a_ok or not b_ok or k_order_a != k_order_b:
+        return None
+    size = {d: types[0].shape[i] for i, d in enumerate(a)} | {d: types[1].shape[i] for i, d in enumerate(b)}
+    return Gemm(batch=math.prod(size[d] for d in batch), m=math.prod(size[d] for d in m_dims),
+                n=math.prod(size[d] for d in n_dims), k=math.prod(size[d] for d in k_dims),
+                transpose_a=not a_groups, transpose_b=not b_groups, element=element)
+
+
+def _gemm_type(element: ir.Type) -> ir.FunctionType:
+    """cblas_?gemm with 64-bit integers: order, trans a, trans b, M, N, K, alpha, A, lda, B, ldb,
+    beta, C, ldc; cgemm/zgemm take alpha and beta by pointer."""
+    i32, i64, ptr = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), llvm.PointerType.get()
+    scale = ptr if isinstance(element, ir.ComplexType) else element
+    return ir.FunctionType.get([i32, i32, i32, i64, i64, i64, scale, ptr, i64, ptr, i64, scale, ptr, i64],
+                               [])
+
+
+def _element_bytes(element: ir.Type) -> int:
+    if isinstance(element, ir.ComplexType):
+        return 2 * ir.FloatType(ir.ComplexType(element).element_type).width // 8
+    return ir.FloatType(element).width // 8
+
+
+def _one(module: ir.Operation, element: ir.Type) -> ir.Value:
+    """1 as gemm's alpha and beta: a float constant, or for complex types the address of a
+    module-level constant 1 + 0i (a `memref.global`, added once)."""
+    if not isinstance(element, ir.ComplexType):
+        return arith.constant(element, ir.FloatAttr.get(element, 1.0))
+    part = ir.ComplexType(element).element_type
+    buffer = ir.MemRefType.get([2], part)
+    name = f"mlax_complex_one_{part}"
+    if name not in ir.SymbolTable(module):
+        with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
+            memref.GlobalOp(name, ir.TypeAttr.get(buffer), sym_visibility="private", constant=True,
+                            initial_value=ir.Attribute.parse(f"dense<[1.0, 0.0]> : tensor<2x{part}>"))
+    return _pointer(_base_address(memref.get_global(buffer, name), _element_bytes(part)))
+
+
+def _i64(value: int) -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(64), value)
+
+
+def _base_address(buffer: ir.Value, element_bytes: int) -> ir.Value:
+    """The address of element 0 of ``buffer`` (its allocation's aligned pointer plus its offset)."""
+    index = memref.extract_aligned_pointer_as_index(buffer)
+    if ir.MemRefType(buffer.type).get_strides_and_offset()[1] != 0:
+        offset = memref.ExtractStridedMetadataOp(buffer).results[1]
+        index = arith.addi(index, arith.muli(offset, arith.constant(ir.IndexType.get(), element_bytes)))
+    return arith.index_cast(ir.IntegerType.get_signless(64), index)
+
+
+def _pointer(address: ir.Value) -> ir.Value:
+    return llvm.inttoptr(llvm.PointerType.get(), address)
+
+
+def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm) -> str:
+    symbol = GEMM_SYMBOLS[str(gemm.element)]
+    element_bytes = _element_bytes(gemm.element)
+    i32 = ir.IntegerType.get_signless(32)
+    with op.location, ir.InsertionPoint(op):
+        one = _one(module, gemm.element)
+        size_m, size_n, size_k = _i64(gemm.m), _i64(gemm.n), _i64(gemm.k)
+        flags = {flag: arith.constant(i32, flag) for flag in {_TRANS if t else _NO_TRANS
+                                                              for t in (gemm.transpose_a, gemm.transpose_b)}}
+        trans_a = flags[_TRANS if gemm.transpose_a else _NO_TRANS]
+        trans_b = flags[_TRANS if gemm.transpose_b else _NO_TRANS]
+        lda = size_m if gemm.transpose_a else size_k
+        ldb = size_k if gemm.transpose_b else size_n
+        fixed = [arith.constant(i32, _ROW_MAJOR), trans_a, trans_b, size_m, size_n, size_k, one]
+        bases = [_base_address(v, element_bytes) for v in op.operands]
+
+        def call(addresses: list[ir.Value]) -> None:
+            pa, pb, pc = (_pointer(x) for x in addresses)
+            func.CallOp([], symbol, [*fixed, pa, lda, pb, ldb, one, pc, size_n])
+
+        if gemm.batch == 1:
+            call(bases)
+        else:
+            index = ir.IndexType.get()
+            loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, gemm.batch),
+                             arith.constant(index, 1))
+            with ir.InsertionPoint(loop.body):
+                batch = arith.index_cast(ir.IntegerType.get_signless(64), loop.induction_variable)
+                strides = [gemm.m * gemm.k, gemm.k * gemm.n, gemm.m * gemm.n]
+                offsets = [arith.muli(batch, _i64(s * element_bytes)) for s in strides]
+                call([arith.addi(base, offset) for base, offset in zip(bases, offsets, strict=True)])
+                scf.YieldOp([])
+    op.erase()
+    return symbol
+
+
+@register_pass
+@dataclass
+class LinalgToBlas(ModulePass):
+    """Replace f32/f64/complex gemm-shaped linalg.generic ops on row-major buffers by BLAS gemm calls."""
+
+    argument = "mlax-linalg-to-blas"
+    summary = "rewrite f32/f64/complex contractions (linalg.generic on buffers) into calls to BLAS gemm"
+
+    def run(self, module: ir.Operation) -> None:
+        # Decide on a snapshot first: erasing an op also erases the ops of its body.
+        candidates = [(op, gemm) for op in nested_ops(module) if (gemm := match_gemm(op))]
+        for op, gemm in candidates:
+            declare_function(module, _rewrite(module, op, gemm), _gemm_type(gemm.element))

@@ -1,0 +1,242 @@
+"""Sharding in types (jax's explicit sharding): the sharding each abstract value carries, and
+the rule per mlax op that gives its results theirs.
+
+An Aval's ``sharding`` is jax's own object, the one ``jax.typeof(x).sharding`` shows: a
+NamedSharding over an AbstractMesh with one spec entry per dimension naming only the
+*Explicit* mesh axes that split it (Auto axes are the compiler's to choose, so types never
+name them); None stands for jax's empty mesh. core.bind asks `result_avals` for its results'
+types whenever an operand is typed or a context mesh is set. Where jax's rule finds the result
+ambiguous (a product contracting two sharded dimensions, a reshape moving a split, a
+concatenation of differently sharded operands) it raises jax's ShardingTypeError, with jax's
+words, and ``out_sharding=`` or ``jax.reshard`` resolves it.
+
+Types never change a value (mlax traces global programs): they reach the partitioner where
+jax's do, as a jit's result specs and the constraints ``reshard``/``out_sharding=`` emit. The
+rules (pyfront/sharding_type_rules.py, registered into `RULES` on import) are jax's
+per-primitive ones keyed by mlax op name.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
+
+from mlax.sharding import CONTEXT, remember
+
+try:  # jax's error class (jax._src only: jax does not export it); the test of this module pins it
+    from jax._src.core import ShardingTypeError
+except ImportError:  # pragma: no cover - a jax that moved it: keep the name and the message
+    class ShardingTypeError(Exception):  # type: ignore[no-redef]
+        """jax's error for shardings that do not type-check."""
+
+Spec = tuple[tuple[str, ...], ...]  # per dimension, the Explicit mesh axes splitting it
+Shape = tuple[int, ...]
+
+
+# --- shardings as specs and back --------------------------------------------------------------
+
+
+def _axes(entry: Any) -> tuple[str, ...]:
+    if entry is None or entry is PartitionSpec.UNCONSTRAINED:
+        return ()
+    return tuple(entry) if isinstance(entry, tuple) else (entry,)
+
+
+def spec_of(sharding: NamedSharding | None, rank: int) -> Spec:
+    """The typed spec of a sharding, one entry per dimension (None: every dimension whole)."""
+    if sharding is None:
+        return ((),) * rank
+    dims = tuple(_axes(e) for e in sharding.spec)
+    return dims + ((),) * (rank - len(dims))
+
+
+def entries(spec: Spec) -> tuple[Any, ...]:
+    """A spec as PartitionSpec entries: None, 'x' or ('x', 'y') per dimension."""
+    return tuple(None if not a else a[0] if len(a) == 1 else a for a in spec)
+
+
+@functools.lru_cache(maxsize=4096)
+def named(mesh: AbstractMesh, spec: Spec) -> NamedSharding:
+    """jax's aval sharding for ``spec`` on ``mesh`` (cached: avals are made per op)."""
+    return NamedSharding(mesh, PartitionSpec(*entries(spec)))
+
+
+def explicit(mesh: AbstractMesh | None) -> bool:
+    """Whether ``mesh`` has an Explicit axis (only then do types name axes)."""
+    return mesh is not None and any(t == AxisType.Explicit for t in mesh.axis_types)
+
+
+def manual(mesh: AbstractMesh) -> bool:
+    """Whether every axis of ``mesh`` is Manual (inside a shard_map body)."""
+    return bool(mesh.axis_types) and all(t == AxisType.Manual for t in mesh.axis_types)
+
+
+def of_buffer(buffer: Any) -> NamedSharding | None:
+    """The type sharding of a jax Array placed on a mesh (jax's ``typeof(buffer).sharding``),
+    None for one on a single device without one."""
+    if buffer is None or not isinstance(buffer.sharding, NamedSharding):
+        return None
+    remember(buffer.sharding.mesh)
+    sharding = buffer.aval.sharding
+    return None if sharding.mesh.empty else sharding
+
+
+def aval_text(shape: Shape, dtype: Any, sharding: NamedSharding | None, **options: Any) -> str:
+    """An abstract value as jax writes it (``float32[8@x,4]``; ``short_dtypes``,
+    ``mesh_axis_types``), through jax's own ShapedArray."""
+    from jax.core import ShapedArray
+
+    aval = ShapedArray(shape, dtype) if sharding is None else ShapedArray(shape, dtype, sharding=sharding)
+    return aval.str_short(**options) if options else str(aval)
+
+
+# --- the rule context ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operand:
+    shape: Shape
+    dtype: Any
+    spec: Spec
+    sharding: NamedSharding | None
+
+    def text(self, **options: Any) -> str:
+        return aval_text(self.shape, self.dtype, self.sharding, **options)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One op being typed: its name, typed operands, result shapes, attributes and mesh."""
+
+    name: str
+    operands: tuple[Operand, ...]
+    shapes: tuple[Shape, ...]
+    attrs: dict[str, Any]
+    mesh: AbstractMesh
+
+    def axis_size(self, axes: Sequence[str]) -> int:
+        sizes = self.mesh.shape
+        return math.prod(sizes[a] for a in axes)
+
+
+Rule = Callable[[Call], "list[Spec]"]
+RULES: dict[str, Rule] = {}
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    """Register a type rule for mlax ops ``names``."""
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"type sharding rule for mlax.{name} registered twice")
+            RULES[name] = fn
+        return fn
+    return register
+
+
+def replicated(call: Call) -> list[Spec]:
+    return [((),) * len(s) for s in call.shapes]
+
+
+# --- typing one op --------------------------------------------------------------------------------
+
+
+class _Lenient(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+
+
+_LENIENT = _Lenient()
+
+
+@contextmanager
+def lenient() -> Iterator[None]:
+    """While an op with ``out_sharding=`` is built: an ambiguous result is typed replicated
+    instead of raising, since the given sharding decides it (jax hands it to the primitive)."""
+    _LENIENT.depth += 1
+    try:
+        yield
+    finally:
+        _LENIENT.depth -= 1
+
+
+_CREATES = frozenset({"broadcast_in_dim", "iota", "constant"})  # typed on the context mesh (jax's)
+
+
+def _operand_mesh(avals: Sequence[Any]) -> AbstractMesh | None:
+    mesh = None
+    for a in avals:
+        s = a.sharding
+        if s is None:
+            continue
+        if mesh is not None and s.mesh != mesh:
+            raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one mesh: {mesh} and another "
+                                    f"mesh: {s.mesh}")
+        mesh = s.mesh
+    return mesh
+
+
+def _duplicates(call: Call, specs: list[Spec], out_avals: Sequence[Any]) -> None:
+    for spec, aval in zip(specs, out_avals, strict=True):
+        axes = [x for dim in spec for x in dim]
+        if len(axes) != len(set(axes)):
+            inputs = ", ".join(o.text(short_dtypes=True) for o in call.operands)
+            dtype = aval_text((), aval.dtype, None, short_dtypes=True).removesuffix("[]")
+            dims = ",".join(str(n) if not axes else f"{n}@{axes[0]}" if len(axes) == 1
+                            else f"{n}@({','.join(axes)})" for n, axes in zip(aval.shape, spec, strict=True))
+            out = f"{dtype}[{dims}]"  # not through NamedSharding: it refuses the repeated axis
+            raise ShardingTypeError(f"{call.name} operation with inputs: {inputs} produces an illegally "
+                                    f"sharded result: {out}")
+
+
+def result_avals(op_name: str, avals: Sequence[Any], out_avals: list[Any],
+                 attrs: dict[str, Any]) -> list[Any]:
+    """``out_avals`` with their type shardings (core.bind's hook; jax's call_sharding_rule):
+    without an Explicit axis in sight the results are replicated on the operands' (else the
+    context's) mesh; with one, the op's rule decides and may raise jax's ShardingTypeError."""
+    context = CONTEXT.abstract
+    if context is not None and manual(context):  # a shard_map body: local values, typed on its mesh
+        return [replace(a, sharding=named(context, ((),) * len(a.shape))) for a in out_avals]
+    mesh = _operand_mesh(avals)
+    if not explicit(mesh) and not explicit(context):
+        where = mesh if mesh is not None else context
+        if where is None:
+            return out_avals
+        return [replace(a, sharding=named(where, ((),) * len(a.shape))) for a in out_avals]
+    rule_mesh = mesh if mesh is not None else context
+    operands = tuple(Operand(a.shape, a.dtype, spec_of(a.sharding, len(a.shape)), a.sharding) for a in avals)
+    call = Call(op_name, operands, tuple(a.shape for a in out_avals), attrs, rule_mesh)
+    typed = RULES.get(op_name)
+    try:
+        if typed is not None:
+            specs = typed(call)
+        elif any(any(o.spec) for o in operands):
+            raise ShardingTypeError(
+                f"sharding rule for {op_name} is not implemented. Please file an issue at "
+                "https://github.com/jax-ml/jax/issues. You can work around this error by dropping that "
+                "operation into full auto sharding mode via: "
+                "`jax.sharding.auto_axes(fun, out_shardings=...)`")
+        else:
+            specs = replicated(call)
+    except ShardingTypeError:
+        if not _LENIENT.depth:
+            raise
+        specs = replicated(call)
+    _duplicates(call, specs, out_avals)
+    result_mesh = mesh if mesh is not None else context if (op_name in _CREATES or not avals) else None
+    if result_mesh is None:
+        return out_avals
+    return [replace(a, sharding=named(result_mesh, s)) for a, s in zip(out_avals, specs, strict=True)]
+
+
+from mlax import sharding_type_rules  # noqa: E402, F401 (registers the rules in RULES)
+
+__all__ = ["RULES", "Call", "Operand", "Rule", "ShardingTypeError", "aval_text", "entries", "explicit",
+           "lenient", "manual", "named", "of_buffer", "replicated", "result_avals", "rule", "spec_of"]

@@ -326,6 +326,15 @@ def _into(x: Any, mesh: AbstractMesh) -> Any:
         *entries(tuple(k if k and all(types[a] == AxisType.Explicit for a in k) else () for k in kept)))))
 
 
+def _given(value: Any, kwargs: dict[str, Any], name: str) -> Any:
+    """A sharding given to the decorator, or else one the call must pass as keyword ``name``."""
+    if value is not None:
+        return value
+    if name not in kwargs:
+        raise TypeError(f"Missing required keyword argument: '{name}'")
+    return kwargs.pop(name)
+
+
 def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
     """``jax.sharding.auto_axes``: run ``f`` with ``axes`` (default: all) of the context mesh
     made Auto (the compiler chooses how values are split along them, so ``f`` needs no
@@ -336,11 +345,7 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None, out_s
 
     @functools.wraps(f)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        shardings = out_sharding
-        if shardings is None:
-            if "out_sharding" not in kwargs:
-                raise TypeError("Missing required keyword argument: 'out_sharding'")
-            shardings = kwargs.pop("out_sharding")
+        shardings = _given(out_sharding, kwargs, "out_sharding")
         change = _changed_mesh(axes, AxisType.Auto, "auto_axes", shardings)
         if change is None or set(change.previous.auto_axes) == set(change.axes):
             return f(*args, **kwargs)
@@ -362,11 +367,7 @@ def explicit_axes(f: Callable[..., Any] | None = None, /, *, axes: Any = None,
 
     @functools.wraps(f)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        shardings = in_sharding
-        if shardings is None:
-            if "in_sharding" not in kwargs:
-                raise TypeError("Missing required keyword argument: 'in_sharding'")
-            shardings = kwargs.pop("in_sharding")
+        shardings = _given(in_sharding, kwargs, "in_sharding")
         change = _changed_mesh(axes, AxisType.Explicit, "explicit_axes")
         if change is None:
             raise user_error(ValueError, "Context mesh cannot be empty. Please use `jax.set_mesh` API to "

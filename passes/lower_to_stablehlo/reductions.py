@@ -6,11 +6,13 @@ accumulate in f32 and round once, as the reference does (XLA would otherwise rou
 partial sum to the narrow type). argmax/argmin is JAX's variadic reduce over (value, index)
 pairs, with a combiner that is symmetric in its two pairs (a NaN beats any number, equal
 values and two NaNs keep the lower index), so XLA may combine in any order and still return
-the first extreme, as the interpreter; it counts in i64 and converts to `index_dtype`, so
-narrow index types wrap as the reference's do. cum<kind> is JAX's CPU lowering, a
-`stablehlo.reduce_window` whose window covers the axis, padded by n - 1 identities before
-(after, with `reverse = 1`) each element; the sum starts from -0.0, IEEE addition's
-identity, so a running sum of -0.0 stays -0.0 as the reference's does.
+the first extreme, as the interpreter; it counts in `index_dtype` as jax does when the axis fits
+in it (XLA's CPU compiler crashed on an i64 count converted and fed to a bitwise op), else in
+i64 converted to `index_dtype`, so narrow index types wrap as the reference's do.
+cum<kind> is JAX's CPU lowering, a `stablehlo.reduce_window` whose window covers the axis,
+padded by n - 1 identities before (after, with `reverse = 1`) each element; the sum starts
+from -0.0, IEEE addition's identity, so a running sum of -0.0 stays -0.0 as the reference's
+does.
 """
 
 from __future__ import annotations
@@ -104,12 +106,15 @@ def _arg_extreme(kind: str) -> Rule:
         (x,) = op.operands
         axis = read_attributes(op)["axis"]
         shape = list(ir.RankedTensorType(x.type).shape)
-        element, i64 = element_type(x), ir.IntegerType.get_signless(64)
-        indices = iota(with_element(x, i64), axis)
+        element, wanted = element_type(x), element_type(op.results[0].type)
+        width = ir.IntegerType(wanted).width
+        fits = shape[axis] - 1 < 2 ** (width if is_unsigned(wanted) else width - 1)
+        counter = wanted if fits else ir.IntegerType.get_signless(64)
+        indices = iota(with_element(x, counter), axis)
         kept = [d for i, d in enumerate(shape) if i != axis]
-        results = [ir.RankedTensorType.get(kept, t) for t in (element, i64)]
+        results = [ir.RankedTensorType.get(kept, t) for t in (element, counter)]
         inits = [splat(_extreme(element, highest=kind == "min"), scalar_type(element)),
-                 splat(0, scalar_type(i64))]
+                 splat(0, scalar_type(counter))]
         reduce = hlo("reduce", [x, indices, *inits], results, {"dimensions": dims([axis])}, regions=1)
 
         def combine(a: ir.Value, i: ir.Value, b: ir.Value, j: ir.Value) -> list[ir.Value]:
@@ -122,9 +127,9 @@ def _arg_extreme(kind: str) -> Rule:
             first = value("and", [tie, compare(i, j, "LT")], tie.type)
             return [select(a_wins, a, b), select(value("or", [a_wins, first], tie.type), i, j)]
 
-        body(reduce, 0, [scalar_type(element), scalar_type(i64)] * 2,
+        body(reduce, 0, [scalar_type(element), scalar_type(counter)] * 2,
              lambda a, i, b, j: combine(a, i, b, j))
-        return convert(reduce.results[1], element_type(op.results[0].type))
+        return reduce.results[1] if fits else convert(reduce.results[1], wanted)
 
     return rule
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+import mlax
 from mlax.dialect import dtypes
 from tests.passes.stablehlo_harness import (
     BF16,
@@ -184,6 +185,15 @@ def test_arg_extreme_wraps(kind: str, index: np.dtype, rng: np.random.Generator)
     x[2, [150, 280]] = extreme  # a tie of wrapped (150 -> -106 or 150) and unwrapped (280 -> 24)
     check_lowering(f"arg{kind}", [x], attributes(axis=1, index_dtype=name(index)), axis=1,
                    index_dtype=index)
+
+
+def test_argmax_feeding_a_bitwise_op_runs_on_xla() -> None:
+    """The fuzzer's reproducer: XLA's CPU compiler crashed (SIGSEGV) on an i64 (value, index)
+    reduce converted to i32 and fed to ``or``; counting in i32, as jax does, runs."""
+    x = np.array([[1, 7, 5], [9, 1, 7]], np.float32)
+    y = np.array([2, 9, 1], np.int32)
+    got = mlax.jit(lambda a, b: mlax.lax.bitwise_or(mlax.lax.argmax(a, 0, np.int32), b), backend="xla")(x, y)
+    np.testing.assert_array_equal(np.asarray(got), lax.bitwise_or(lax.argmax(x, 0, np.int32), y))
 
 
 # --- dot_general -----------------------------------------------------------------------------

@@ -28,28 +28,39 @@ func.func @test_reduce(%x: tensor<2x3xf16>, %u: tensor<2x3xui8>, %b: tensor<2x3x
   return %0, %1, %2, %3 : tensor<3xf16>, tensor<2xui8>, tensor<i1>, tensor<2x3xui8>
 }
 
-// argmax: a variadic reduce of (value, i64 index) from (-inf, 0). The combiner is symmetric:
-// a wins if a > b or a is NaN and b is not; a tie (equal, or both NaN) keeps the lower index.
-// The i64 index is converted to index_dtype last (narrow types wrap).
+// argmax: a variadic reduce of (value, index) from (-inf, 0), counting in index_dtype as jax
+// does when the axis fits in it. The combiner is symmetric: a wins if a > b or a is NaN and b
+// is not; a tie (equal, or both NaN) keeps the lower index.
 // CHECK-LABEL: func.func @test_argmax
-// CHECK:         %[[IOTA:.*]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x3xi64>
+// CHECK:         %[[IOTA:.*]] = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x3xi8>
 // CHECK:         %[[NEGINF:.*]] = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>}
-// CHECK:         %[[Z:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>}
+// CHECK:         %[[Z:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i8>}
 // CHECK:         %[[R:.*]]:2 = "stablehlo.reduce"(%arg0, %[[IOTA]], %[[NEGINF]], %[[Z]]) ({
-// CHECK:         ^bb0(%[[A:.*]]: tensor<f32>, %[[I:.*]]: tensor<i64>, %[[B:.*]]: tensor<f32>, %[[J:.*]]: tensor<i64>):
+// CHECK:         ^bb0(%[[A:.*]]: tensor<f32>, %[[I:.*]]: tensor<i8>, %[[B:.*]]: tensor<f32>, %[[J:.*]]: tensor<i8>):
 // CHECK-DAG:       %[[GT:.*]] = "stablehlo.compare"(%[[A]], %[[B]]) {{.*}}comparison_direction GT
 // CHECK-DAG:       %[[EQ:.*]] = "stablehlo.compare"(%[[A]], %[[B]]) {{.*}}comparison_direction EQ
 // CHECK-DAG:       %[[ANAN:.*]] = "stablehlo.compare"(%[[A]], %[[A]]) {{.*}}comparison_direction NE
 // CHECK-DAG:       %[[BNAN:.*]] = "stablehlo.compare"(%[[B]], %[[B]]) {{.*}}comparison_direction NE
 // CHECK-DAG:       %[[LOWER:.*]] = "stablehlo.compare"(%[[I]], %[[J]]) {compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction LT>}
 // CHECK:           %[[V:.*]] = "stablehlo.select"(%[[WINS:.*]], %[[A]], %[[B]]) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
-// CHECK:           %[[K:.*]] = "stablehlo.select"(%{{.*}}, %[[I]], %[[J]]) : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
-// CHECK:           "stablehlo.return"(%[[V]], %[[K]]) : (tensor<f32>, tensor<i64>) -> ()
-// CHECK:         }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<f32>, tensor<i64>) -> (tensor<2xf32>, tensor<2xi64>)
-// CHECK:         "stablehlo.convert"(%[[R]]#1) : (tensor<2xi64>) -> tensor<2xi8>
+// CHECK:           %[[K:.*]] = "stablehlo.select"(%{{.*}}, %[[I]], %[[J]]) : (tensor<i1>, tensor<i8>, tensor<i8>) -> tensor<i8>
+// CHECK:           "stablehlo.return"(%[[V]], %[[K]]) : (tensor<f32>, tensor<i8>) -> ()
+// CHECK:         }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> (tensor<2xf32>, tensor<2xi8>)
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         return %[[R]]#1
 func.func @test_argmax(%x: tensor<2x3xf32>) -> tensor<2xi8> {
   %0 = "mlax.argmax"(%x) {axis = 1 : i64, index_dtype = i8} : (tensor<2x3xf32>) -> tensor<2xi8>
   return %0 : tensor<2xi8>
+}
+
+// An axis longer than index_dtype counts: in i64, converted last (narrow types wrap).
+// CHECK-LABEL: func.func @test_argmin_long_axis
+// CHECK:         "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<300xi64>
+// CHECK:         %[[R:.*]]:2 = "stablehlo.reduce"
+// CHECK:         "stablehlo.convert"(%[[R]]#1) : (tensor<i64>) -> tensor<ui8>
+func.func @test_argmin_long_axis(%x: tensor<300xf32>) -> tensor<ui8> {
+  %0 = "mlax.argmin"(%x) {axis = 0 : i64, index_dtype = ui8} : (tensor<300xf32>) -> tensor<ui8>
+  return %0 : tensor<ui8>
 }
 
 // cum*: JAX's reduce_window over the whole axis, padded by n - 1 identities before each

@@ -11,6 +11,10 @@ expands only the two conversions:
 - ``truncf f32/f64 -> bf16``: round to nearest even on the f32 bits (an f64 goes through f32 first,
   as ml_dtypes and XLA's CPU do), NaN -> the quiet NaN with the operand's sign.
 
+``copysign`` and ``fabs`` of bf16 (llvm intrinsics by now) become the same masks on the i16 bits:
+LLVM's x86 backend failed an assertion legalizing a vectorized bf16 ``copysign`` whose result is
+bitcast and shifted (``cbrt(sign(x))``; the fuzzer's reproducer).
+
 It also keeps bf16 values that only move, not compute, in registers as their i16 bits:
 ``arith.select`` of bf16 selects the bits, and a block argument of bf16 (a loop-carried value
 after `convert-scf-to-cf`) becomes an i16 one. LLVM's x86 backend holds a ``bfloat`` select or
@@ -61,11 +65,23 @@ def _truncate(op: ir.Operation) -> ir.Value:
     return arith.bitcast(ir.BF16Type.get(), arith.trunci(i16, result))
 
 
+def _sign_bits(op: ir.Operation) -> ir.Value:
+    """``llvm.intr.copysign`` / ``llvm.intr.fabs`` of bf16 on the i16 bits: the magnitude's low
+    15 bits with the sign bit of the second operand (or none)."""
+    bits = [arith.bitcast(ir.IntegerType.get_signless(16), x) for x in op.operands]
+    result = arith.andi(bits[0], _int(16, 0x7FFF))
+    if len(bits) == 2:
+        result = arith.ori(result, arith.andi(bits[1], _int(16, -0x8000)))
+    return arith.bitcast(ir.BF16Type.get(), result)
+
+
 def _rule(op: ir.Operation):
     if op.name == "arith.extf" and _is_bf16(op.operands[0].type):
         return _extend
     if op.name == "arith.truncf" and _is_bf16(op.results[0].type):
         return _truncate
+    if op.name in ("llvm.intr.copysign", "llvm.intr.fabs") and _is_bf16(op.results[0].type):
+        return _sign_bits
     return None
 
 
@@ -175,12 +191,12 @@ def _fold_bitcast_pairs(root: ir.Operation) -> None:
 @register_pass
 @dataclass
 class ExpandBf16(ModulePass):
-    """Expand scalar extf/truncf from/to bf16 into integer operations on the bits, and carry
-    bf16 selects and block arguments as i16 bits."""
+    """Expand scalar extf/truncf from/to bf16, copysign and fabs into integer operations on the
+    bits, and carry bf16 selects and block arguments as i16 bits."""
 
     argument = "mlax-expand-bf16"
-    summary = ("expand scalar bf16 extf/truncf into bit manipulation (no compiler runtime needed); "
-               "bf16 selects and block arguments carry the i16 bits")
+    summary = ("expand scalar bf16 extf/truncf, copysign and fabs into bit manipulation (no compiler "
+               "runtime needed); bf16 selects and block arguments carry the i16 bits")
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):

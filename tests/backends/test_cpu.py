@@ -34,6 +34,31 @@ def test_elementwise_chain_agrees_with_jax(rng: np.random.Generator) -> None:
     assert_same(got, jax.jit(lambda x: jnp.tanh(x * 1.5 + 0.5) * jnp.exp(-x) + 1)(x), rtol=4e-6)
 
 
+def test_bf16_sign_bits_in_vector_loops(rng: np.random.Generator) -> None:
+    """bf16 sign, copysign and abs inside vectorized loops (the fuzzer's ``cbrt(sign(x))`` made
+    LLVM fail an assertion): bit masks, equal to jax on -0.0, NaN, subnormals and infinities."""
+    import jax
+    import jax.numpy as jnp
+    import ml_dtypes
+
+    special = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-40, -1e-40, 3.0, -2.5]
+    x = np.concatenate([special, rng.normal(size=54)]).astype(ml_dtypes.bfloat16)
+    y = rng.permutation(x)
+    cases = [(lambda a, b: mlax.lax.cbrt(mlax.lax.sign(a)), lambda a, b: jax.lax.cbrt(jax.lax.sign(a))),
+             (lambda a, b: mnp.copysign(a, b) * 2, lambda a, b: jnp.copysign(a, b) * 2),
+             (lambda a, b: mnp.abs(a) + b, lambda a, b: jnp.abs(a) + b)]
+    def subnormal(v: np.ndarray) -> np.ndarray:
+        v = np.abs(v.astype(np.float32))
+        return (v > 0) & (v < 1.2e-38)
+
+    for ours, theirs in cases:
+        got = np.asarray(mlax.jit(ours, backend="cpu")(x, y), np.float32)
+        want = np.asarray(jax.jit(theirs)(x, y), np.float32)
+        kept = ~(np.isnan(want) | subnormal(want) | subnormal(x) | subnormal(y))  # XLA flushes them
+        np.testing.assert_array_equal(got[kept], want[kept])
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shapes", [((5, 7), (7, 3)), ((2, 5, 7), (2, 7, 3)), ((4, 2, 3), (2, 3, 5))])
 def test_matmuls_call_blas(rng: np.random.Generator, dtype, shapes, x64) -> None:

@@ -903,13 +903,6 @@ _KNOWN_ENTRIES: list[Known] = [
           "gives NaN. Found by this fuzzer.",
           lambda p, m, f: bool({"scatter_min", "scatter_max"} & set(p.ops)) and m.kind == "nan"
           and p.transform not in ("plain", "vmap")),
-    Known("reduce-max-grad-nan", "open",
-          "The derivative of reduce_max / reduce_min over values that include a NaN (so the result "
-          "is NaN): jax gives 0 everywhere (no element equals the NaN result), mlax's interpreter "
-          "and cpu backend give NaN everywhere (the xla backend gives jax's zeros). Found by this "
-          "fuzzer.",
-          lambda p, m, f: bool({"reduce_max", "reduce_min"} & set(p.ops)) and m.kind == "nan"
-          and p.transform not in ("plain", "vmap") and m.backend in ("interpreter", "cpu")),
     Known("interpreter-complex-min-max-nan", "open",
           "reduce_min / reduce_max of complex numbers with a NaN part: the interpreter (and eager) "
           "return NaN; jax, the cpu and the xla backends use the lexicographic order of the parts, "

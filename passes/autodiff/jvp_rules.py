@@ -219,15 +219,18 @@ def _dot_general(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents
 def _reduce_chooser(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
                     outs: list[ir.Value]) -> list[MaybeValue]:
     """reduce_max/min (JAX's _reduce_chooser_jvp_rule): the mean of the tangents at the
-    positions equal to the result (ties share equally; NaN results get NaN tangents)."""
+    positions equal to the result (ties share equally; NaN results get NaN tangents). The
+    tangents are picked by a select, not multiplied by the 0/1 indicator: its transpose gives
+    0, not inf * 0 = NaN, where nothing equals a NaN result, as XLA's simplification of jax's
+    product does (grad of max over a NaN is 0 in jax)."""
     (x,), (t,), (out,) = primals, tangents, outs
     dims = read_attributes(op)["dimensions"]
     shape = spec(x).shape
     kept = tuple(d for d in range(len(shape)) if d not in dims)
     spread = e("broadcast_in_dim", out, shape=shape, broadcast_dimensions=kept)
-    hits = e("convert", _compare(e, x, spread, "EQ"), new_dtype=spec(x).dtype)
-    counts = e("reduce_sum", hits, dimensions=dims)
-    return [e("div", e("reduce_sum", e("mul", t, hits), dimensions=dims), counts)]
+    equal = _compare(e, x, spread, "EQ")
+    counts = e("reduce_sum", e("convert", equal, new_dtype=spec(x).dtype), dimensions=dims)
+    return [e("div", e("reduce_sum", e("select", equal, t, e.zeros(x)), dimensions=dims), counts)]
 
 
 def _take(e: Emitter, x: ir.Value, axis: int, start: int, limit: int | None = None,

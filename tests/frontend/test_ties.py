@@ -173,8 +173,9 @@ def test_pooling_second_order(backend: str, rng: np.random.Generator) -> None:
 
 
 def test_reductions_and_elementwise_ties(backend: str, rng: np.random.Generator) -> None:
-    """reduce_max/min over tied values (the cotangent shared evenly, as jax), their vmap;
-    maximum/minimum/clamp at ties (halves); argmax/argmin on ties and NaN (the first)."""
+    """reduce_max/min over tied values (the cotangent shared evenly, as jax), their vmap, and
+    over a NaN (jax.jit's gradient is 0 there: nothing equals the NaN maximum); maximum/minimum/
+    clamp at ties (halves); argmax/argmin on ties and NaN (the first)."""
     x = _ties(rng, (4, 5))
     x[2] = np.nan
     y = _ties(rng, (4, 5))
@@ -187,6 +188,9 @@ def test_reductions_and_elementwise_ties(backend: str, rng: np.random.Generator)
                 np_module.max(x, 1), np_module.min(x, 0), np_module.argmax(x, 1), np_module.argmin(x, 0),
                 np_module.argmax(y), np_module.argmin(y, 1), np_module.argmax(z, 0),
                 autodiff.grad(lambda v: np_module.sum(np_module.max(v, 1) * 2.0))(finite),
+                autodiff.grad(lambda v: np_module.sum(np_module.max(v, 1)))(x),
+                autodiff.grad(lambda v: np_module.sum(np_module.min(v, 0)))(x),
+                autodiff.jvp(lambda v: np_module.min(v, 0), (x,), (y,))[1],
                 autodiff.grad(lambda v: np_module.sum(np_module.min(v, (0, 1))))(y),
                 autodiff.grad(lambda v: np_module.sum(np_module.max(v, 0, initial=0.0)))(y),
                 autodiff.vmap(autodiff.grad(lambda v: np_module.max(v)))(z),

@@ -56,7 +56,7 @@ SPLAT_VIEW_ELEMENTS = 1 << 16
 
 
 def _is_broadcast_scalar(value: np.ndarray) -> bool:
-    return value.size > 1 and all(s == 0 for s in value.strides)
+    return value.size > 1 and all(s == 0 or n == 1 for s, n in zip(value.strides, value.shape, strict=True))
 
 
 def dense_elements(value: np.ndarray) -> ir.DenseElementsAttr:

@@ -12,6 +12,8 @@ but no mlax rule, pass or backend can handle them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mlir import ir
 
 from mlax.dialect import dtypes, infer, read_attributes
@@ -38,6 +40,19 @@ def op_type_problem(op: ir.Operation) -> str | None:
     if actual != expected:
         return f"result type(s) {', '.join(actual)} differ from the inferred {', '.join(expected)}"
     return None
+
+
+def _cached_type_problem(op: ir.Operation, problems: dict[tuple[Any, ...], str | None]) -> str | None:
+    """`op_type_problem`, asked once per distinct (name, types, attributes): a program repeats
+    few op signatures many times (a gradient's adds and muls of one shape), and types and
+    attributes are uniqued by the context, so equal keys mean identical ops to the rule."""
+    if op.name == "mlax.constant":  # its own check is cheap, and its value may be complex (no key)
+        return op_type_problem(op)
+    key = (op.name, tuple(v.type for v in op.operands), tuple(r.type for r in op.results),
+           tuple((name, op.attributes[name]) for name in op.attributes))
+    if key not in problems:
+        problems[key] = op_type_problem(op)
+    return problems[key]
 
 
 def _constant_type_problem(op: ir.Operation) -> str | None:
@@ -103,6 +118,7 @@ def verify_module(module: ir.Operation) -> list[Diagnostic]:
             verify_transforms(module)  # lowered past the dialect (bufferized): nothing left to type-check
             return found
         seen: dict[ir.Type, bool] = {}
+        problems: dict[tuple[Any, ...], str | None] = {}
         unsupported = [_unsupported_tensor_type(_defined_types(op), seen) for op in ops]
         any_unsupported = any(t is not None for t in unsupported)
         for op, bad in zip(ops, unsupported, strict=True):
@@ -114,7 +130,7 @@ def verify_module(module: ir.Operation) -> list[Diagnostic]:
             elif _unsupported_tensor_type(operand_types, seen) is not None:
                 continue  # reported where the operand is defined
             elif is_mlax(op) and not op.regions:
-                problem = op_type_problem(op)
+                problem = _cached_type_problem(op, problems)
                 if problem is not None:
                     op.location.emit_error(f"'{op.name}' op {problem}")
         verify_transforms(module)

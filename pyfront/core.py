@@ -101,8 +101,21 @@ class Trace:
             if substitute is None:
                 raise UnexpectedTracerError(x, self)
             x = substitute
-        array = to_numpy(x)
-        (value,) = self.emit("constant", [], {"value": array})
+        return self._constant(to_numpy(x))
+
+    def _constant(self, array: np.ndarray) -> ir.Value:
+        """``array`` as a constant. A broadcast (zero strides: an eager broadcast_in_dim, a splat
+        read back) stays one: a splat constant for one value, else the constant of the slice it
+        repeats and a broadcast_in_dim, so no full-size array is ever built."""
+        repeated = [d for d in range(array.ndim) if array.strides[d] == 0 and array.shape[d] > 1]
+        if not repeated or all(d in repeated or n == 1 for d, n in enumerate(array.shape)):
+            (value,) = self.emit("constant", [], {"value": array})
+            return value
+        kept = tuple(d for d in range(array.ndim) if d not in repeated)
+        repeated_slice = array[tuple(0 if d in repeated else slice(None) for d in range(array.ndim))]
+        (source,) = self.emit("constant", [], {"value": repeated_slice})
+        attrs = {"shape": array.shape, "broadcast_dimensions": kept}
+        (value,) = self.emit("broadcast_in_dim", [source], attrs)
         return value
 
 

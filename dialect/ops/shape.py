@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mlax.dialect import dtypes
+from mlax.dialect.attrs import SPLAT_VIEW_ELEMENTS
 from mlax.dialect.ops.common import normalize_axes, op_type_error, op_value_error
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
@@ -54,7 +55,10 @@ def _broadcast_in_dim(x: np.ndarray, *, shape: tuple[int, ...],
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
-    return np.broadcast_to(x.reshape(expanded), shape).copy()
+    out = np.broadcast_to(x.reshape(expanded), shape)
+    # A large result stays a read-only view (zero strides on the new dims), as a large splat reads
+    # back: a trace emits it as its operand's constant and a broadcast_in_dim, never filled in.
+    return out if out.size > SPLAT_VIEW_ELEMENTS else out.copy()
 
 
 define_op(

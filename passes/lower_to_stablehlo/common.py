@@ -112,21 +112,26 @@ def is_bool(t: ir.Type) -> bool:
 
 
 def constant(values: np.ndarray | float | int, t: ir.Type) -> ir.Value:
-    """``stablehlo.constant`` of type ``t`` (a splat when ``values`` is a scalar)."""
+    """``values`` broadcast (NumPy's rules) to type ``t``: a splat constant when they are one value,
+    else the constant of ``values`` as given and a ``broadcast_in_dim``, so no array of ``t``'s
+    (maybe huge) size is built."""
     from mlax.dialect import dtypes
 
     result = tensor_type(t)
     given = np.asarray(values, dtype=dtypes.from_mlir(result.element_type))
-    # a scalar is a splat as it stands: never broadcast it (the type may be huge)
-    scalar = given.ndim == 0 and 0 not in result.shape
-    array = given.reshape(1) if scalar else np.broadcast_to(given, result.shape)
-    unique = np.unique(array) if array.size else array.reshape(-1)[:0]
-    if array.size and len(unique) == 1 and is_complex(result.element_type):
+    full = np.broadcast_to(given, result.shape)  # a view: checks that ``values`` broadcast to ``t``
+    unique = np.unique(given) if full.size else given.reshape(-1)[:0]
+    if len(unique) == 1 and is_complex(result.element_type):
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(unique[:1]), type=result)  # one element: a splat
-    elif array.size and len(unique) == 1:
+    elif len(unique) == 1:
         attr = ir.DenseElementsAttr.get_splat(result, _scalar_attr(unique[0], result.element_type))
-    else:
-        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=result)
+    elif given.shape == full.shape or not full.size:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(full), type=result)
+    else:  # the dimensions ``values`` repeat along are left out of the constant
+        padded = given.reshape((1,) * (full.ndim - given.ndim) + given.shape)
+        kept = [d for d in range(full.ndim) if padded.shape[d] == full.shape[d]]
+        source = padded.reshape([full.shape[d] for d in kept])
+        return broadcast(constant(source, with_shape(result, source.shape)), result, kept)
     return value("constant", [], result, {"value": attr})
 
 

@@ -318,12 +318,20 @@ def _constant(attrs: dict[str, Any], operands: Sequence[Shape], results: Sequenc
     """A splat is made at its local shape on every device; other constants fall back (made
     whole, then sliced)."""
     value = np.asarray(attrs["value"])
-    if value.size == 0 or not np.array_equal(value, np.full_like(value, value.flat[0]),
-                                             equal_nan=value.dtype.kind in "fc"):
+    if value.size == 0 or not _one_value(value):
         return None
-    scalar = value.flat[0]
+    scalar = np.asarray(value.flat[0], dtype=value.dtype)
     return dimwise(operands, results, [True] * value.ndim, [],
-                   lambda attrs, shapes: {"value": np.full(shapes[0], scalar, dtype=value.dtype)})
+                   lambda attrs, shapes: {"value": np.broadcast_to(scalar, shapes[0])})  # a splat
+
+
+def _one_value(value: np.ndarray) -> bool:
+    """Whether every element is the first (NaN equal to NaN). A big splat reads back as a
+    broadcast of its one value (zero strides), which answers without reading its elements."""
+    if all(s == 0 or n == 1 for s, n in zip(value.strides, value.shape, strict=True)):
+        return True
+    first = np.broadcast_to(value.flat[0], value.shape)
+    return np.array_equal(value, first, equal_nan=value.dtype.kind in "fc")
 
 
 register("iota", _iota)

@@ -67,8 +67,10 @@ func.func @test_scatter_add(%x: tensor<5x4xf32>, %i: tensor<3x1xi32>, %u: tensor
 
 // mode "clip": starts clamped into [0, dim - window] per index vector element (here rows
 // [0, 4] and columns [0, 2] for a 1x2 window); a plain scatter's region returns the update.
+// The limits are one vector broadcast over the index vectors, not a constant of their size.
 // CHECK-LABEL: func.func @test_scatter_clip
-// CHECK-NEXT:    %[[HI:.*]] = "stablehlo.constant"() {value = dense<{{\[\[}}4, 2], [4, 2]]> : tensor<2x2xi64>}
+// CHECK-NEXT:    %[[LIMITS:.*]] = "stablehlo.constant"() {value = dense<[4, 2]> : tensor<2xi64>}
+// CHECK-NEXT:    %[[HI:.*]] = "stablehlo.broadcast_in_dim"(%[[LIMITS]]) {broadcast_dimensions = array<i64: 1>} : (tensor<2xi64>) -> tensor<2x2xi64>
 // CHECK-NEXT:    %[[LO:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<2x2xi64>}
 // CHECK-NEXT:    %[[I:.*]] = "stablehlo.clamp"(%[[LO]], %arg1, %[[HI]])
 // CHECK-NEXT:    "stablehlo.scatter"(%arg0, %[[I]], %arg2) ({

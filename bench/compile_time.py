@@ -26,7 +26,7 @@ import numpy as np
 import train
 
 import mlax
-from mlax.backends.cpu import executable as cpu
+from mlax.backends import dumping
 from mlax.backends.cpu import orc
 from mlax.passes.walk import nested_ops
 
@@ -34,8 +34,9 @@ Timings = dict[str, float]
 
 
 def _timed(timings: Timings) -> None:
-    """Wrap the CPU backend's stage runner and object emission to add into ``timings``."""
-    run_stage, object_file = cpu.run_stage, orc.object_file
+    """Wrap the backends' stage runner and the CPU backend's object emission to add into
+    ``timings``."""
+    run_stage, object_file = dumping.run_stage, orc.object_file
 
     def stage(stage: Any, module: Any, **kwargs: Any) -> None:
         name = str(stage.element)
@@ -53,7 +54,7 @@ def _timed(timings: Timings) -> None:
         timings["LLVM: IR, O3, code generation"] += time.perf_counter() - start
         return obj
 
-    cpu.run_stage, orc.object_file = stage, emit
+    dumping.run_stage, orc.object_file = stage, emit
 
 
 # Ops of the program around mlax-expand-transforms, of the last first call.

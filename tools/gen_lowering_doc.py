@@ -107,7 +107,7 @@ as the caller's and every buffer `noalias`. One-shot bufferization turns tensors
 the reduction writes straight into it: nothing is copied on return. The matmul's temporary is an
 `alloc`/`dealloc` pair. `linalg-generalize-named-ops` and `mlax-linalg-to-blas` recognise the
 contraction as a row-major gemm and call `@mlax_sgemm` (OpenBLAS's `cblas_sgemm`, ILP64) with
-beta = 1 on the zero-filled buffer.
+beta = 0, in place of its zero fill: BLAS writes the buffer without reading it.
 
 ```mlir
 {ir["buffers"]}

@@ -16,10 +16,14 @@ blocking, threads), and NumPy already ships one (OpenBLAS, ILP64). After bufferi
 Such an op (also what ``linalg.matmul``/``batch_matmul`` and reshaped N-d contractions become
 after elementwise fusion) is replaced by ``@mlax_sgemm`` / ``@mlax_dgemm`` / ``@mlax_cgemm`` /
 ``@mlax_zgemm`` calls, declared with the ``cblas_?gemm`` signature with 64-bit integers:
-row-major, a transpose flag per operand, alpha = 1 and beta = 1 (so the zero fill or
-accumulator the op had is kept; for complex types, pointers to a module-level constant 1 + 0i),
-an scf.for over the flattened batch on offset pointers. The runtime binds the symbols to the BLAS
-(mlax.backends.native.blas). Ops with empty dimensions, other types or layouts are left for loops.
+row-major, a transpose flag per operand, alpha = 1 and beta = 1 (so the accumulator the op had
+is kept; for complex types, pointers to module-level constants), an scf.for over the flattened
+batch on offset pointers. Where the output was just filled with zeros and nothing reads or
+writes it between the fill and the gemm (every product's init, once `mlax-private-fills` gave
+each its own), the fill is erased and the gemm gets beta = 0: BLAS writes C without reading it,
+which saves a pass over the buffer (a 256x1024 f32 output: 1 MB written for nothing). The
+runtime binds the symbols to the BLAS (mlax.backends.native.blas). Ops with empty dimensions,
+other types or layouts are left for loops.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from mlir.dialects import arith, func, llvm, memref, scf
 from mlax.backends.native.blas import GEMM_SYMBOLS
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.symbols import declare_function
-from mlax.passes.walk import nested_ops
+from mlax.passes.walk import blocks_outside_linalg, nested_ops
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -140,6 +144,76 @@ def match_gemm(op: ir.Operation) -> Gemm | None:
                 transpose_a=not a_groups, transpose_b=not b_groups, element=element)
 
 
+_RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
+_VIEWS = (*_RESHAPES, "memref.subview", "memref.cast", "memref.reinterpret_cast")
+_CALLS = ("func.call", "llvm.call")
+
+
+def _is_zero_fill(op: ir.Operation) -> bool:
+    """A linalg.generic (a generalized linalg.fill) writing the float constant 0 everywhere."""
+    if op.name != "linalg.generic" or len(op.operands) != 2:
+        return False
+    value = op.operands[0]
+    block = op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    if len(ops) != 1 or ops[0].operands[0] != block.arguments[0]:
+        return False
+    if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant":
+        return False
+    constant = value.owner.attributes["value"]
+    return isinstance(constant, ir.FloatAttr) and ir.FloatAttr(constant).value == 0.0
+
+
+def _source(buffer: ir.Value, through: tuple[str, ...]) -> ir.Value:
+    """The buffer that ``buffer`` is a view of, through the view ops ``through``."""
+    while isinstance(buffer, ir.OpResult) and buffer.owner.name in through:
+        buffer = buffer.owner.operands[0]
+    return buffer
+
+
+def _aliases(root: ir.Value) -> set[ir.Value]:
+    """``root`` and every view derived from it."""
+    found, pending = {root}, [root]
+    while pending:
+        for use in pending.pop().uses:
+            owner = use.owner.operation
+            if owner.name in _VIEWS and owner.results[0] not in found:
+                found.add(owner.results[0])
+                pending.append(owner.results[0])
+    return found
+
+
+def _used_values(op: ir.Operation) -> set[ir.Value]:
+    """The values ``op`` reads, its regions included (a generic's body may load a buffer)."""
+    return set(op.operands) | {v for nested in nested_ops(op) for v in nested.operands}
+
+
+def zero_fills(block: ir.Block, gemms: set[ir.Operation]) -> dict[ir.Operation, ir.Operation]:
+    """gemm -> the zero fill of its output that beta = 0 replaces: the last op of ``block``
+    before the gemm that reads or writes the output's allocation (or any view of it; taking a
+    view is neither), if it fills the output itself or a reshape of it (the same elements) and
+    no call comes between them."""
+    ops = [op.operation for op in block.operations]
+    if not gemms.intersection(ops):
+        return {}
+    used = [_used_values(op) for op in ops]
+    found = {}
+    for position, op in enumerate(ops):
+        if op not in gemms:
+            continue
+        aliases = _aliases(_source(op.operands[2], _VIEWS))
+        for earlier in reversed(range(position)):
+            if ops[earlier].name in _CALLS:  # may write the output through an escaped pointer
+                break
+            if used[earlier] & aliases and ops[earlier].name not in _VIEWS:
+                fill = ops[earlier]
+                if _is_zero_fill(fill) and \
+                        _source(fill.operands[1], _RESHAPES) == _source(op.operands[2], _RESHAPES):
+                    found[op] = fill
+                break
+    return found
+
+
 def _gemm_type(element: ir.Type) -> ir.FunctionType:
     """cblas_?gemm with 64-bit integers: order, trans a, trans b, M, N, K, alpha, A, lda, B, ldb,
     beta, C, ldc; cgemm/zgemm take alpha and beta by pointer."""
@@ -187,12 +261,14 @@ def _pointer(address: ir.Value) -> ir.Value:
     return llvm.inttoptr(llvm.PointerType.get(), address)
 
 
-def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm) -> str:
+def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm, zero_fill: ir.Operation | None) -> str:
+    """Replace ``op`` by gemm calls; with ``zero_fill`` (a real type's), erase it and pass beta = 0."""
     symbol = GEMM_SYMBOLS[str(gemm.element)]
     element_bytes = _element_bytes(gemm.element)
     i32 = ir.IntegerType.get_signless(32)
     with op.location, ir.InsertionPoint(op):
         one = _one(module, gemm.element)
+        beta = one if zero_fill is None else zero_fill.operands[0]
         size_m, size_n, size_k = _i64(gemm.m), _i64(gemm.n), _i64(gemm.k)
         flags = {flag: arith.constant(i32, flag) for flag in {_TRANS if t else _NO_TRANS
                                                               for t in (gemm.transpose_a, gemm.transpose_b)}}
@@ -205,7 +281,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm) -> str:
 
         def call(addresses: list[ir.Value]) -> None:
             pa, pb, pc = (_pointer(x) for x in addresses)
-            func.CallOp([], symbol, [*fixed, pa, lda, pb, ldb, one, pc, size_n])
+            func.CallOp([], symbol, [*fixed, pa, lda, pb, ldb, beta, pc, size_n])
 
         if gemm.batch == 1:
             call(bases)
@@ -220,6 +296,8 @@ def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm) -> str:
                 call([arith.addi(base, offset) for base, offset in zip(bases, offsets, strict=True)])
                 scf.YieldOp([])
     op.erase()
+    if zero_fill is not None:
+        zero_fill.erase()
     return symbol
 
 
@@ -233,6 +311,8 @@ class LinalgToBlas(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         # Decide on a snapshot first: erasing an op also erases the ops of its body.
-        candidates = [(op, gemm) for op in nested_ops(module) if (gemm := match_gemm(op))]
-        for op, gemm in candidates:
-            declare_function(module, _rewrite(module, op, gemm), _gemm_type(gemm.element))
+        candidates = {op: gemm for op in nested_ops(module) if (gemm := match_gemm(op))}
+        fills = {gemm: fill for block in blocks_outside_linalg(module)
+                 for gemm, fill in zero_fills(block, set(candidates)).items()}
+        for op, gemm in candidates.items():
+            declare_function(module, _rewrite(module, op, gemm, fills.get(op)), _gemm_type(gemm.element))

@@ -15,10 +15,12 @@ mlax-cpu-pipeline{to=buffers})'``):
   life move up to just after their operands (`mlax-schedule-for-memory`: a training step's
   parameter updates run as soon as each gradient exists).
 - ``buffers``: the optimization barriers' identity calls are inlined (they kept `cse` from
-  merging a rematerialized value with the forward one); one-shot bufferization across the
-  function boundary; results become
+  merging a rematerialized value with the forward one); each op that overwrites a shared fill
+  gets its own (`mlax-private-fills`: no fill copied per gemm); one-shot bufferization across
+  the function boundary; results become
   caller-allocated out-parameters written in place (``hoist-static-allocs``: no copy on
-  return); temporaries are freed; f32/f64 matmuls become BLAS calls; complex arithmetic becomes
+  return); temporaries are freed; f32/f64 matmuls become BLAS calls (beta = 0 in place of a
+  zero fill); complex arithmetic becomes
   arith/math on the parts (``convert-complex-to-standard``, after generalizing: a named matmul's
   body must stay complex.mul/add; complex matmuls run as loops). Loops copy nothing per
   step: a scan's y is computed into its row of the stacked output (``eliminate-empty-tensors``)

@@ -3,7 +3,7 @@ the bufferization that makes a function of caller-owned buffers."""
 
 # The bufferization both native backends share (the GPU pipeline's `buffers` stage starts so).
 BUFFERIZE = ("inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-distinct-results, "
-             "eliminate-empty-tensors, "
+             "mlax-private-fills, eliminate-empty-tensors, "
              "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
              "function-boundary-type-conversion=identity-layout-map}, "
              "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "

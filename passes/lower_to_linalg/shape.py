@@ -20,6 +20,7 @@ from mlir.dialects import arith, tensor
 
 from mlax.dialect.opviews import linalg
 from mlax.passes.lower_to_linalg.common import Rule, generic, i64_array, reassociation
+from mlax.passes.lower_to_linalg.contraction import transposed_product
 
 
 def _gather(exprs: Callable[[ir.Operation, int], Sequence[ir.AffineExpr]]) -> Rule:
@@ -37,6 +38,12 @@ def _transpose_exprs(op: ir.Operation, rank: int) -> list[ir.AffineExpr]:
     """Operand dimension permutation[k] is read at result dimension k."""
     permutation = i64_array(op, "permutation")
     return [ir.AffineDimExpr.get(permutation.index(m)) for m in range(rank)]
+
+
+def _transpose(op: ir.Operation) -> ir.Value:
+    """A transpose of a product is the product of the exchanged operands, else a copy."""
+    swapped = transposed_product(op.operands[0], i64_array(op, "permutation"))
+    return swapped if swapped is not None else _gather(_transpose_exprs)(op)
 
 
 def _rev_exprs(op: ir.Operation, rank: int) -> list[ir.AffineExpr]:
@@ -184,7 +191,7 @@ def _pad(op: ir.Operation) -> ir.Value:
 
 
 RULES: dict[str, Rule] = {
-    "transpose": _gather(_transpose_exprs),
+    "transpose": _transpose,
     "rev": _gather(_rev_exprs),
     "slice": _slice,
     "reshape": _reshape,

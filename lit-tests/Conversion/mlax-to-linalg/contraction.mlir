@@ -40,6 +40,38 @@ func.func @test_transposed_operands(%x: tensor<5x2xf32>, %g: tensor<5x3xf32>, %w
   return %dw, %dx : tensor<2x3xf32>, tensor<5x4xf32>
 }
 
+// The weight gradient as the transpose rule of dot_general writes it, transpose(g^T @ x):
+// the product of the exchanged operands, x^T @ g, read in place (both as (K, M) / (K, N)),
+// with no copy of the transpose; its batched form likewise exchanges the two matrices.
+// CHECK-LABEL: func.func @test_transposed_product
+// CHECK-SAME:    (%[[X:[-a-zA-Z0-9_]+]]: tensor<5x2xf32>, %[[G:[-a-zA-Z0-9_]+]]: tensor<5x3xf32>, %[[XB:[-a-zA-Z0-9_]+]]: tensor<4x5x2xf32>, %[[GB:[-a-zA-Z0-9_]+]]: tensor<4x5x3xf32>)
+// CHECK:         %[[DW:[-a-zA-Z0-9_]+]] = linalg.matmul indexing_maps = [#[[$KM]], #[[$KN]], #[[$MN]]] ins(%[[X]], %[[G]] : tensor<5x2xf32>, tensor<5x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[DWB:[-a-zA-Z0-9_]+]] = linalg.batch_matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XB]], %[[GB]] : tensor<4x5x2xf32>, tensor<4x5x3xf32>) outs(%{{.*}} : tensor<4x2x3xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[DW]], %[[DWB]]
+func.func @test_transposed_product(%x: tensor<5x2xf32>, %g: tensor<5x3xf32>, %xb: tensor<4x5x2xf32>, %gb: tensor<4x5x3xf32>) -> (tensor<2x3xf32>, tensor<4x2x3xf32>) {
+  %gx = "mlax.dot_general"(%g, %x) {lhs_contracting_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 0>, lhs_batch_dimensions = array<i64>, rhs_batch_dimensions = array<i64>, result_dtype = f32} : (tensor<5x3xf32>, tensor<5x2xf32>) -> tensor<3x2xf32>
+  %dw = "mlax.transpose"(%gx) {permutation = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  %gxb = "mlax.dot_general"(%gb, %xb) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 1>, lhs_batch_dimensions = array<i64: 0>, rhs_batch_dimensions = array<i64: 0>, result_dtype = f32} : (tensor<4x5x3xf32>, tensor<4x5x2xf32>) -> tensor<4x3x2xf32>
+  %dwb = "mlax.transpose"(%gxb) {permutation = array<i64: 0, 2, 1>} : (tensor<4x3x2xf32>) -> tensor<4x2x3xf32>
+  return %dw, %dwb : tensor<2x3xf32>, tensor<4x2x3xf32>
+}
+
+// A product read elsewhere too, or permuted otherwise (its batch moved), keeps its transpose:
+// a copy (a generic reading through the permutation).
+// CHECK-LABEL: func.func @test_no_transposed_product
+// CHECK:         linalg.matmul
+// CHECK:         linalg.generic
+// CHECK:         linalg.batch_matmul
+// CHECK:         linalg.generic
+func.func @test_no_transposed_product(%x: tensor<5x2xf32>, %g: tensor<5x3xf32>, %xb: tensor<4x5x2xf32>, %gb: tensor<4x5x3xf32>) -> (tensor<3x2xf32>, tensor<2x3xf32>, tensor<3x4x2xf32>) {
+  %gx = "mlax.dot_general"(%g, %x) {lhs_contracting_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 0>, lhs_batch_dimensions = array<i64>, rhs_batch_dimensions = array<i64>, result_dtype = f32} : (tensor<5x3xf32>, tensor<5x2xf32>) -> tensor<3x2xf32>
+  %dw = "mlax.transpose"(%gx) {permutation = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  %gxb = "mlax.dot_general"(%gb, %xb) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 1>, lhs_batch_dimensions = array<i64: 0>, rhs_batch_dimensions = array<i64: 0>, result_dtype = f32} : (tensor<4x5x3xf32>, tensor<4x5x2xf32>) -> tensor<4x3x2xf32>
+  %moved = "mlax.transpose"(%gxb) {permutation = array<i64: 1, 0, 2>} : (tensor<4x3x2xf32>) -> tensor<3x4x2xf32>
+  return %gx, %dw, %moved : tensor<3x2xf32>, tensor<2x3xf32>, tensor<3x4x2xf32>
+}
+
 // Batch and contracting dimensions anywhere: each operand is transposed to (batch, free,
 // contracting) / (batch, contracting, free), the contracting pair (3, 1) ~ (0, 3) keeping its
 // order, and collapsed to 3-D.

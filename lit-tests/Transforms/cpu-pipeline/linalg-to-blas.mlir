@@ -1,7 +1,8 @@
 // RUN: %mlax-opt --pass-pipeline='builtin.module(linalg-generalize-named-ops, mlax-linalg-to-blas)' %s | FileCheck %s
 
 // An f32 matmul on row-major buffers: one cblas-style sgemm call (row-major = 101,
-// no transpose = 111, M N K, alpha = 1, A lda B ldb, beta = 1 keeps the fill, C ldc).
+// no transpose = 111, M N K, alpha = 1, A lda B ldb, beta, C ldc). The zero fill just before
+// it is erased and beta = 0: BLAS writes C without reading it.
 // CHECK-DAG:   func.func private @mlax_sgemm(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 // CHECK-DAG:   func.func private @mlax_dgemm(i32, i32, i32, i64, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64)
 // CHECK-DAG:   func.func private @mlax_cgemm(i32, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64)
@@ -13,13 +14,15 @@
 // CHECK-DAG:     %[[ROW:.*]] = arith.constant 101 : i32
 // CHECK-DAG:     %[[NT:.*]] = arith.constant 111 : i32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG:     %[[IA:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK-DAG:     %[[IB:.*]] = memref.extract_aligned_pointer_as_index %arg1
 // CHECK-DAG:     %[[IC:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK-NOT:     linalg.generic
 // CHECK:         %[[PA:.*]] = llvm.inttoptr
 // CHECK:         %[[PB:.*]] = llvm.inttoptr
 // CHECK:         %[[PC:.*]] = llvm.inttoptr
-// CHECK:         call @mlax_sgemm(%[[ROW]], %[[NT]], %[[NT]], %[[M]], %[[N]], %[[K]], %[[ONE]], %[[PA]], %[[K]], %[[PB]], %[[N]], %[[ONE]], %[[PC]], %[[N]])
+// CHECK:         call @mlax_sgemm(%[[ROW]], %[[NT]], %[[NT]], %[[M]], %[[N]], %[[K]], %[[ONE]], %[[PA]], %[[K]], %[[PB]], %[[N]], %[[ZERO]], %[[PC]], %[[N]])
 // CHECK-NOT:     arith.mulf
 func.func @test_matmul(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -27,6 +30,73 @@ func.func @test_matmul(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x1
   linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
   return
 }
+
+// The fill of a buffer the gemm writes through a reshape (the same elements), with an
+// unrelated op between them: beta = 0, the fill erased.
+// CHECK-LABEL: func.func @test_zero_fill_of_reshape
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT:     linalg.generic {{.*}}outs(%arg2
+// CHECK:         linalg.generic {{.*}}outs(%arg3
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @mlax_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]],
+func.func @test_zero_fill_of_reshape(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x2x8xf32>,
+                                     %other: memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x2x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%other : memref<3xf32>)
+  %flat = memref.collapse_shape %c [[0], [1, 2]] : memref<8x2x8xf32> into memref<8x16xf32>
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%flat : memref<8x16xf32>)
+  return
+}
+
+// The fill stays and beta = 1 where the output holds more than zeros at the gemm: a fill of
+// another value, a write between the fill and the gemm (through a view of the buffer), a fill
+// of only a part of the buffer (the gemm writes a subview), a fill in another block, a call
+// between them (it may write the buffer through a pointer taken before).
+// CHECK-LABEL: func.func @test_no_zero_fill
+// CHECK:         %[[O1:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @mlax_sgemm({{.*}}, %[[O1]], %{{[0-9]+}}, %{{[a-z0-9_]+}}) :
+// CHECK:         linalg.generic
+// CHECK:         %[[O2:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @mlax_sgemm({{.*}}, %[[O2]], %{{[0-9]+}}, %{{[a-z0-9_]+}}) :
+// CHECK:         linalg.generic
+// CHECK:         %[[O3:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @mlax_sgemm({{.*}}, %[[O3]], %{{[0-9]+}}, %{{[a-z0-9_]+}}) :
+// CHECK:         scf.if
+// CHECK-NEXT:      linalg.generic
+// CHECK:         %[[O4:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @mlax_sgemm({{.*}}, %[[O4]], %{{[0-9]+}}, %{{[a-z0-9_]+}}) :
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      linalg.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    call @opaque()
+// CHECK:         %[[O5:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @mlax_sgemm({{.*}}, %[[O5]], %{{[0-9]+}}, %{{[a-z0-9_]+}}) :
+func.func @test_no_zero_fill(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c1: memref<8x16xf32>,
+                             %c2: memref<8x16xf32>, %c3: memref<9x16xf32>, %c4: memref<8x16xf32>, %p: i1) {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %i = arith.constant 1 : index
+  linalg.fill ins(%two : f32) outs(%c1 : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c1 : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<8x16xf32>)
+  %v = memref.collapse_shape %c2 [[0, 1]] : memref<8x16xf32> into memref<128xf32>
+  memref.store %two, %v[%i] : memref<128xf32>
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c2 : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%c3 : memref<9x16xf32>)
+  %s = memref.subview %c3[0, 0] [8, 16] [1, 1] : memref<9x16xf32> to memref<8x16xf32, strided<[16, 1]>>
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%s : memref<8x16xf32, strided<[16, 1]>>)
+  scf.if %p {
+    linalg.fill ins(%zero : f32) outs(%c4 : memref<8x16xf32>)
+  }
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c4 : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%c1 : memref<8x16xf32>)
+  func.call @opaque() : () -> ()
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c1 : memref<8x16xf32>)
+  return
+}
+func.func private @opaque()
 
 // A batch: a loop of dgemm calls on pointers advanced by one matrix (in bytes) per step.
 // CHECK-LABEL: func.func @test_batch

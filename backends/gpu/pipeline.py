@@ -10,7 +10,7 @@ named stages (``jit(f, backend="gpu").lower(x).as_text("gpu")``, ``mlax-opt --pa
   ``canonicalize``/``cse``, ``mlax-schedule-for-memory``): one road to fused linalg for both
   native backends.
 - ``buffers``: the CPU's bufferization (`BUFFERIZE`: ``inline``, ``symbol-dce``,
-  ``mlax-buffer-abi``, ``mlax-distinct-results``, ``eliminate-empty-tensors``,
+  ``mlax-buffer-abi``, ``mlax-distinct-results``, ``mlax-private-fills``, ``eliminate-empty-tensors``,
   ``one-shot-bufferize`` across the function boundary, ``canonicalize``,
   ``buffer-results-to-out-params``, ``buffer-deallocation-pipeline``, ``inline``: the arguments
   and results are device buffers the runtime owns), ``convert-complex-to-standard``,

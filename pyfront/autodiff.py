@@ -54,11 +54,13 @@ def _leaf_offsets(in_tree: Any) -> list[int]:
 
 
 def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...], trace: Trace,
-                  differentiated: Sequence[int] | None = None) -> tuple[SubFunction, list[Any], Any]:
+                  differentiated: Sequence[int] | None = None,
+                  traced_for: str = "jit") -> tuple[SubFunction, list[Any], Any]:
     """Trace ``fun`` on ``args`` into a private function of ``trace``'s module. Non-array
     objects outside the ``differentiated`` positions reach ``fun`` as they are (static). With
     ``differentiated`` (the positions the transformation differentiates), concrete mode gives
-    the function's arguments their values (pyfront/core.py `Known`); without, they stay abstract."""
+    the function's arguments their values (pyfront/core.py `Known`); without, they stay abstract.
+    ``traced_for`` names the transformation, as jax's tracer reprs and errors do."""
     marked = () if differentiated is None else tuple(differentiated)
     placed, _ = static_arguments(args, {}, marked)
     leaves, in_tree, paths = flatten_arguments((placed, {}), function_name(fun),
@@ -76,7 +78,7 @@ def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...], trace: Trace,
             tracer.known = known
         return restore_static(tree_util.tree_unflatten(in_tree, tracers))
 
-    return trace_subfunction(fun, build_args, avals, paths, trace), leaves, in_tree
+    return trace_subfunction(fun, build_args, avals, paths, trace, traced_for), leaves, in_tree
 
 
 def _declare(trace: Trace, kind: str, callee: str, **fields: Any) -> tuple[str, ir.FunctionType]:
@@ -200,7 +202,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"only {len(args)} positional arguments.", f"argnums of {api}")
         nums = _positions(argnums, args, api)
         _check_float_inputs(fun, args, nums, "grad", holomorphic)
-        sub, leaves, in_tree = _trace_callee(fun, args, trace, nums)
+        sub, leaves, in_tree = _trace_callee(fun, args, trace, nums, "grad")
         output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):
             raise user_error(TypeError, "expected function with aux output to return a two-element tuple, "
@@ -291,7 +293,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     tangents = _checked_tangents(primals, tuple(tangents))
 
     def run(trace: Trace, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
-        sub, leaves, _ = _trace_callee(fun, primals, trace, range(len(primals)))
+        sub, leaves, _ = _trace_callee(fun, primals, trace, range(len(primals)), "jvp")
         tangent_leaves = tree_util.tree_leaves(tangents)
         captured_zeros = [_zeros(abstractify(c)) for c in sub.captured]
         name, ftype = _declare(trace, "jvp", sub.name)

@@ -119,7 +119,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             return restore_static(tree_util.tree_unflatten(in_tree, tracers))
 
         with named_axes.bind({} if axis_name is None else {axis_name: size}, "vmap"):
-            sub = trace_subfunction(fun, build_args, inner, paths, trace)
+            sub = trace_subfunction(fun, build_args, inner, paths, trace, "vmap", (size, tuple(axes)))
         try:
             outs_axes = flatten_axes("vmap out_axes", sub.out_tree, out_axes)
         except ValueError as error:

@@ -17,11 +17,12 @@ import numpy as np
 from mlir import ir
 
 from mlax import dtypes as front_dtypes
+from mlax import tracer_text
 from mlax.array_methods import ArrayMethods
 from mlax.configuration import check_values, checks_enabled, compile_time_eval_state
 from mlax.dialect import build, get_context, get_op, infer
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.errors import ConcretizationTypeError, UnexpectedTracerError, user_error
+from mlax.errors import UnexpectedTracerError, concretization_error, user_error
 from mlax.sharding import CONTEXT as _MESH_CONTEXT
 from mlax.sharding_types import result_avals as _typed_results
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
@@ -58,13 +59,24 @@ class Trace:
     an extra argument of this function, and the caller passes the enclosing value (closure
     conversion, as JAX does). A trace belongs to the thread that started it: its block lives
     in that thread's MLIR context, and other threads never see it as current.
+
+    What it traces for (``"jit"``, ``"grad"``, ``"vmap"``...), where the function is defined
+    and its arguments' names are what jax's tracer reprs and errors show
+    (`mlax.tracer_text`); ``batch`` is a vmap's axis size and its arguments' mapped axes
+    (-1: not mapped).
     """
 
-    def __init__(self, function_name: str, block: ir.Block, parent: Trace | None = None) -> None:
+    def __init__(self, function_name: str, block: ir.Block, parent: Trace | None = None,
+                 traced_for: str = "jit", source: str = "", arg_names: tuple[str, ...] = (),
+                 batch: tuple[int, tuple[int, ...]] | None = None) -> None:
         self.function_name = function_name
         self.block = block
         self.active = True
         self.parent = parent
+        self.traced_for = traced_for
+        self.source = source
+        self.arg_names = arg_names
+        self.batch = batch
         self.thread = threading.current_thread().name
         self.captures: dict[int, tuple[Tracer, ir.Value]] = {}
 
@@ -330,8 +342,9 @@ class Tracer(ArrayMethods):
     def weak_type(self) -> bool:
         return self.aval.weak_type
 
-    def _concrete(self, conversion: str, keeps_derivative: bool = True) -> np.ndarray:
-        """The value Python asks for, where concrete mode knows it; else JAX's error. A
+    def _concrete(self, conversion: str, keeps_derivative: bool = True, context: str = "") -> np.ndarray:
+        """The value Python asks for by ``conversion`` (see `errors.concretization_error`, which
+        adds ``context``), where concrete mode knows it; else jax's error for that conversion. A
         conversion that would drop a derivative (float(), NumPy) refuses differentiated values.
         The error says (privately) whether a concrete retrace would know the value."""
         known, mode = self.known, _TRACES.mode
@@ -345,43 +358,50 @@ class Tracer(ArrayMethods):
                 return known.value()
             except UnexpectedTracerError:  # a nested transformation closes over traced values
                 pass
-        error = ConcretizationTypeError(self, conversion)
+        error = concretization_error(self, conversion, context)
         error._mlax_retry = known is not None and mode == "deferred" and not refused  # type: ignore[attr-defined]
         if refused:
-            error.add_note(f"{conversion} of a value that depends on a differentiated input would drop its "
+            what = "A NumPy conversion" if conversion == "array" else f"{conversion}()"
+            error.add_note(f"{what} of a value that depends on a differentiated input would drop its "
                            "derivative, so it is refused under differentiation (as in JAX): use "
                            "x.astype(...) to change its dtype, or mlax.lax.stop_gradient(x) first.")
         raise error
 
     def __bool__(self) -> bool:
-        return bool(self._concrete("bool()"))
+        return bool(self._concrete("bool"))
 
     def __int__(self) -> int:
-        return int(self._concrete("int()"))
+        return int(self._concrete("int"))
 
     def __float__(self) -> float:
-        return float(self._concrete("float()", keeps_derivative=False))
+        return float(self._concrete("float", keeps_derivative=False))
 
     def __complex__(self) -> complex:
-        return complex(self._concrete("complex()", keeps_derivative=False))
+        return complex(self._concrete("complex", keeps_derivative=False))
 
     def __index__(self) -> int:
-        return operator.index(self._concrete("an index (__index__)"))
+        return operator.index(self._concrete("index"))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        value = self._concrete("a NumPy array (np.asarray)", keeps_derivative=False)
+        value = self._concrete("array", keeps_derivative=False)
         return value if dtype is None else value.astype(dtype)
 
     def item(self, *args: Any) -> Any:
-        return self._concrete(".item()").item(*args)
+        return self._concrete("item").item(*args)
 
     def tolist(self) -> Any:
-        return self._concrete(".tolist()", keeps_derivative=False).tolist()
+        return self._concrete("tolist", keeps_derivative=False).tolist()
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval}> ({self.origin})"
+        return tracer_text.describe(self)
+
+    def _error_repr(self) -> str:  # jax's protocol: jax's error classes build their text with it
+        return tracer_text.error_repr(self)
+
+    def _origin_msg(self) -> str:
+        return tracer_text.origin_message(self)
 
 
 def is_array_like(x: Any) -> bool:
@@ -404,7 +424,7 @@ def to_numpy(x: Any) -> np.ndarray:
     if type(x) is Array:  # not isinstance: tracers are instances of Array too
         return x._value
     if isinstance(x, Tracer):  # its value where concrete mode knows it (jax's concrete_or_error)
-        return x._concrete("a concrete value")
+        return x._concrete("value")
     if front_dtypes.is_python_scalar(x):
         return np.asarray(x, dtype=front_dtypes.python_scalar_dtype(x))
     array = np.asarray(x)

@@ -50,27 +50,43 @@ def name_tuple(value: Any, name: str, api: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-class ConcretizationTypeError(jax_errors.ConcretizationTypeError):
-    """A traced value was used where Python needs a concrete one (bool, int, NumPy...). A
-    subclass of jax's, so ``except jax.errors.ConcretizationTypeError`` catches it too."""
+# Python asking a traced value for a concrete one raises jax's own classes (jax.errors under
+# install_as_jax), with jax's text: they build it from the tracer's ``_error_repr`` and
+# ``_origin_msg`` (mlax.tracer_text).
+ConcretizationTypeError = jax_errors.ConcretizationTypeError
+TracerBoolConversionError = jax_errors.TracerBoolConversionError
+TracerIntegerConversionError = jax_errors.TracerIntegerConversionError
+TracerArrayConversionError = jax_errors.TracerArrayConversionError
+NonConcreteBooleanIndexError = jax_errors.NonConcreteBooleanIndexError
+# What any of Python's conversions of a tracer raises (jax's classes do not share a base below
+# TypeError): the classes mlax's own code lets through where it catches other TypeErrors.
+CONCRETIZATION_ERRORS = (ConcretizationTypeError, TracerIntegerConversionError, TracerArrayConversionError)
 
-    def __init__(self, tracer: Any, conversion: str) -> None:
-        name = tracer.trace.function_name
-        TypeError.__init__(  # jax's own __init__ wants a jax tracer
-            self,
-            f"Attempted {conversion} conversion of a traced array {tracer.aval} inside the "
-            f"traced function '{name}'.\n"
-            f"The value is the {tracer.origin}.\n"
-            "Its value is unknown while tracing: for value-dependent control flow use "
-            "mlax.lax.cond, mlax.lax.while_loop or mlax.numpy.where; if the value is a "
-            "configuration constant, mark the argument static with static_argnums or "
-            f"static_argnames.{where()}"
-        )
+
+def concretization_error(tracer: Any, conversion: str, context: str = "") -> TypeError:
+    """jax's error for ``conversion`` of ``tracer``: ``"bool"``, ``"index"`` (``__index__``),
+    ``"array"`` (``__array__``), ``"int"``/``"float"``/``"complex"``, ``"item"``, ``"tolist"``,
+    or ``"value"`` (a concrete value an API needs, ``context`` saying which)."""
+    if conversion == "bool":
+        return TracerBoolConversionError(tracer)
+    if conversion == "index":
+        return TracerIntegerConversionError(tracer)
+    if conversion == "array":
+        return TracerArrayConversionError(tracer)
+    if conversion in ("int", "float", "complex"):
+        context = (f"The problem arose with the `{conversion}` function. If trying to convert the data "
+                   f"type of a value, try using `x.astype({conversion})` or `jnp.array(x, {conversion})` "
+                   "instead.")
+    elif conversion == "item":
+        context = "This occurred in the item() method of jax.Array"
+    elif conversion == "tolist":
+        context = f"The tolist() method was called on {tracer._error_repr()}."
+    return ConcretizationTypeError(tracer, context)
 
 
 class UnexpectedTracerError(jax_errors.UnexpectedTracerError):
     """A tracer escaped the function that created it (stored globally, returned by a side
-    effect). A subclass of jax's, as ConcretizationTypeError is."""
+    effect). A subclass of jax's, so ``except jax.errors.UnexpectedTracerError`` catches it."""
 
     def __init__(self, tracer: Any, trace: Any) -> None:
         here = threading.current_thread().name

@@ -27,6 +27,7 @@ import jax.extend.core as jex
 import numpy as np
 from jax import ShapeDtypeStruct, tree_util
 from jax.core import ShapedArray
+from jax.lax import Precision
 from mlir import ir
 
 from mlax import prng
@@ -51,9 +52,23 @@ def _named(name: str) -> Rename:
     return lambda params, invars, weak: (name, params, invars)
 
 
-# mlax ops whose jax primitive is named (or takes its operands) differently; every other mlax
-# op has jax's name already (tests/frontend/test_make_jaxpr.py checks both against jax).
+def _dot_general(params: dict[str, Any], invars: list[Atom], weak: bool) -> tuple[str, dict[str, Any],
+                                                                                  list[Atom]]:
+    """dot_general's params as jax's printer shows them: dimension numbers as lists, no default
+    precision."""
+    numbers = ((list(params["lhs_contracting_dimensions"]), list(params["rhs_contracting_dimensions"])),
+               (list(params["lhs_batch_dimensions"]), list(params["rhs_batch_dimensions"])))
+    shown: dict[str, Any] = {"dimension_numbers": numbers}
+    if any(p != "DEFAULT" for p in params["precision"]):
+        shown["precision"] = tuple(Precision[p] for p in params["precision"])
+    shown["preferred_element_type"] = params["result_dtype"]
+    return "dot_general", shown, invars
+
+
+# mlax ops whose jax primitive is named (or takes its operands, or params) differently; every
+# other mlax op has jax's name already (tests/frontend/test_make_jaxpr.py checks both against jax).
 _RENAMES: dict[str, Rename] = {
+    "dot_general": _dot_general,
     "bitcast_convert": _named("bitcast_convert_type"),
     "compare": lambda params, invars, weak: (params["comparison_direction"].lower(), {}, invars),
     "convert": lambda params, invars, weak: (
@@ -81,6 +96,20 @@ _JAXPR_PARAMS = {
     ("custom_jvp_call", "callee"): "call_jaxpr",
     ("custom_vjp_call", "callee"): "call_jaxpr",
 }
+
+
+@functools.cache
+def _binary_elementwise(name: str) -> bool:
+    """Whether ``name`` is a binary op of one operand type (add, mul, compare...): jax's take a
+    scalar operand as it is, where mlax broadcasts it into a splat constant, so their splat
+    literals are read as jax's scalars."""
+    ports = get_op(name).operands
+    return len(ports) == 2 and len({p.type_var for p in ports}) == 1 and not any(p.variadic for p in ports)
+
+
+def _scalar_literal(literal: jex.Literal) -> jex.Literal:
+    aval = literal.aval
+    return jex.Literal(literal.val, ShapedArray((), aval.dtype, weak_type=aval.weak_type))
 
 
 @functools.cache
@@ -247,7 +276,10 @@ class _FunctionReader:
         operands = list(op.operands)
         weak = _weak(get_op(short).weak_type, [self.weak[v] for v in operands])
         rename = _RENAMES.get(short, _named(short))
-        name, params, invars = rename(read_attributes(op), [self.atoms[v] for v in operands], weak)
+        invars = [self.atoms[v] for v in operands]
+        if _binary_elementwise(short) and not all(isinstance(v, jex.Literal) for v in invars):
+            invars = [_scalar_literal(v) if isinstance(v, jex.Literal) else v for v in invars]
+        name, params, invars = rename(read_attributes(op), invars, weak)
         self._emit(op, name, params, invars, weak)
 
     def _call(self, op: ir.Operation) -> None:
@@ -309,7 +341,7 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
             return rebuild(*tree_util.tree_unflatten(in_tree, tracers))
 
-        traced = trace_function(traced_fun, build_args, in_avals, paths, parent=current_trace())
+        traced = trace_function(traced_fun, build_args, in_avals, paths, current_trace(), "make_jaxpr")
         reader = _Reader(traced.module)
         if len(reader.functions[traced.entry].regions[0].blocks[0].arguments) != len(in_avals):
             raise user_error(

@@ -275,9 +275,10 @@ class PRNGKeyArray:
 
     def __repr__(self) -> str:
         from mlax.core import Tracer
+        from mlax.tracer_text import describe
 
         if isinstance(self._base_array, Tracer):
-            return f"Traced<{self._dtype.name}{list(self.shape)}> ({self._base_array.origin})"
+            return describe(self._base_array, f"{self._dtype.name}[{','.join(map(str, self.shape))}]")
         return f"Array({self.shape}, dtype={self._dtype.name}) overlaying:\n{self._base_array}"
 
     __str__ = __repr__

@@ -14,7 +14,7 @@ from jax.dtypes import TypePromotionError
 
 from mlax import dtypes as front_dtypes
 from mlax.core import is_array_like
-from mlax.errors import ConcretizationTypeError, user_error
+from mlax.errors import CONCRETIZATION_ERRORS, user_error
 from mlax.numpy.util import asarray
 
 _KINDS = {np.floating: "a float", np.integer: "an int", np.inexact: "a float or complex"}
@@ -51,7 +51,7 @@ def concrete_shape(name: str, shape: Any, argument: str = "shape") -> tuple[int,
     dims = (shape,) if isinstance(shape, int) else shape
     try:
         dims = tuple(operator.index(d) for d in dims)
-    except ConcretizationTypeError:
+    except CONCRETIZATION_ERRORS:
         raise
     except TypeError:
         raise user_error(TypeError, "Shapes must be 1D sequences of concrete values of integer type, got "

@@ -95,7 +95,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return tree_util.tree_unflatten(in_tree, tracers)
 
-    traced = trace_function(fun, build_args, in_avals, paths, parent=current_trace())
+    traced = trace_function(fun, build_args, in_avals, paths, current_trace(), "eval_shape")
     structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals]
     return tree_util.tree_unflatten(traced.out_tree, structs)
 

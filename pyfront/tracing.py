@@ -108,12 +108,15 @@ class TracedBody:
 
 def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
                 build_args: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]],
-                in_avals: Sequence[Aval], arg_paths: Sequence[str], display_name: str,
-                def_loc: ir.Location, parent: Trace | None) -> TracedBody:
+                in_avals: Sequence[Aval], arg_paths: Sequence[str], info: SourceInfo | None,
+                def_loc: ir.Location, parent: Trace | None, traced_for: str,
+                batch: tuple[int, tuple[int, ...]] | None = None) -> TracedBody:
     """Trace ``fun`` into ``func_op`` (given its entry block) and fix its type."""
     arg_locs = [ir.Location.name(path, childLoc=def_loc) for path in arg_paths]
     block = func_op.add_entry_block(arg_locs=arg_locs)
-    trace = Trace(display_name, block, parent)
+    display_name = info.function if info else function_name(fun)
+    source = f"{info.filename}:{info.line}" if info else ""
+    trace = Trace(display_name, block, parent, traced_for, source, tuple(arg_paths), batch)
     tracers = [Tracer(trace, value, aval, f"argument {path}")
                for value, aval, path in zip(block.arguments, in_avals, arg_paths, strict=True)]
     with trace_scope(trace):
@@ -143,8 +146,10 @@ def trace_function(
     in_avals: Sequence[Aval],
     arg_paths: Sequence[str],
     parent: Trace | None = None,
+    traced_for: str = "jit",
 ) -> TracedFunction:
-    """Trace ``fun`` on tracers of ``in_avals``; ``build_args`` rebuilds its (args, kwargs).
+    """Trace ``fun`` on tracers of ``in_avals``; ``build_args`` rebuilds its (args, kwargs);
+    ``traced_for`` names the API, as jax's tracer reprs and errors do.
 
     With a ``parent`` (a trace in progress), values of that trace ``fun`` uses become extra
     arguments of the function, after those of ``in_avals``: for programs only inspected, never
@@ -158,8 +163,7 @@ def trace_function(
         in_types = [a.spec.to_mlir() for a in in_avals]
         with ir.InsertionPoint(module.body):
             func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc)
-        body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info.function if info else name,
-                           def_loc, parent)
+        body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info, def_loc, parent, traced_for)
         try:
             module.operation.verify()
         except ir.MLIRError as err:
@@ -186,9 +190,12 @@ def trace_subfunction(
     in_avals: Sequence[Aval],
     arg_paths: Sequence[str],
     parent: Trace,
+    traced_for: str = "jit",
+    batch: tuple[int, tuple[int, ...]] | None = None,
 ) -> SubFunction:
     """Trace ``fun`` into a new private function of ``parent``'s module (for transformations
-    of a function inside a traced program: the declaration names it as its callee)."""
+    of a function inside a traced program: the declaration names it as its callee), for the
+    API ``traced_for`` (a vmap gives its ``batch``: axis size, each argument's mapped axis)."""
     module = parent.block.owner.parent
     info = definition_info(fun)
     with get_context(), ir.Location.unknown():
@@ -197,8 +204,8 @@ def trace_subfunction(
         in_types = [a.spec.to_mlir() for a in in_avals]
         with ir.InsertionPoint(module.regions[0].blocks[0]):
             func_op = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=def_loc, visibility="private")
-        body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info.function if info else name,
-                           def_loc, parent)
+        body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info, def_loc, parent,
+                           traced_for, batch)
     return SubFunction(name, tuple(in_avals), body.out_avals, body.out_tree, body.captured)
 
 

@@ -84,7 +84,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Any = 
         return tree_util.tree_unflatten(in_tree, tracers), {}
 
     traced = trace_function(fun, build_args, in_avals, [f"primals[{i}]" for i in range(len(leaves))],
-                            parent=current_trace())
+                            current_trace(), "linear_transpose")
     in_dtypes = [np.dtype(a.dtype) for a in in_avals]
     out_dtypes = [np.dtype(a.dtype) for a in traced.out_avals]
     if not (all(mlir_dtypes.is_float(d) for d in in_dtypes + out_dtypes)

@@ -139,7 +139,7 @@ def _pullback(fun: Callable[..., Any], argnums: tuple[int, ...], has_aux: bool) 
     argument, from an `mlax.vjp` declaration of ``fun``."""
 
     def pullback(trace: Trace, p: tuple[Any, ...], cotangent: Any) -> tuple[Any, ...]:
-        sub, leaves, in_tree = _trace_callee(fun, p, trace, argnums)
+        sub, leaves, in_tree = _trace_callee(fun, p, trace, argnums, "vjp")
         ct_leaves = tree_util.tree_leaves(cotangent)
         if has_aux:
             ct_leaves = ct_leaves + [_zeros(a) for a in sub.out_avals[len(ct_leaves):]]

@@ -71,17 +71,19 @@ def _same_types(a: Sequence[Aval], b: Sequence[Aval]) -> bool:
 
 
 class _Body:
-    """One function to trace: on leaves of ``in_tree`` with ``in_avals`` (paths name them)."""
+    """One function to trace: on leaves of ``in_tree`` with ``in_avals`` (paths name them), for
+    the construct ``traced_for`` (as jax's tracer errors name it)."""
 
-    def __init__(self, fun: Callable[..., Any], in_tree: Any, in_avals: Sequence[Aval],
-                 paths: Sequence[str], unpack: Callable[[Any], tuple[Any, ...]] = lambda x: (x,)) -> None:
+    def __init__(self, fun: Callable[..., Any], in_tree: Any, in_avals: Sequence[Aval], paths: Sequence[str],
+                 traced_for: str, unpack: Callable[[Any], tuple[Any, ...]] = lambda x: (x,)) -> None:
         self.fun, self.in_tree, self.in_avals, self.paths, self.unpack = fun, in_tree, in_avals, paths, unpack
+        self.traced_for = traced_for
 
     def trace(self, parent: Trace) -> SubFunction:
         def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
             return self.unpack(tree_util.tree_unflatten(self.in_tree, tracers)), {}
 
-        return trace_subfunction(self.fun, build_args, self.in_avals, self.paths, parent)
+        return trace_subfunction(self.fun, build_args, self.in_avals, self.paths, parent, self.traced_for)
 
 
 def _trace_bodies(trace: Trace, bodies: Sequence[_Body]) -> tuple[list[SubFunction], list[Tracer]]:
@@ -151,7 +153,7 @@ def _scalar_selector(value: Any, what: str, argument: str) -> Aval:
 def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]], operands: tuple,
               names: Sequence[str], api: str) -> Any:
     leaves, tree, avals, paths = _flatten(operands, "operand")
-    bodies = [_Body(b, tree, avals, paths, unpack=tuple) for b in branches]
+    bodies = [_Body(b, tree, avals, paths, api, unpack=tuple) for b in branches]
     subs, consts = _trace_bodies(trace, bodies)
     first = subs[0]
     for name, sub in zip(names[1:], subs[1:], strict=True):
@@ -266,8 +268,9 @@ def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], 
     def run(trace: Trace, init_val: Any) -> Any:
         leaves, tree, avals, paths = _flatten(init_val, name)
         while True:
-            (cond_sub, body_sub), consts = _trace_bodies(trace, [_Body(cond_fun, tree, avals, paths),
-                                                                 _Body(body_fun, tree, avals, paths)])
+            bodies = [_Body(cond_fun, tree, avals, paths, "while_cond"),
+                      _Body(body_fun, tree, avals, paths, "while_body")]
+            (cond_sub, body_sub), consts = _trace_bodies(trace, bodies)
             if body_sub.out_tree != tree or not _promote_weak_carry(trace, leaves, avals, body_sub.out_avals):
                 break
             _discard(trace, [cond_sub, body_sub])
@@ -326,7 +329,7 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
         n = len(carry_leaves)
         while True:
             body = _Body(_pair_returning(f), in_tree, [*carry_avals, *slice_avals],
-                         [*carry_paths, *(p + "[i]" for p in x_paths)], unpack=tuple)
+                         [*carry_paths, *(p + "[i]" for p in x_paths)], "scan", unpack=tuple)
             (sub,), consts = _trace_bodies(trace, [body])
             carry_out_tree, y_tree = sub.out_tree.children()
             if carry_out_tree != carry_tree or \

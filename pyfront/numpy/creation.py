@@ -133,7 +133,7 @@ empty_like = _filled_like("empty_like", 0)
 def _concrete_scalar(name: str, value: Any) -> Any:
     """A concrete scalar argument of arange (a traced one cannot size the result)."""
     if isinstance(value, Tracer):  # known under grad outside jit (concrete mode); else JAX's error
-        value = value._concrete(f"a concrete value (mlax.numpy.arange argument '{name}')")[()]
+        value = value._concrete("value", context=f"It arose in the mlax.numpy.arange argument '{name}'")[()]
     if np.ndim(to_numpy(value) if hasattr(value, "aval") else value) != 0:
         raise ValueError(f"mlax.numpy.arange: arguments must be scalars; got {name}={value!r}{where()}")
     return value.item() if hasattr(value, "aval") else value

@@ -30,10 +30,11 @@ from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.array import Array
 from mlax.core import Tracer, to_numpy, with_weak_type
-from mlax.errors import ConcretizationTypeError
+from mlax.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from mlax.lax.indexing import mode_name
 from mlax.numpy.util import asarray
 from mlax.source_info import where
+from mlax.tracer_text import jax_aval
 
 __all__ = ["take", "take_along_axis"]
 
@@ -326,10 +327,9 @@ def _mask_indices(mask: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
         try:
             mask = to_numpy(mask)
         except ConcretizationTypeError as err:  # chained: a concrete retrace would know it
-            raise IndexError(f"Array boolean indices must be concrete; got {mask.aval}. A boolean mask "
-                             f"gives a shape that depends on its values; use mlax.numpy.where (e.g. "
-                             f"jnp.where(mask, x, 0)) instead. (JAX: NonConcreteBooleanIndexError)"
-                             f"{where()}") from err
+            raise NonConcreteBooleanIndexError(  # jax's text, then mlax's advice
+                f"{jax_aval(mask.aval)}\nA boolean mask gives a shape that depends on its values; use "
+                f"mlax.numpy.where (e.g. jnp.where(mask, x, 0)) instead.{where()}") from err
     mask = np.asarray(mask)
     if mask.ndim == 0:
         return ()

@@ -274,7 +274,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # no
 def _checked_fit_inputs(x: Any, y: Any, deg: Any, w: Any) -> tuple[Any, Any, int]:
     check_arraylike("polyfit", x, y, *(() if w is None else (w,)))
     x, y = asarray(x), asarray(y)
-    if operator.index(deg) < 0:  # a traced deg raises ConcretizationTypeError here, as in jnp
+    if operator.index(deg) < 0:  # a traced deg raises TracerIntegerConversionError here
         raise ValueError(f"mlax.numpy.polyfit: expected deg >= 0{where()}")
     if x.ndim != 1:
         raise TypeError(f"mlax.numpy.polyfit: expected 1D vector for x{where()}")

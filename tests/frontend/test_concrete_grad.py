@@ -131,7 +131,7 @@ def test_under_jit_the_error_stays() -> None:
     f = _piecewise(mnp)
     with pytest.raises(jax.errors.ConcretizationTypeError):
         jax.jit(jax.grad(_piecewise(jnp)))(np.float32(1.0))
-    with pytest.raises(mlax.ConcretizationTypeError, match=r"bool\(\) conversion of a traced array"):
+    with pytest.raises(jax.errors.TracerBoolConversionError, match=r"Attempted boolean conversion of traced"):
         mlax.jit(mlax.grad(f))(np.float32(1.0))
     with pytest.raises(mlax.ConcretizationTypeError):  # a constant inside jit stays abstract too, as jax
         mlax.jit(lambda y: y * mlax.grad(f)(2.0))(np.float32(1.0))
@@ -161,9 +161,10 @@ def test_conversions_that_drop_derivatives_are_refused(rng: np.random.Generator)
     x = np.float32(rng.uniform(1.0, 2.0))
     for bad in (lambda x: x * float(x), lambda x: x * float(x * 0 + 1), lambda x: x * x.tolist(),
                 lambda x: x * np.asarray(x), lambda x: x * complex(x).real):
-        with pytest.raises((jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError)):
+        expected = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError)
+        with pytest.raises(expected) as jax_error:
             jax.grad(bad)(x)
-        with pytest.raises(mlax.ConcretizationTypeError):
+        with pytest.raises(jax_error.type):  # jax's class: TracerArrayConversionError for np.asarray
             mlax.grad(bad)(x)
     for good, jgood in ((lambda x, n: x * float(n), None), (lambda x, n: x * np.asarray(n), None),
                         (lambda x, n: x * float(mlax.lax.stop_gradient(x)), lambda x, n: x * float(

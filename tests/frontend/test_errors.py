@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import operator
+
+import jax
 import ml_dtypes
 import numpy as np
 import pytest
@@ -17,26 +20,52 @@ def test_if_on_traced_value_names_value_and_fix() -> None:
             return x
         return -x
 
-    with pytest.raises(mlax.ConcretizationTypeError) as info:
+    with pytest.raises(jax.errors.TracerBoolConversionError) as info:
         mlax.jit(relu_branchy)(np.float32(1.0))
+    assert type(info.value) is jax.errors.TracerBoolConversionError  # jax's class, as jax raises it
     message = str(info.value)
-    assert "bool()" in message
-    assert "relu_branchy" in message
+    assert message.startswith("Attempted boolean conversion of traced array with shape bool[].")
+    assert "tracing the function test_if_on_traced_value_names_value_and_fix.<locals>.relu_branchy" in message
+    assert "depends on the value of the argument x." in message
     assert "test_errors.py" in message  # where the value was made
     assert "mlax.lax.cond" in message and "static_argnums" in message
 
 
-@pytest.mark.parametrize("conversion, call", [
-    ("int()", int), ("float()", float), ("bool()", bool),
-    ("NumPy array", np.asarray), (".item()", lambda t: t.item()),
-])
-def test_concretization_of_arguments(conversion: str, call) -> None:
-    def f(x):
-        return call(x)
+@pytest.mark.parametrize("call", [int, float, bool, complex, np.asarray, range, operator.index, hex,
+                                  lambda t: t.item(), lambda t: t.tolist()])
+def test_concretization_errors_are_jaxs(call) -> None:
+    """Each conversion raises the class jax raises (jax.errors' own, so ``except`` clauses and
+    ``type(e) is`` checks written for jax hold), naming the argument the value depends on."""
+    with pytest.raises(TypeError) as expected:
+        jax.jit(lambda x: call(x))(np.int32(2))
+    with pytest.raises(TypeError) as got:
+        mlax.jit(lambda x: call(x))(np.int32(2))
+    assert type(got.value) is type(expected.value)
+    first_line = str(expected.value).splitlines()[0]
+    assert str(got.value).splitlines()[0] == first_line
+    assert "depends on the value of the argument x." in str(got.value)
 
-    with pytest.raises(mlax.ConcretizationTypeError, match=r"argument x") as info:
-        mlax.jit(f)(np.float32(2.0))
-    assert conversion in str(info.value)
+
+def test_derived_values_name_every_argument_they_depend_on() -> None:
+    def f(x, y, z):
+        return bool(abs(x) * y + 1)  # operators: the same on jax's tracers and mlax's
+
+    with pytest.raises(jax.errors.TracerBoolConversionError) as expected:
+        jax.jit(f)(np.float32(1.0), np.float32(2.0), np.float32(3.0))
+    with pytest.raises(jax.errors.TracerBoolConversionError) as got:
+        mlax.jit(f)(np.float32(1.0), np.float32(2.0), np.float32(3.0))
+    sentence = "depends on the values of the arguments x and y."
+    assert sentence in str(expected.value) and sentence in str(got.value)
+
+
+def test_boolean_mask_under_jit_is_jaxs_error() -> None:
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(jax.errors.NonConcreteBooleanIndexError) as expected:
+        jax.jit(lambda x: x[x > 1])(x)
+    with pytest.raises(jax.errors.NonConcreteBooleanIndexError) as got:
+        mlax.jit(lambda x: x[x > 1])(x)
+    assert type(got.value) is type(expected.value)
+    assert str(got.value).startswith("Array boolean indices must be concrete; got bool[4]\n")
 
 
 def test_tracer_is_unhashable() -> None:

@@ -2,7 +2,11 @@
 jax.random: the same key gives the same samples -- integers and the discrete samplers bit for
 bit, floats within a few ulp (a transcendental function rounding differently, wald within the
 cancellation of its formula) -- eagerly, under mlax.jit on every backend, under mlax.vmap over
-keys, in float32 and float64; gradients of the gamma family against jax's; jax's errors."""
+keys, in float32 and float64; gradients of the gamma family against jax's; jax's errors.
+
+Programs holding the gamma family's rejection loops take 15-60 s each to compile on two shared
+cores; the default run keeps one of each kind (jit, eager, vmap, x64, grad) and the broader
+mixes (parameter broadcasting, typed keys, zero sizes, the gamma-based samplers) are slow."""
 
 from __future__ import annotations
 
@@ -89,6 +93,7 @@ def test_same_key_same_samples_gamma_based(name: str) -> None:
     _compare(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["t", "dirichlet"])
 def test_gamma_based_one_seed(name: str) -> None:
     _compare(name, seeds=(3,))
@@ -135,6 +140,7 @@ def test_narrow_float_dtypes(dtype: Any) -> None:
         assert_samples(actual, e, 2)
 
 
+@pytest.mark.slow
 def test_parameter_broadcasting() -> None:
     """Parameters broadcast to ``shape`` (or, with shape None, to each other), as in jax."""
     col, row = A[:, :1], A[0]
@@ -198,6 +204,7 @@ def test_grad_against_finite_differences(x64: None) -> None:
     np.testing.assert_allclose(grad, -df_da / df_dx, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_zero_size_and_scalar_shapes() -> None:
     draw = lambda r, k: [r.gamma(k, 2.0), r.gamma(k, np.ones((0, 3), np.float32)), r.poisson(k, 3.0, (0,)),  # noqa: E731
                          r.exponential(k, (2, 0)), r.binomial(k, 5.0, 0.5)]
@@ -206,6 +213,7 @@ def test_zero_size_and_scalar_shapes() -> None:
         assert_samples(actual, e, 4)
 
 
+@pytest.mark.slow
 def test_typed_keys() -> None:
     """Typed keys (mlax.random.key, and jax's own) draw what their data draws, eagerly, under jit
     (through gamma's custom_jvp) and under vmap."""

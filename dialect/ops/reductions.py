@@ -27,6 +27,7 @@ from mlax.dialect.ops.common import (
     op_value_error,
     require_dtype,
 )
+from mlax.dialect.ops.elementwise import maximum, minimum
 from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
@@ -116,7 +117,11 @@ _FLOAT_ORDER = ("Integers wrap. Float accumulation order is implementation-defin
 _SUM_ORDER = ("Integers wrap. Float accumulation order is implementation-defined; the reference "
               "accumulates f16/bf16 in f32, and f32 sums of more than 256 elements in f64 (complex64 "
               "in complex128), and rounds once.")
-_EXTREME = "NaN propagates (any NaN gives NaN); `-0.0 < +0.0`. On booleans it is logical {}."
+_EXTREME = ("NaN propagates (any NaN gives NaN); `-0.0 < +0.0`. On booleans it is logical {}. "
+            "Complex numbers compare lexicographically (real part, then imaginary) as in JAX, "
+            "where a comparison with a NaN part is false: the elements are combined one by one "
+            "in row-major order from the identity, as XLA does, and an element with a NaN part "
+            "stands until a later one replaces it.")
 _BITWISE = "Bitwise {} on integers, logical {} on booleans."
 _REDUCE_NOTES = {
     "sum": _SUM_ORDER,
@@ -126,6 +131,19 @@ _REDUCE_NOTES = {
     "and": _BITWISE.format("and", "and"),
     "or": _BITWISE.format("or", "or"),
 }
+
+
+def _complex_extreme_fold(kind: str, x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """Complex max/min over ``dims`` with a NaN among the parts: jax's lexicographic order is
+    not associative there, so the elements are combined as XLA combines them, one by one in
+    row-major order from the identity (NumPy's reduce would give NaN wherever one is met)."""
+    combine = maximum if kind == "max" else minimum
+    kept = [d for d in range(x.ndim) if d not in dims]
+    rows = np.transpose(x, kept + list(dims)).reshape(*[x.shape[d] for d in kept], -1)
+    result = np.full(rows.shape[:-1], MONOIDS[kind].identity(x.dtype), x.dtype)
+    for i in range(rows.shape[-1]):
+        result = combine(result, rows[..., i])
+    return result
 
 
 def define_reduce(kind: str) -> None:
@@ -142,6 +160,8 @@ def define_reduce(kind: str) -> None:
         dims = tuple(dimensions)
         if not dims:
             return x.copy()
+        if kind in ("max", "min") and dtypes.is_complex(x.dtype) and np.isnan(x).any():
+            return _complex_extreme_fold(kind, x, dims)
         work = _accumulator_dtype(kind, x.dtype, math.prod(x.shape[d] for d in dims))
         xs = x.astype(work, copy=False)
         out = monoid.ufunc.reduce(xs, axis=dims, dtype=work, initial=monoid.identity(work))

@@ -64,8 +64,8 @@ def _reassociable(body: Body) -> Body:
     the combiner lets LLVM keep several partial results in vector lanes (a sequential float
     sum does not vectorize). Only the reductions get it, not the cumulative ops."""
 
-    def combine(x: ir.Value, acc: ir.Value) -> ir.Value:
-        value = body(x, acc)
+    def combine(acc: ir.Value, x: ir.Value) -> ir.Value:
+        value = body(acc, x)
         if is_float(x.type):
             value.owner.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<reassoc>")
         return value
@@ -111,7 +111,9 @@ def _reduce(kind: str) -> Rule:
         with ir.InsertionPoint(block):
             x, acc = block.arguments
             widen = arith.extf if is_float(t) else arith.extui
-            linalg.yield_([combine(x if work == t else widen(work, x), acc)])
+            # (accumulator, element), as XLA's reduce body: complex max/min is not commutative
+            # where a part is NaN (the later element wins), every other combiner is
+            linalg.yield_([combine(acc, x if work == t else widen(work, x))])
         if work == t:
             return reduce.result
         narrow = arith.truncf if is_float(t) else arith.trunci

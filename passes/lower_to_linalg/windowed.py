@@ -126,7 +126,7 @@ def _reduce_window(kind: str) -> Rule:
         reads = _window_exprs(out, offsets, i64_array(op, "window_strides"), i64_array(op, "window_dilation"))
         init = linalg.fill(scalar(work, identity(work)), outs=[tensor.empty(result.shape, work)])
         reduced = _reduction([padded, window], [reads, offsets, out], init, 2 * rank, rank,
-                             lambda x, _, acc: combine(x, acc))
+                             lambda x, _, acc: combine(acc, x))  # as XLA's reduce_window body
         return _narrow(reduced, t)
 
     return rule

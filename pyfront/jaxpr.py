@@ -54,14 +54,15 @@ def _named(name: str) -> Rename:
 
 def _dot_general(params: dict[str, Any], invars: list[Atom], weak: bool) -> tuple[str, dict[str, Any],
                                                                                   list[Atom]]:
-    """dot_general's params as jax's printer shows them: dimension numbers as lists, no default
-    precision."""
+    """dot_general's params as jax's: dimension numbers as lists, precision None for the default
+    (which jax's printer leaves out)."""
     numbers = ((list(params["lhs_contracting_dimensions"]), list(params["rhs_contracting_dimensions"])),
                (list(params["lhs_batch_dimensions"]), list(params["rhs_batch_dimensions"])))
-    shown: dict[str, Any] = {"dimension_numbers": numbers}
-    if any(p != "DEFAULT" for p in params["precision"]):
-        shown["precision"] = tuple(Precision[p] for p in params["precision"])
-    shown["preferred_element_type"] = params["result_dtype"]
+    precision = params["precision"]
+    default = all(p == "DEFAULT" for p in precision)
+    shown: dict[str, Any] = {"dimension_numbers": numbers,
+                             "precision": None if default else tuple(Precision[p] for p in precision),
+                             "preferred_element_type": params["result_dtype"]}
     return "dot_general", shown, invars
 
 

@@ -168,8 +168,8 @@ def test_structure_and_params() -> None:
     assert [str(e.primitive) for e in jaxpr.eqns] == names
     dot, total, gt, convert = jaxpr.eqns
     assert dot.primitive.name == "dot_general" and dot.invars == jaxpr.invars
-    # jax's params as its printer shows them (dimension numbers as lists, no default precision)
-    assert dot.params == {"dimension_numbers": (([1], [0]), ([], [])),
+    # jax's params (dimension numbers as lists, precision None for the default, which its printer omits)
+    assert dot.params == {"dimension_numbers": (([1], [0]), ([], [])), "precision": None,
                           "preferred_element_type": np.dtype(F32)}
     assert total.params == {"dimensions": (1,)} and total.invars == dot.outvars
     assert gt.params == {} and gt.outvars[0].aval == ShapedArray((2,), np.bool_)

@@ -68,6 +68,8 @@ def custom_vjp_rules(m: Any, bwd: Callable[..., Any]) -> Any:
 
 
 CONCRETIZATION = mlax.ConcretizationTypeError
+INDEX_CONVERSION = jax.errors.TracerIntegerConversionError
+ARRAY_CONVERSION = jax.errors.TracerArrayConversionError
 UNEXPECTED_TRACER = mlax.UnexpectedTracerError
 JAX_TYPES = {CONCRETIZATION: jax.errors.ConcretizationTypeError,
              UNEXPECTED_TRACER: jax.errors.UnexpectedTracerError}
@@ -410,12 +412,12 @@ CASES: dict[str, Case] = {
     "index_string": Case(lambda m: m.numpy.asarray(X3)["a"], TypeError, "index"),
     # ---- Python control flow on traced values
     "if_on_tracer": Case(lambda m: m.jit(lambda x: x if x > 0 else -x)(1.0), CONCRETIZATION, "lax.cond"),
-    "int_of_tracer": Case(lambda m: m.jit(lambda x: int(x))(1.0), CONCRETIZATION, "int()"),
-    "range_of_tracer": Case(lambda m: m.jit(lambda n: list(range(n)))(3), CONCRETIZATION, "index", TypeError),
+    "int_of_tracer": Case(lambda m: m.jit(lambda x: int(x))(1.0), CONCRETIZATION, "`int` function"),
+    "range_of_tracer": Case(lambda m: m.jit(lambda n: list(range(n)))(3), INDEX_CONVERSION, "__index__"),
     "escaped_tracer": Case(
         lambda m: (lambda box: (m.jit(lambda x: box.append(x) or x)(1.0), box[0] + 1))([]),
         UNEXPECTED_TRACER, "outside of it"),
-    "numpy_of_tracer": Case(lambda m: m.jit(lambda x: np.asarray(x))(X3), CONCRETIZATION, "NumPy", TypeError),
+    "numpy_of_tracer": Case(lambda m: m.jit(lambda x: np.asarray(x))(X3), ARRAY_CONVERSION, "__array__"),
     "if_on_tracer_in_vmap": Case(lambda m: m.vmap(lambda x: x if x > 0 else -x)(X3), CONCRETIZATION, "bool"),
     "while_on_tracer_in_scan": Case(
         lambda m: m.lax.scan(lambda c, x: (c, 1.0 if x else 0.0), 0.0, X3),

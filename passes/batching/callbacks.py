@@ -78,10 +78,11 @@ def _unrolled(
         for i in range(size)
     ]
     if size == 0:
-        return [
-            e.zeros(ir.RankedTensorType.get([0, *spec(t).shape], spec(t).to_mlir().element_type))
-            for t in results
-        ]
+        with e.location:  # building a type reports its errors at a location
+            return [
+                e.zeros(ir.RankedTensorType.get([0, *spec(t).shape], spec(t).to_mlir().element_type))
+                for t in results
+            ]
     return [_stack(e, [outs[k] for outs in calls]) for k in range(len(results))]
 
 

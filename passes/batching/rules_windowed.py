@@ -37,7 +37,9 @@ def _conv(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[
     lhs, rhs = operands
     if size == 0:
         out = spec(op.results[0])
-        return [e.zeros(TensorSpec((0, *out.shape), out.dtype).to_mlir())]
+        with e.location:
+            empty = TensorSpec((0, *out.shape), out.dtype).to_mlir()
+        return [e.zeros(empty)]
     if all(batched):
         if bg > 1:
             lhs, bg = into(e, 0, lhs_spec[0], lhs), bg * size

@@ -182,6 +182,20 @@ def test_vmap(rng: np.random.Generator) -> None:
     assert_same(mlax.vmap(pool(lax), in_axes=1)(x[:, 0]), jax.vmap(pool(jlax), in_axes=1)(x[:, 0]))
 
 
+
+def test_vmap_over_an_empty_batch() -> None:
+    """A grouped convolution vmapped over a batch of size 0 (the fuzzer's reproducer: the rule's
+    empty result type was built without a location, an internal error)."""
+    x, w = np.zeros((1, 0, 2, 3), F32), np.ones((4, 1, 2), F32)
+
+    def conv(module: Any) -> Any:
+        return lambda a, b: module.conv_general_dilated(a, b, (1,), ((0, 1),), (1,), (1,),
+                                                        feature_group_count=2)
+
+    want = jax.jit(jax.vmap(conv(jlax), in_axes=(1, None)))(x, w)
+    for backend in ("interpreter", "cpu", "xla"):
+        assert_same(mlax.jit(mlax.vmap(conv(lax), in_axes=(1, None)), backend=backend)(x, w), want)
+
 ERRORS = [
     (lambda: lax.reduce_window(np.ones(3, F32), 0.0, lax.mul, (2,)), NotImplementedError,
      r"mlax\.lax\.reduce_window: computation .* is not supported"),

@@ -124,13 +124,22 @@ def _call_batched(op: ir.Operation, callee: ir.Operation, args: list[ir.Value], 
     return list(call.results), out_flags
 
 
+def _element_type(value: ir.Value) -> ir.Type:
+    return ir.RankedTensorType(value.type).element_type
+
+
 def _apply_rule(op: ir.Operation, args: list[ir.Value], flags: list[bool], size: int,
                 point: ir.InsertionPoint) -> list[ir.Value]:
     name = op.name.removeprefix("mlax.")
     rule = BATCH_RULES.get(name) if op.name.startswith("mlax.") else None
     if rule is None:
         raise PassFailure(f"mlax-batch: no batching rule for {op.name} yet", op.location)
-    outs = rule(Emitter(point, op.location), op, args, flags, size)
+    emitter = Emitter(point, op.location)
+    if size == 0:  # every result is empty: no rule needs to see a batch of nothing
+        with op.location:
+            return [emitter.zeros(ir.RankedTensorType.get([0, *spec(r).shape], _element_type(r)))
+                    for r in op.results]
+    outs = rule(emitter, op, args, flags, size)
     for result, out in zip(op.results, outs, strict=True):
         expected = [size, *spec(result).shape]
         if list(spec(out).shape) != expected or spec(out).dtype != spec(result).dtype:

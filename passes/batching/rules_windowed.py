@@ -14,7 +14,6 @@ from collections.abc import Callable
 from mlir import ir
 
 from mlax.dialect import read_attributes
-from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.autodiff.transpose_rules_windowed import reshape_axis_into as into
 from mlax.passes.autodiff.transpose_rules_windowed import reshape_axis_out_of as out_of
@@ -35,11 +34,6 @@ def _conv(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[
     lhs_spec, rhs_spec, out_spec = a["lhs_spec"], a["rhs_spec"], a["out_spec"]
     fg, bg = a["feature_group_count"], a["batch_group_count"]
     lhs, rhs = operands
-    if size == 0:
-        out = spec(op.results[0])
-        with e.location:
-            empty = TensorSpec((0, *out.shape), out.dtype).to_mlir()
-        return [e.zeros(empty)]
     if all(batched):
         if bg > 1:
             lhs, bg = into(e, 0, lhs_spec[0], lhs), bg * size

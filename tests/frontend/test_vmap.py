@@ -76,6 +76,22 @@ def test_unbatched_output_is_broadcast(rng: np.random.Generator) -> None:
     assert_same(mlax.vmap(lambda x: mnp.ones(3))(x), jax.vmap(lambda x: jnp.ones(3))(x))
 
 
+def test_a_batch_of_size_zero_gives_empty_results() -> None:
+    """Every op under a vmap over zero examples gives an empty result without asking its rule
+    (the fuzzer's reproducers: a gather's slice and a grouped convolution's type were invalid
+    for a batch of nothing), as jax."""
+    x, i = np.zeros((0, 2, 5, 1), np.float32), np.zeros((3, 0), np.int32)
+
+    def f(module: object) -> object:
+        numpy = module.numpy  # type: ignore[attr-defined]
+        return module.vmap(lambda a, b: numpy.var(numpy.tanh(numpy.take(a, b, axis=2, mode="fill")), axis=1),
+                           in_axes=(0, 1))  # type: ignore[attr-defined]
+
+    want = jax.jit(f(jax))(x, i)
+    for backend in ("interpreter", "cpu", "xla"):
+        assert_same(mlax.jit(f(mlax), backend=backend)(x, i), want)
+
+
 def test_inconsistent_sizes_name_the_arguments() -> None:
     with pytest.raises(ValueError, match=r"(?s)inconsistent sizes.*argument x of.*argument y of"):
         mlax.vmap(lambda x, y: x + y)(np.ones(3, np.float32), np.ones(4, np.float32))

@@ -55,10 +55,6 @@ def test_conv_groups(lhs: tuple, rhs: tuple, groups: dict[str, int], batched: li
     _check_conv(_conv_attrs(**groups), [lhs, rhs], batched, 3, rng)
 
 
-def test_conv_empty_batch(rng: np.random.Generator) -> None:
-    _check_conv(_conv_attrs(), [(3, 5, 2), (2, 4, 3)], [True, True], 0, rng)
-
-
 @pytest.mark.parametrize("kind", ["sum", "max", "min"])
 @pytest.mark.parametrize("size", [1, 3])
 def test_reduce_window(kind: str, size: int, rng: np.random.Generator) -> None:

@@ -31,6 +31,10 @@ gradients) is checked against jax's with ``assert_allclose``-style tolerances fo
 over 1M elements are compared on an evenly strided subset of 1M). A system that fails shows
 the last line of its error in its column.
 
+``--profile DIR`` runs each case's mlax step (native CPU) ``--repeats`` times (default 3) under
+``mlax.profiler.kernel_profile()`` instead, after one untimed call, and writes where its time
+went, kernel by kernel (``DIR/<case>.txt``), and its trace (``DIR/<case>.trace.json``, Perfetto).
+
 ``--loaded`` starts one spinning process pinned to the last core for the whole run (the
 benchmarked processes are not pinned): the times of a machine where another job holds a core.
 Not part of the tests: nothing here asserts on time.
@@ -103,16 +107,18 @@ def _adamw(lib: Any, loss: Callable[..., Any], lr: float = 1e-3, b1: float = 0.9
     return step
 
 
-# -- 1. transformer block ----------------------------------------------------------------------
+# -- 1. transformer blocks ---------------------------------------------------------------------
 
 BATCH, SEQ, WIDTH, HEADS, HIDDEN, VOCAB = 8, 128, 256, 4, 1024, 256
+DECODER_LAYERS, DECODER_SEQ = 4, 256
 
 
-def _transformer_loss(lib: Any) -> Callable[..., Any]:
-    """Token + position embedding, one pre-LN block (causal attention, tanh-GELU MLP), a final
-    layer norm and a readout to VOCAB classes, softmax cross-entropy on the labels."""
+def _transformer_loss(lib: Any, seq: int = SEQ) -> Callable[..., Any]:
+    """Token + position embedding, pre-LN blocks (causal attention, tanh-GELU MLP; as many as
+    the parameters have), a final layer norm and a readout to VOCAB classes, softmax
+    cross-entropy on the labels."""
     np_ = lib.numpy
-    causal = np.tril(np.ones((SEQ, SEQ), bool))
+    causal = np.tril(np.ones((seq, seq), bool))
 
     def layer_norm(x: Any, gain: Any, bias: Any) -> Any:
         mean = np_.mean(x, axis=-1, keepdims=True)
@@ -131,35 +137,108 @@ def _transformer_loss(lib: Any) -> Callable[..., Any]:
         weights = scores / np_.sum(scores, axis=-1, keepdims=True)
         return np_.einsum("bhts,bshd->bthd", weights, v).reshape(b, t, d) @ p["wo"]
 
+    def block(x: Any, p: Params) -> Any:
+        x = x + attention(layer_norm(x, p["ln1_g"], p["ln1_b"]), p)
+        return x + gelu(layer_norm(x, p["ln2_g"], p["ln2_b"]) @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+
     def loss(p: Params, tokens: Any, labels: Any) -> Any:
         x = p["embed"][tokens] + p["pos"]
-        x = x + attention(layer_norm(x, p["ln1_g"], p["ln1_b"]), p)
-        x = x + gelu(layer_norm(x, p["ln2_g"], p["ln2_b"]) @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+        for block_params in p["blocks"]:
+            x = block(x, block_params)
         return _cross_entropy(lib, layer_norm(x, p["lnf_g"], p["lnf_b"]) @ p["head"], labels)
     return loss
 
 
-def _transformer_step(lib: Any) -> Callable[..., Any]:
-    return _adamw(lib, _transformer_loss(lib))
+def _transformer_step(lib: Any, seq: int = SEQ) -> Callable[..., Any]:
+    return _adamw(lib, _transformer_loss(lib, seq))
 
 
-def _transformer_inputs() -> tuple[Any, ...]:
+def _transformer_inputs(layers: int = 1, seq: int = SEQ) -> tuple[Any, ...]:
     rng = np.random.default_rng(0)
     d = WIDTH
     ones, zeros = np.ones(d, np.float32), np.zeros(d, np.float32)
-    params = {"embed": _normal(rng, VOCAB, d, scale=0.02), "pos": _normal(rng, SEQ, d, scale=0.02),
-              "ln1_g": ones, "ln1_b": zeros, "ln2_g": ones, "ln2_b": zeros, "lnf_g": ones, "lnf_b": zeros,
-              "wqkv": _normal(rng, d, 3 * d, scale=d ** -0.5), "wo": _normal(rng, d, d, scale=d ** -0.5),
-              "w1": _normal(rng, d, HIDDEN, scale=d ** -0.5), "b1": np.zeros(HIDDEN, np.float32),
-              "w2": _normal(rng, HIDDEN, d, scale=HIDDEN ** -0.5), "b2": zeros,
+    blocks = [{"ln1_g": ones, "ln1_b": zeros, "ln2_g": ones, "ln2_b": zeros,
+               "wqkv": _normal(rng, d, 3 * d, scale=d ** -0.5), "wo": _normal(rng, d, d, scale=d ** -0.5),
+               "w1": _normal(rng, d, HIDDEN, scale=d ** -0.5), "b1": np.zeros(HIDDEN, np.float32),
+               "w2": _normal(rng, HIDDEN, d, scale=HIDDEN ** -0.5), "b2": zeros} for _ in range(layers)]
+    params = {"embed": _normal(rng, VOCAB, d, scale=0.02), "pos": _normal(rng, seq, d, scale=0.02),
+              "blocks": blocks, "lnf_g": ones, "lnf_b": zeros,
               "head": _normal(rng, d, VOCAB, scale=d ** -0.5)}
     # the optimizer state of a run some steps in, so the update is not Adam's sign-like first step
-    state = {"t": np.float32(10.0),
-             "m": {k: _normal(rng, *v.shape, scale=1e-3) for k, v in params.items()},
-             "v": {k: rng.uniform(1e-7, 1e-6, v.shape).astype(np.float32) for k, v in params.items()}}
-    tokens = rng.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int32)
-    labels = rng.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int32)
+    state = {"t": np.float32(10.0), "m": _map_arrays(lambda v: _normal(rng, *v.shape, scale=1e-3), params),
+             "v": _map_arrays(lambda v: rng.uniform(1e-7, 1e-6, v.shape).astype(np.float32), params)}
+    tokens = rng.integers(0, VOCAB, (BATCH, seq)).astype(np.int32)
+    labels = rng.integers(0, VOCAB, (BATCH, seq)).astype(np.int32)
     return params, state, tokens, labels
+
+
+def _map_arrays(f: Callable[[np.ndarray], np.ndarray], tree: Any) -> Any:
+    """``f`` on each array of a tree of dicts and lists (inputs are made before either system
+    is imported, so without their tree_map)."""
+    if isinstance(tree, dict):
+        return {k: _map_arrays(f, v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_map_arrays(f, v) for v in tree]
+    return f(tree)
+
+
+# -- 1b. a flax.linen transformer trained with optax (library code, unchanged) ------------------
+
+
+def _flax_model_and_optimizer(lib: Any) -> tuple[Any, Any]:
+    """Two pre-LN flax.linen blocks (SelfAttention with a causal mask, Dense-GELU-Dense),
+    embeddings and a readout, and optax's adamw; ``lib`` is jax, or mlax installed as jax."""
+    import flax.linen as nn
+    import optax
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x: Any) -> Any:
+            mask = nn.make_causal_mask(lib.numpy.ones(x.shape[:2], lib.numpy.int32))
+            x = x + nn.SelfAttention(num_heads=HEADS, qkv_features=WIDTH)(nn.LayerNorm()(x), mask=mask)
+            return x + nn.Dense(WIDTH)(nn.gelu(nn.Dense(HIDDEN)(nn.LayerNorm()(x))))
+
+    class Transformer(nn.Module):
+        @nn.compact
+        def __call__(self, tokens: Any) -> Any:
+            x = nn.Embed(VOCAB, WIDTH)(tokens) + self.param("pos", nn.initializers.normal(0.02), (SEQ, WIDTH))
+            for _ in range(2):
+                x = Block()(x)
+            return nn.Dense(VOCAB)(nn.LayerNorm()(x))
+
+    return Transformer(), optax.adamw(1e-3, weight_decay=0.01)
+
+
+def _flax_step(lib: Any) -> Callable[..., Any]:
+    import optax
+
+    model, optimizer = _flax_model_and_optimizer(lib)
+
+    def loss(params: Any, tokens: Any, labels: Any) -> Any:
+        logits = model.apply(params, tokens)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+    def step(params: Any, state: Any, tokens: Any, labels: Any) -> tuple[Any, Any, Any]:
+        value, grads = lib.value_and_grad(loss)(params, tokens, labels)
+        updates, state = optimizer.update(grads, state, params)
+        return value, optax.apply_updates(params, updates), state
+    return step
+
+
+def _flax_inputs(lib: Any) -> tuple[Any, ...]:
+    """Parameters from the model's own init (jax's PRNG: the same bits on both systems), adam's
+    state as some steps in (seeded, so the update is not Adam's sign-like first step), and
+    seeded tokens and labels."""
+    model, optimizer = _flax_model_and_optimizer(lib)
+    rng = np.random.default_rng(0)
+    tokens, labels = (rng.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int32) for _ in range(2))
+    params = lib.tree_util.tree_map(np.asarray, model.init(lib.random.PRNGKey(0), tokens))
+    adam, *rest = optimizer.init(params)
+    tree_map = lib.tree_util.tree_map
+    adam = adam._replace(count=np.int32(10),
+                         mu=tree_map(lambda p: _normal(rng, *p.shape, scale=1e-3), params),
+                         nu=tree_map(lambda p: rng.uniform(1e-7, 1e-6, p.shape).astype(np.float32), params))
+    return params, (adam, *rest), tokens, labels
 
 
 # -- 2. per-example gradients ------------------------------------------------------------------
@@ -259,15 +338,24 @@ class Case:
     key: str
     name: str
     step: Callable[[Any], Callable[..., Any]]  # lib (mlax or jax) -> the function to jit
-    inputs: Callable[[], tuple[Any, ...]]  # seeded NumPy arguments (pytrees)
+    inputs: Callable[..., tuple[Any, ...]]  # seeded NumPy arguments (pytrees); of lib if ``library``
     repeats: int  # timed calls by default (the compile row: fresh jits)
     rtol: float = 1e-4
     atol: float = 1e-5
+    library: bool = False  # runs jax's libraries (flax, optax): mlax is installed as jax first
+
+    def arguments(self, lib: Any) -> tuple[Any, ...]:
+        return self.inputs(lib) if self.library else self.inputs()
 
 
 CASES = [
     Case("transformer", "transformer block train step, AdamW: B8 T128 D256 H4 MLP1024, 256 classes",
          _transformer_step, _transformer_inputs, 20),
+    Case("flax_transformer", "flax.linen transformer train step, optax adamw: 2 blocks, B8 T128 D256 H4",
+         _flax_step, _flax_inputs, 20, library=True),
+    Case("decoder", f"{DECODER_LAYERS}-layer decoder train step, AdamW: B8 T{DECODER_SEQ} D256 H4 MLP1024",
+         lambda lib: _transformer_step(lib, DECODER_SEQ),
+         lambda: _transformer_inputs(DECODER_LAYERS, DECODER_SEQ), 10),
     Case("per_example", "per-example grads jit(vmap(grad)), MLP 784-512-512-10, batch 256",
          _per_example_step, _per_example_inputs, 5),
     Case("cnn", "CNN train step, SGD: 128x32x32x3, conv 32-64-128 + max pool, dense 10",
@@ -286,12 +374,18 @@ _CHECKED = 1 << 20  # elements of a leaf compared at most
 SYSTEMS = ("mlax", "jax")
 
 
-def _import(system: str) -> Any:
+def _import(system: str, case: Case) -> Any:
+    """mlax or jax; for a case of jax's libraries, ``jax`` itself (mlax installed as jax first)."""
+    if case.library:
+        if system == "mlax":
+            importlib.import_module("mlax").install_as_jax()
+        return importlib.import_module("jax")
     return importlib.import_module(system)
 
 
 def _jit(lib: Any, function: Callable[..., Any], backend: str | None) -> Any:
-    return lib.jit(function, backend=backend) if lib.__name__ == "mlax" else lib.jit(function)
+    return lib.jit(function, backend=backend) if backend and lib.jit.__module__.startswith("mlax") \
+        else lib.jit(function)
 
 
 def _save(result: Any, lib: Any, path: str) -> None:
@@ -304,8 +398,8 @@ def serve(case: Case, system: str, out: str, backend: str | None) -> None:
     """The worker (``--one``): builds and warms the case, saves the checked result to ``out``
     (.npz) and says ``ready``; then each ``step`` line on stdin is answered with the seconds of
     one timed call, and when stdin closes it prints the peak memory in MB and exits."""
-    lib = _import(system)
-    args = lib.device_put(case.inputs())
+    lib = _import(system, case)
+    args = lib.device_put(case.arguments(lib))
     peaks: list[int] = []
     if case.key == "compile":
         harness.block(lib.jit(lambda x: x * 2 + 1)(np.ones(8, np.float32)))  # initializes the backend
@@ -450,6 +544,26 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def profile_case(case: Case, repeats: int, folder: str) -> None:
+    """Where the time of ``case``'s mlax step goes: its kernels over ``repeats`` calls."""
+    import json as json_module
+
+    import mlax
+
+    lib = _import("mlax", case)
+    args = lib.device_put(case.arguments(lib))
+    step = lib.jit(case.step(lib))
+    harness.block(step(*args))
+    with mlax.profiler.kernel_profile() as profile:
+        for _ in range(repeats):
+            harness.block(step(*args))
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{case.key}.txt"), "w") as f:
+        f.write(f"{case.name}\n{profile.table(top=30)}\n")
+    with open(os.path.join(folder, f"{case.key}.trace.json"), "w") as f:
+        json_module.dump(profile.chrome_trace(), f)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(_BY_KEY),
@@ -458,6 +572,7 @@ def main() -> None:
                         help="timed calls per case and system (default: per case)")
     parser.add_argument("--loaded", action="store_true", help="one spinning process pinned to the last core")
     parser.add_argument("--backend", choices=("cpu", "xla"), default=None, help="mlax's backend")
+    parser.add_argument("--profile", metavar="DIR", help="profile mlax's steps' kernels into DIR instead")
     parser.add_argument("--one", nargs=2, metavar=("CASE", "SYSTEM"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -468,6 +583,12 @@ def main() -> None:
     unknown = [key for key in args.cases.split(",") if key not in _BY_KEY]
     if unknown:
         parser.error(f"unknown cases {unknown}; known: {', '.join(_BY_KEY)}")
+    if args.profile:
+        for key in args.cases.split(","):
+            if key != "compile":
+                profile_case(_BY_KEY[key], args.repeats or 3, args.profile)
+                print(open(os.path.join(args.profile, f"{key}.txt")).read())
+        return
     began = time.perf_counter()
     rows = []
     with harness.load(args.loaded) as mode, tempfile.TemporaryDirectory() as folder:

@@ -62,3 +62,12 @@ def checked_callback_declarations(module: ir.Operation) -> dict[str, tuple[ir.Op
         except DeclarationError as error:
             raise PassFailure(str(error), declaration.location) from None
     return declarations
+
+# `mlax-profile-kernels` (mlax.profiler): the event buffer a profiled CPU program appends to,
+# ``int64_t[PROFILE_CAPACITY][3]`` rows of (kernel index, start ns, end ns), and its ``int64_t``
+# row count (events past the capacity are counted, not written); the runtime defines both.
+PROFILE_EVENTS = "mlax_profile_events"
+PROFILE_COUNT = "mlax_profile_count"
+PROFILE_CAPACITY = 1 << 17
+# The module attribute listing a profiled program's kernels, indexed as its events are.
+PROFILE_KERNELS_ATTRIBUTE = "mlax.profile_kernels"

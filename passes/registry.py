@@ -145,6 +145,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-partition": "mlax.passes.partition",
     "mlax-prefer-vector-width": "mlax.backends.cpu.prefer_vector_width",
     "mlax-private-fills": "mlax.backends.native.private_fills",
+    "mlax-profile-kernels": "mlax.backends.cpu.profile_kernels",
     "mlax-schedule-for-memory": "mlax.backends.native.schedule_for_memory",
     "mlax-simulate-devices": "mlax.passes.simulate_devices",
     "mlax-split-reductions": "mlax.backends.cpu.split_reductions",

@@ -104,3 +104,14 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+def _profile_if_asked() -> None:
+    """``MLAX_PROFILE=dir``: the native CPU kernels of the whole process, saved there at exit."""
+    import os
+
+    if os.environ.get("MLAX_PROFILE"):
+        importlib.import_module("mlax.profiler").profile_process(os.environ["MLAX_PROFILE"])
+
+
+_profile_if_asked()

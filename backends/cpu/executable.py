@@ -17,6 +17,7 @@ key, and executables of one program in a process share it (`_LINKED`).
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import sys
@@ -29,8 +30,9 @@ import mlir
 import numpy as np
 from mlir import ir
 
-from mlax.backends.cpu import CPU, disk_cache, orc
+from mlax.backends.cpu import CPU, disk_cache, kernel_events, orc
 from mlax.backends.cpu.pipeline import CpuPipeline
+from mlax.backends.dumping import lower
 from mlax.backends.memory_limits import check_numpy_rank, check_program_fits
 from mlax.backends.native import host_callbacks
 from mlax.backends.native.blas import gemm_symbols
@@ -38,7 +40,7 @@ from mlax.backends.native.fft import calls_fft, fft_symbols
 from mlax.backends.native.lapack import calls_lapack, lapack_symbols
 from mlax.configuration import config
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.passes.abi import entry_symbol
+from mlax.passes.abi import PROFILE_KERNELS_ATTRIBUTE, entry_symbol
 
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
 
@@ -107,15 +109,39 @@ class CpuExecutable:
             # Host callbacks are named by this process's ids, and a dump wants the passes run.
             cache = None if self._callbacks or config.dump_dir else disk_cache.active()
             self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)
-        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)(self._code.address)
+        self._signature = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)
+        self._function = self._signature(self._code.address)
+        self._module, self._entry = module, entry  # for the profiled variant, made when first asked for
+        self._profiled: tuple[orc.JitCode, ctypes._CFuncPtr, list[kernel_events.Kernel]] | None = None
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         outputs = [np.empty(shape, dtype) for shape, dtype in self._outputs]
         buffers = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in inputs]
-        self._function(*[array.ctypes.data for array in buffers], *[array.ctypes.data for array in outputs])
+        pointers = [*[array.ctypes.data for array in buffers], *[array.ctypes.data for array in outputs]]
+        if kernel_events.recording.on:
+            _, function, kernels = self._profiled_code()
+            kernel_events.profiled_call(self._entry, kernels, lambda: function(*pointers))
+        else:
+            self._function(*pointers)
         if self._callbacks:
             host_callbacks.raise_pending(self._callbacks)
         return outputs
+
+    def _profiled_code(self) -> tuple[orc.JitCode, ctypes._CFuncPtr, list[kernel_events.Kernel]]:
+        """The program compiled with each kernel timed (`mlax-profile-kernels`), and its kernels."""
+        if self._profiled is None:
+            with self._module.context:
+                lowered = _lowered(self._module, self._entry, profile=True)
+                described = lowered.operation.attributes[PROFILE_KERNELS_ATTRIBUTE]
+                kernels = [kernel_events.Kernel(
+                    ir.StringAttr(d["kind"]).value, ir.StringAttr(d["type"]).value,
+                    ir.IntegerAttr(d["bytes"]).value, ir.StringAttr(d["source"]).value)
+                    for d in map(ir.DictAttr, ir.ArrayAttr(described))]
+                del lowered.operation.attributes[PROFILE_KERNELS_ATTRIBUTE]
+                name = orc.unique_name(self._entry)
+                code = _link(orc.object_file(lowered, entry_symbol(self._entry), name), name)
+            self._profiled = (code, self._signature(code.address), kernels)
+        return self._profiled
 
 
 def _check_entry_ranks(function: ir.Operation) -> None:
@@ -127,10 +153,14 @@ def _check_entry_ranks(function: ir.Operation) -> None:
             check_numpy_rank(t, f"{side} {i} of @{name}", function.location, "the cpu backend")
 
 
-def _lowered(module: ir.Module, entry: str) -> ir.Module:
-    """A copy of ``module`` lowered to the LLVM dialect."""
+def _lowered(module: ir.Module, entry: str, profile: bool = False) -> ir.Module:
+    """A copy of ``module`` lowered to the LLVM dialect (with its kernels timed if ``profile``)."""
     lowered = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-    CPU.lower(lowered, entry)
+    if profile:
+        with lowered.context:
+            lower(lowered, dataclasses.replace(CPU.options, profile=True).textual(), entry)
+    else:
+        CPU.lower(lowered, entry)
     return lowered
 
 

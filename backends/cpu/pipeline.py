@@ -70,15 +70,19 @@ class CpuPipeline(PassPipeline):
     to: str = option("llvm", "the last stage to run: linalg, buffers, loops or llvm")
     blas: bool = option(True, "call BLAS gemm for f32/f64 matmuls (mlax-linalg-to-blas)")
     openmp: bool = option(True, "run big outermost parallel loops on OpenMP threads")
+    profile: bool = option(False, "time each kernel into mlax.profiler's event buffer (mlax-profile-kernels)")
 
     @property
     def stages(self) -> tuple[tuple[str, str], ...]:
-        """`CPU_STAGES` without the BLAS calls or OpenMP threads the options turn off."""
+        """`CPU_STAGES` without the BLAS calls or OpenMP threads the options turn off, and with
+        each kernel timed when profiling."""
         dropped = ([] if self.blas else ["mlax-linalg-to-blas"]) + \
             ([] if self.openmp else ["convert-scf-to-openmp", "convert-openmp-to-llvm"])
         stages = []
         for name, text in CPU_STAGES:
             for pass_name in dropped:
                 text = text.replace(f" {pass_name},", "")
+            if name == "buffers" and self.profile:
+                text += ", mlax-profile-kernels"
             stages.append((name, text))
         return tuple(stages)

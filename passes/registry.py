@@ -141,6 +141,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-lower-control-flow": "mlax.passes.lower_control_flow",
     "mlax-lower-to-linalg": "mlax.passes.lower_to_linalg",
     "mlax-lower-to-stablehlo": "mlax.passes.lower_to_stablehlo",
+    "mlax-outline-kernels": "mlax.backends.cpu.outline_kernels",
     "mlax-parallel-loops": "mlax.backends.cpu.parallel_loops",
     "mlax-partition": "mlax.passes.partition",
     "mlax-prefer-vector-width": "mlax.backends.cpu.prefer_vector_width",

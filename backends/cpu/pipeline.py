@@ -28,7 +28,9 @@ mlax-cpu-pipeline{to=buffers})'``):
   then folds loop results that are their init buffers, so they can become out-parameters, and
   ``inline`` inlines the deallocation's ``dealloc_helper``, whose dynamic memref arguments the
   bare-pointer convention cannot convert); each temporary is freed right after its last use
-  (`mlax-early-dealloc`; the deallocation pipeline frees them at the end of their block).
+  (`mlax-early-dealloc`; the deallocation pipeline frees them at the end of their block); a
+  kernel that recurs becomes one noinline function called where it occurs (`mlax-outline-kernels`:
+  LLVM compiles it once).
 - ``loops``: the remaining linalg ops become scf loops (LLVM's O3 loop vectorizer turns the
   innermost ones into SIMD code); the outermost loop of each big loop nest is split across
   OpenMP threads; buffers of i1 become buffers of bytes (NumPy's bools).
@@ -46,7 +48,7 @@ from mlax.passes.registry import PassPipeline, option, register_pass
 CPU_STAGES: tuple[tuple[str, str], ...] = (
     ("linalg", f"{TO_FUSED_LINALG}, mlax-split-reductions, mlax-schedule-for-memory"),
     ("buffers", f"{BUFFERIZE}, linalg-generalize-named-ops, mlax-linalg-to-blas, "
-                "convert-complex-to-standard, canonicalize, mlax-early-dealloc"),
+                "convert-complex-to-standard, canonicalize, mlax-early-dealloc, mlax-outline-kernels"),
     ("loops", "convert-linalg-to-parallel-loops, mlax-parallel-loops, convert-scf-to-openmp, "
               "mlax-widen-bool-buffers, canonicalize"),
     ("llvm", "mlax-prefer-vector-width, expand-strided-metadata, lower-affine, convert-scf-to-cf, "
@@ -70,19 +72,20 @@ class CpuPipeline(PassPipeline):
     to: str = option("llvm", "the last stage to run: linalg, buffers, loops or llvm")
     blas: bool = option(True, "call BLAS gemm for f32/f64 matmuls (mlax-linalg-to-blas)")
     openmp: bool = option(True, "run big outermost parallel loops on OpenMP threads")
+    outline: bool = option(True, "one function per recurring kernel, compiled once (mlax-outline-kernels)")
     profile: bool = option(False, "time each kernel into mlax.profiler's event buffer (mlax-profile-kernels)")
 
     @property
     def stages(self) -> tuple[tuple[str, str], ...]:
-        """`CPU_STAGES` without the BLAS calls or OpenMP threads the options turn off, and with
-        each kernel timed when profiling."""
+        """`CPU_STAGES` without the BLAS calls, OpenMP threads or outlined kernels the options
+        turn off, and with each kernel timed when profiling."""
         dropped = ([] if self.blas else ["mlax-linalg-to-blas"]) + \
-            ([] if self.openmp else ["convert-scf-to-openmp", "convert-openmp-to-llvm"])
+            ([] if self.openmp else ["convert-scf-to-openmp", "convert-openmp-to-llvm"]) + \
+            ([] if self.outline else ["mlax-outline-kernels"])
         stages = []
         for name, text in CPU_STAGES:
-            for pass_name in dropped:
-                text = text.replace(f" {pass_name},", "")
-            if name == "buffers" and self.profile:
-                text += ", mlax-profile-kernels"
+            text = ", ".join(element for element in text.split(", ") if element not in dropped)
+            if self.profile:  # each kernel timed before any is outlined (its body names its lines)
+                text = text.replace("mlax-early-dealloc", "mlax-early-dealloc, mlax-profile-kernels")
             stages.append((name, text))
         return tuple(stages)

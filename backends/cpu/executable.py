@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
+import io
 import os
 import sys
 import threading
@@ -39,6 +40,7 @@ from mlax.backends.native.blas import gemm_symbols
 from mlax.backends.native.fft import calls_fft, fft_symbols
 from mlax.backends.native.lapack import calls_lapack, lapack_symbols
 from mlax.configuration import config
+from mlax.dialect import get_context
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.abi import PROFILE_KERNELS_ATTRIBUTE, entry_symbol
 
@@ -111,7 +113,11 @@ class CpuExecutable:
             self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)
         self._signature = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)
         self._function = self._signature(self._code.address)
-        self._module, self._entry = module, entry  # for the profiled variant, made when first asked for
+        # The program for its profiled variant, made when first asked for: as bytecode, since the
+        # module would keep this thread's MLIR context alive as long as the executable lives.
+        bytecode = io.BytesIO()
+        module.operation.write_bytecode(bytecode)
+        self._program, self._entry = bytecode.getvalue(), entry
         self._profiled: tuple[orc.JitCode, ctypes._CFuncPtr, list[kernel_events.Kernel]] | None = None
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -130,8 +136,8 @@ class CpuExecutable:
     def _profiled_code(self) -> tuple[orc.JitCode, ctypes._CFuncPtr, list[kernel_events.Kernel]]:
         """The program compiled with each kernel timed (`mlax-profile-kernels`), and its kernels."""
         if self._profiled is None:
-            with self._module.context:
-                lowered = _lowered(self._module, self._entry, profile=True)
+            with get_context():
+                lowered = _lowered(ir.Module.parse(self._program), self._entry, profile=True)
                 described = lowered.operation.attributes[PROFILE_KERNELS_ATTRIBUTE]
                 kernels = [kernel_events.Kernel(
                     ir.StringAttr(d["kind"]).value, ir.StringAttr(d["type"]).value,

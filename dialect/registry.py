@@ -3,7 +3,32 @@
 An OpDef is the single source for everything the dialect knows about an op: its IRDL
 signature (dialect/mlax.irdl.mlir is generated from it), its attribute kinds, its shape
 and dtype inference, its NumPy reference semantics (the interpreter) and its one-line
-documentation. Op families register their defs in dialect/ops/*.py with `define_op`.
+documentation, and its traits. Op families register their defs in dialect/ops/*.py with
+`define_op`.
+
+Traits are the facts about an op that the passes' generic rules read, stated once on the op
+(as MLIR's ODS traits and JAX's `standard_unop`/`naryop` do), so that no pass keeps its own
+list of "the elementwise ops":
+
+- ``elementwise``: ODS's `Elementwise`. Each result element depends only on the operands'
+  elements at its index; operands have the result's shape, or rank 0 where the op allows it
+  (select's predicate, clamp's bounds). From it: the batching rule (`mlax-batch`, which matches
+  the operands and applies the op) and the pointwise sharding rule.
+- ``zero_derivative``: the tangent of every result is zero (or it has no float result). From it:
+  the JVP rule (no tangent) and the front end's "no derivative flows" test.
+- ``linear``: the operand positions in which the op is linear (the others are primal inputs:
+  indices, predicates). From it: the default JVP rule, the op applied to the tangents; an
+  explicit JVP rule wins where one exists (add, sub, neg keep JAX's partial-sum form).
+- ``stablehlo``: the StableHLO (or CHLO) op this one is a renaming of, in full
+  (``"stablehlo.negate"``, ``"chlo.erf"``). From it: the `mlax-lower-to-stablehlo` rule
+  (an explicit rule wins where some dtypes need more than a renaming) and its inverse, the
+  importer's map (`stablehlo_to_mlax`).
+- ``complex``: the op takes complex operands or results (docs/complex.md); every other op
+  refuses them by name in `infer_results`.
+- ``sharding``: the op's sharding factor kind in `mlax-partition`: ``"pointwise"`` (one
+  factor per result dimension, shared by the operands of its rank; the default of elementwise
+  ops), ``"fallback"`` (gathered whole, computed on every device, sliced), or None: the op has
+  its own rule in passes/partition/rules.py (or is special or unsupported there).
 """
 
 from __future__ import annotations
@@ -59,6 +84,13 @@ class OpDef:
     # `attributes`). Builders omit one equal to its default, so IR that predates it prints
     # unchanged; readers fill the default in; the IRDL file leaves them out (discardable).
     defaults: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Traits (the module docstring says what each means and which rules follow from it).
+    elementwise: bool = False
+    zero_derivative: bool = False
+    linear: tuple[int, ...] = ()
+    stablehlo: str | None = None
+    complex: bool = False
+    sharding: str | None = None
 
     @property
     def full_name(self) -> str:
@@ -67,10 +99,7 @@ class OpDef:
 
 OPS: dict[str, OpDef] = {}
 
-# The ops that take complex operands or results (docs/complex.md); dialect/ops/complex_parts.py
-# declares them. Every other op refuses complex values in `infer_results`, naming itself, so an op
-# not yet taught complex numbers fails at trace time rather than deep in a lowering.
-COMPLEX_OPS: set[str] = set()
+SHARDING_KINDS = ("pointwise", "fallback")
 
 _PORT = re.compile(r"^(\*?)(\w+)\s*:\s*(\w+)$")
 
@@ -98,9 +127,17 @@ def define_op(
     weak_type: str = "all",
     summary: str,
     description: str = "",
+    elementwise: bool = False,
+    zero_derivative: bool = False,
+    linear: tuple[int, ...] = (),
+    stablehlo: str | None = None,
+    complex: bool = False,
+    sharding: str | None = None,
 ) -> OpDef:
     """Register an op. ``signature`` reads ``"(lhs: T, rhs: T) -> (result: T)"``; ``defaults`` names
-    the optional attributes (each also in ``attributes``) with the value their absence means."""
+    the optional attributes (each also in ``attributes``) with the value their absence means.
+    The keywords after ``description`` are the op's traits (this module's docstring); an
+    elementwise op's sharding kind defaults to ``"pointwise"``."""
     match = re.fullmatch(r"\s*\((.*)\)\s*->\s*\((.*)\)\s*", signature)
     if match is None:
         raise ValueError(f"bad signature for {name}: {signature!r}")
@@ -114,35 +151,73 @@ def define_op(
         raise ValueError(f"{name}: defaults for undeclared attribute(s) {undeclared}")
     if name in OPS:
         raise ValueError(f"op mlax.{name} defined twice")
-    family = _defining_family()
+    operands, results = _parse_ports(match.group(1)), _parse_ports(match.group(2))
+    if sharding is None and elementwise:
+        sharding = "pointwise"
+    _check_traits(name, operands, linear, stablehlo, sharding)
     op = OpDef(
         name=name,
         summary=summary,
-        operands=_parse_ports(match.group(1)),
-        results=_parse_ports(match.group(2)),
+        operands=operands,
+        results=results,
         attributes=attributes,
         infer=infer,
         reference=reference,
         weak_type=weak_type,
         description=description,
-        family=family,
+        family=_family(infer),
         defaults=defaults,
+        elementwise=elementwise,
+        zero_derivative=zero_derivative,
+        linear=tuple(linear),
+        stablehlo=stablehlo,
+        complex=complex,
+        sharding=sharding,
     )
     OPS[name] = op
     return op
 
 
-def _defining_family() -> str:
-    """The family of the op being defined: the first line of its dialect/ops module's docstring,
-    up to the colon (``"Elementwise ops: ..."`` -> ``"Elementwise ops"``)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.startswith("mlax.dialect.ops.") and module != "mlax.dialect.ops.common":
-            doc = (frame.f_globals.get("__doc__") or module).strip()
-            return doc.splitlines()[0].split(":")[0].rstrip(".")
-        frame = frame.f_back
-    return "Other ops"
+def _check_traits(name: str, operands: tuple[Port, ...], linear: tuple[int, ...], stablehlo: str | None,
+                  sharding: str | None) -> None:
+    if any(not 0 <= i < len(operands) for i in linear):
+        raise ValueError(f"{name}: linear positions {tuple(linear)} outside its {len(operands)} operand(s)")
+    if stablehlo is not None and not stablehlo.startswith(("stablehlo.", "chlo.")):
+        raise ValueError(f"{name}: the StableHLO name must be in full (stablehlo.<op> or chlo.<op>), "
+                         f"got {stablehlo!r}")
+    if sharding is not None and sharding not in SHARDING_KINDS:
+        raise ValueError(f"{name}: unknown sharding kind {sharding!r} (one of {list(SHARDING_KINDS)})")
+
+
+def _family(infer: InferRule) -> str:
+    """The docs' family of an op: the first line of the docstring of the dialect/ops module that
+    defines its inference rule, up to the colon (``"Elementwise ops: ..."`` -> ``"Elementwise ops"``;
+    an inference rule shared from dialect/ops/common.py would give "Other ops"). docs/dialect.md
+    groups by it and tests name a family by it; no pass reads it (the traits say what an op is)."""
+    module = sys.modules.get(getattr(infer, "__module__", "") or "")
+    if module is None or not module.__name__.startswith("mlax.dialect.ops."):
+        return "Other ops"
+    return (module.__doc__ or module.__name__).strip().splitlines()[0].split(":")[0].rstrip(".")
+
+
+def complex_ops() -> frozenset[str]:
+    """The ops that take complex operands or results (the ``complex`` trait; docs/complex.md)."""
+    return frozenset(name for name, op in OPS.items() if op.complex)
+
+
+def stablehlo_names() -> dict[str, str]:
+    """mlax op name -> the StableHLO (or CHLO) op it renames to (the ``stablehlo`` trait)."""
+    return {name: op.stablehlo for name, op in OPS.items() if op.stablehlo is not None}
+
+
+def stablehlo_to_mlax() -> dict[str, str]:
+    """The inverse: StableHLO (or CHLO) op name -> the mlax op (what the importer reads)."""
+    inverse: dict[str, str] = {}
+    for name, hlo in stablehlo_names().items():
+        if hlo in inverse:
+            raise ValueError(f"{hlo} is the StableHLO name of both mlax.{inverse[hlo]} and mlax.{name}")
+        inverse[hlo] = name
+    return inverse
 
 
 def get_op(name: str) -> OpDef:
@@ -156,11 +231,11 @@ def get_op(name: str) -> OpDef:
 
 def infer_results(op: OpDef, specs: list[TensorSpec], attrs: dict[str, Any]) -> tuple[TensorSpec, ...]:
     """Run the op's inference rule and normalise its answer to a tuple."""
-    if op.name not in COMPLEX_OPS:
+    if not op.complex:
         _refuse_complex(op, specs)
     out = op.infer(*specs, **attrs)
     out = out if isinstance(out, tuple) else (out,)
-    if op.name not in COMPLEX_OPS:
+    if not op.complex:
         _refuse_complex(op, out)
     return out
 

@@ -269,7 +269,7 @@ def run_stage(stage: Stage, module: ir.Operation, *, verify_each: bool = True) -
             raise PipelineError(f"pass '{stage.element}' failed with an internal error: "
                                 f"{type(error).__name__}: {error}", found) from error
     if verify_each and stage.element.is_mlax:
-        problems = errors(verify_module(module))
+        problems = errors(verify_module(module, sharding=True))
         if problems:
             raise PipelineError(f"the IR produced by pass '{stage.element}' does not verify", problems)
 

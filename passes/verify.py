@@ -1,13 +1,16 @@
 """Module verification, run on input and between pipeline stages.
 
-Three layers: MLIR's verifier (IRDL checks op names, operand counts and that ports sharing
-a type variable agree), the transformation declarations (dialect/transforms.py), and mlax
-type inference: IRDL only knows that operands are tensors, so each mlax op's result types
-are checked against what its inference rule gives for its operand types and attributes.
-Region ops are left to IRDL (their result types depend on their bodies). Before inference,
-every tensor type in the module (values, block arguments, function signatures) must have an
-element type of the dialect: builtin types like ``si32`` or ``f80`` parse and pass IRDL,
-but no mlax rule, pass or backend can handle them.
+Three layers, and a fourth between stages: MLIR's verifier (IRDL checks op names, operand
+counts and that ports sharing a type variable agree), the transformation declarations
+(dialect/transforms.py), mlax type inference, and, with ``sharding=True`` (what `run_stage`
+asks after every mlax stage), the module's mesh and the ``mlax.sharding`` attributes of its
+functions (dialect/sharding.py `verify_sharding`; on input, mlax-partition reports a bad spec
+itself, naming itself). Type inference: IRDL only knows that operands are tensors, so each
+mlax op's result types are checked against what its inference rule gives for its operand
+types and attributes. Region ops are left to IRDL (their result types depend on their
+bodies). Before inference, every tensor type in the module (values, block arguments, function
+signatures) must have an element type of the dialect: builtin types like ``si32`` or ``f80``
+parse and pass IRDL, but no mlax rule, pass or backend can handle them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from mlir import ir
 
 from mlax.dialect import dtypes, infer, read_attributes
 from mlax.dialect.attrs import dense_attribute
+from mlax.dialect.sharding import verify_sharding
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import verify_transforms
 from mlax.passes.diagnostics import Diagnostic, capture
@@ -105,8 +109,9 @@ def _tensor_signature(op: ir.Operation) -> bool:
 _SUPPORTED = ", ".join(dtypes.mlir_name(d) for d in dtypes.SUPPORTED_DTYPES)
 
 
-def verify_module(module: ir.Operation) -> list[Diagnostic]:
-    """All problems of ``module`` as diagnostics (an empty list: it verifies)."""
+def verify_module(module: ir.Operation, *, sharding: bool = False) -> list[Diagnostic]:
+    """All problems of ``module`` as diagnostics (an empty list: it verifies); ``sharding`` also
+    checks its mesh and sharding attributes while its functions still take tensors."""
     module = module.operation
     with capture(module.context) as found:
         try:
@@ -134,4 +139,6 @@ def verify_module(module: ir.Operation) -> list[Diagnostic]:
                 if problem is not None:
                     op.location.emit_error(f"'{op.name}' op {problem}")
         verify_transforms(module)
+        if sharding:
+            verify_sharding(module)
     return found

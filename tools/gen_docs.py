@@ -22,6 +22,18 @@ def _ports(op: OpDef, ports: tuple) -> str:
     return ", ".join(f"`{'*' if p.variadic else ''}{p.name}: {p.type_var}`" for p in ports)
 
 
+def _traits(op: OpDef) -> str:
+    """The op's traits (dialect/registry.py; docs/passes.md, "Adding an op")."""
+    traits = ["elementwise"] if op.elementwise else []
+    traits += ["zero derivative"] if op.zero_derivative else []
+    traits += [f"linear in {', '.join(op.operands[i].name for i in op.linear)}"] if op.linear else []
+    traits += [f"StableHLO `{op.stablehlo}`"] if op.stablehlo else []
+    traits += ["complex values"] if op.complex else []
+    if op.sharding is not None and not (op.elementwise and op.sharding == "pointwise"):
+        traits.append(f"sharding {op.sharding}")
+    return ", ".join(traits)
+
+
 def render_op(op: OpDef) -> str:
     lines = [f"### `{op.full_name}`", "", op.summary, ""]
     lines.append(f"- operands: {_ports(op, op.operands)}")
@@ -30,6 +42,9 @@ def render_op(op: OpDef) -> str:
         attrs = ", ".join(f"`{k}` ({kind}, `{IRDL_BASE[kind]}`{', optional' if k in op.defaults else ''})"
                           for k, kind in op.attributes.items())
         lines.append(f"- attributes: {attrs}")
+    traits = _traits(op)
+    if traits:
+        lines.append(f"- traits: {traits}")
     lines.append("")
     if op.description:
         lines += [op.description.strip(), ""]

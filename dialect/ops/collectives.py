@@ -100,7 +100,7 @@ def _define_reduction(name: str) -> None:
     define_op(
         name, "(operand: T) -> (result: T)",
         attributes={"axes": "strs"},
-        infer=infer, reference=_unresolved(name), weak_type="first",
+        infer=infer, reference=_unresolved(name), weak_type="first", complex=True,
         summary=f"All-reduce: the elementwise {noun} of `operand` over every instance along `axes`.",
         description=f"""
 Every instance gets the same result, of the operand's type. Element type: {accepts}.{_NAMED}
@@ -124,6 +124,7 @@ def _infer_all_gather(x: TensorSpec, *, axes: Sequence[str], dimension: int, axi
 
 define_op(
     "all_gather", "(operand: T) -> (result: U)",
+    complex=True,
     attributes={"axes": "strs", "dimension": "i64", "axis_size": "i64"},
     infer=_infer_all_gather, reference=_unresolved("all_gather"), weak_type="first",
     summary="Tiled all-gather: the operands of every instance along `axes`, concatenated along `dimension`.",
@@ -145,6 +146,7 @@ def _infer_psum_scatter(x: TensorSpec, *, axes: Sequence[str], dimension: int, a
 
 define_op(
     "psum_scatter", "(operand: T) -> (result: U)",
+    complex=True,
     attributes={"axes": "strs", "dimension": "i64", "axis_size": "i64"},
     infer=_infer_psum_scatter, reference=_unresolved("psum_scatter"), weak_type="first",
     summary="Tiled reduce-scatter: block `j` along `dimension` of the sum over `axes` goes to instance `j`.",
@@ -171,6 +173,7 @@ def _infer_all_to_all(x: TensorSpec, *, axes: Sequence[str], split_dimension: in
 
 define_op(
     "all_to_all", "(operand: T) -> (result: U)",
+    complex=True,
     attributes={"axes": "strs", "split_dimension": "i64", "concat_dimension": "i64", "axis_size": "i64"},
     infer=_infer_all_to_all, reference=_unresolved("all_to_all"), weak_type="first",
     summary="Tiled all-to-all: block `j` of `split_dimension` goes to instance `j`; received blocks are "
@@ -208,6 +211,7 @@ def _infer_ppermute(x: TensorSpec, *, axes: Sequence[str], pairs: Sequence[int])
 
 define_op(
     "ppermute", "(operand: T) -> (result: T)",
+    complex=True,
     attributes={"axes": "strs", "pairs": "i64s"},
     infer=_infer_ppermute, reference=_unresolved("ppermute"), weak_type="first",
     summary="Collective permute: instance `source` sends its operand to `destination`, for each pair.",

@@ -32,6 +32,7 @@ def _infer_compare(lhs: TensorSpec, rhs: TensorSpec, *, comparison_direction: st
 
 define_op(
     "compare", "(lhs: T, rhs: T) -> (result: U)",
+    elementwise=True, zero_derivative=True, complex=True,
     attributes={"comparison_direction": "str"},
     infer=_infer_compare,
     reference=any_rank(lambda x, y, *, comparison_direction: COMPARISONS[comparison_direction](x, y)),
@@ -60,6 +61,7 @@ def _infer_select(pred: TensorSpec, on_true: TensorSpec, on_false: TensorSpec) -
 
 define_op(
     "select", "(pred: P, on_true: T, on_false: T) -> (result: T)",
+    elementwise=True, stablehlo="stablehlo.select", linear=(1, 2), complex=True,
     infer=_infer_select,
     reference=any_rank(lambda pred, on_true, on_false: np.where(pred, on_true, on_false)),
     weak_type="rest",
@@ -88,6 +90,7 @@ def _clamp(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 define_op(
     "clamp", "(min: T, operand: U, max: V) -> (result: U)",
+    elementwise=True, stablehlo="stablehlo.clamp", complex=True,
     infer=_infer_clamp,
     reference=any_rank(_clamp),
     summary="min(max(operand, min), max) elementwise.",

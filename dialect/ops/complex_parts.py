@@ -1,11 +1,13 @@
-"""Complex number ops: complex (two reals -> complex), real, imag, conj; and which ops take complex.
+"""Complex number ops: complex (two reals -> complex), real, imag, conj.
 
 Element types `complex<f32>` (complex64) and `complex<f64>` (complex128) are the real and
 imaginary parts side by side, as NumPy stores them. These four ops are `jax.lax`'s: `complex`
 takes two f32 or two f64 operands; `real` and `imag` take a complex operand and give its
 parts' type; `conj` takes and gives a complex type (the front end does not emit it for real
-values, whose conjugate is themselves). `COMPLEX_OPS` names every op that accepts complex
-operands; the others refuse them by name (dialect/registry.py), and docs/complex.md lists both.
+values, whose conjugate is themselves). An op that accepts complex operands says so with its
+``complex`` trait (`define_op(..., complex=True)`: its inference, reference, jvp/transpose/
+batching rules and both lowerings handle complex values, with tests in tests/complex/); the
+others refuse them by name (dialect/registry.py), and docs/complex.md lists both.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import op_type_error, require_same_types
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 _PART_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -36,6 +38,7 @@ def _complex(real: np.ndarray, imag: np.ndarray) -> np.ndarray:
 
 define_op(
     "complex", "(lhs: T, rhs: T) -> (result: U)",
+    elementwise=True, stablehlo="stablehlo.complex", linear=(0, 1), complex=True,
     infer=_infer_complex, reference=_complex,
     summary="The complex number lhs + i rhs of two f32 (complex64) or two f64 (complex128) operands.",
     description="Each part is stored as it is, so infinities and NaNs stay in their own part.",
@@ -53,7 +56,8 @@ def _define_part(name: str, fn: np.ufunc, summary: str) -> None:
         return TensorSpec(x.shape, dtypes.real_dtype(x.dtype))
 
     define_op(name, "(operand: T) -> (result: U)", infer=infer,
-              reference=lambda x: np.ascontiguousarray(fn(x)), summary=summary)
+              reference=lambda x: np.ascontiguousarray(fn(x)), summary=summary,
+              elementwise=True, stablehlo=f"stablehlo.{name}", linear=(0,), complex=True)
 
 
 _define_part("real", np.real, "The real part of a complex operand, in its parts' float type.")
@@ -66,27 +70,5 @@ def _infer_conj(x: TensorSpec) -> TensorSpec:
 
 
 define_op("conj", "(operand: T) -> (result: T)", infer=_infer_conj, reference=np.conjugate,
-          summary="The complex conjugate real - i imag.")
+          summary="The complex conjugate real - i imag.", elementwise=True, linear=(0,), complex=True)
 
-# Ops whose inference, reference, jvp/transpose/batching rules and both lowerings handle complex
-# values. Extend this set when an op learns complex numbers (with its tests in tests/complex/).
-COMPLEX_OPS.update({
-    "complex", "real", "imag", "conj",
-    # elementwise
-    "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "abs", "sign", "compare", "select",
-    "convert", "pow", "expm1", "log1p", "rsqrt", "sin", "cos", "tan", "tanh", "exp2", "logistic",
-    "max", "min", "atan2", "clamp",
-    # shape (dtype-agnostic)
-    "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "rev", "pad",
-    "dynamic_slice", "dynamic_update_slice", "constant", "iota", "bitcast_convert",
-    # reductions, cumulative and windowed ops, contractions (max/min lexicographic, as JAX)
-    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "cumsum", "cumprod", "cummax", "cummin",
-    "reduce_window_sum", "reduce_window_max", "reduce_window_min", "dot_general", "conv_general_dilated",
-    # indexing and sorting
-    "gather", "scatter", "scatter_add", "scatter_mul", "scatter_max", "scatter_min", "sort_permutation",
-    "apply_permutation",
-    # collectives
-    "psum", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute",
-    # transformation helpers
-    "stop_gradient", "optimization_barrier", "sharding_constraint",
-})

@@ -19,6 +19,7 @@ def _infer_constant(*, value: np.ndarray) -> TensorSpec:
 
 define_op(
     "constant", "() -> (result: T)",
+    zero_derivative=True, complex=True,
     attributes={"value": "dense"},
     infer=_infer_constant,
     reference=lambda *, value: np.array(value, copy=True),
@@ -48,6 +49,7 @@ def _iota(*, shape: tuple[int, ...], dtype: np.dtype, dimension: int) -> np.ndar
 
 define_op(
     "iota", "() -> (result: T)",
+    zero_derivative=True, complex=True,
     attributes={"shape": "i64s", "dtype": "type", "dimension": "i64"},
     infer=_infer_iota, reference=_iota, weak_type="never",
     summary="Counting values 0, 1, 2, ... along `dimension`, broadcast over the other dimensions.",

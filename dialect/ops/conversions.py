@@ -53,6 +53,7 @@ def _convert(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
 
 define_op(
     "convert", "(operand: T) -> (result: U)",
+    elementwise=True, linear=(0,), complex=True,
     attributes={"new_dtype": "type"},
     infer=_infer_convert, reference=_convert, weak_type="never",
     summary="Elementwise conversion to `new_dtype`, value-preserving where it can be.",
@@ -98,6 +99,7 @@ def _bitcast(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
 
 define_op(
     "bitcast_convert", "(operand: T) -> (result: U)",
+    stablehlo="stablehlo.bitcast_convert", zero_derivative=True, complex=True,
     attributes={"new_dtype": "type"},
     infer=_infer_bitcast, reference=_bitcast, weak_type="never",
     summary="Reinterpret the bits of each element as `new_dtype`.",

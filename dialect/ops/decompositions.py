@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mlax.dialect.ops.common import op_type_error, op_value_error
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 INDEX_DTYPE = np.dtype(np.int32)
@@ -98,6 +98,7 @@ def _cholesky(x: np.ndarray) -> np.ndarray:
 
 define_op(
     "cholesky", "(operand: T) -> (result: T)",
+    complex=True, sharding="fallback",
     infer=_infer_cholesky, reference=_cholesky, weak_type="never",
     summary="The lower Cholesky factor L (A = L L^T) of each matrix, from its lower triangle.",
     description="""
@@ -152,6 +153,7 @@ def _triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: b
 
 define_op(
     "triangular_solve", "(a: T, b: U) -> (result: U)",
+    complex=True, sharding="fallback",
     attributes=dict.fromkeys(_SOLVE_FLAGS, "bool"),
     infer=_infer_triangular_solve, reference=_triangular_solve, weak_type="never",
     summary="X with op(A) X = B (left_side) or X op(A) = B, A triangular (BLAS `?trsm`).",
@@ -203,6 +205,7 @@ def _lu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 define_op(
     "lu", "(operand: T) -> (lu: T, pivots: U, permutation: V)",
+    complex=True, sharding="fallback",
     infer=_infer_lu, reference=_lu, weak_type="never",
     summary="LU with partial pivoting (LAPACK `?getrf`): P A = L U, with the row swaps and the permutation.",
     description="""
@@ -215,4 +218,3 @@ zero on U's diagonal), as jax returns it. The results are jax's `lu` primitive's
 )
 
 
-COMPLEX_OPS.update({"cholesky", "triangular_solve", "lu"})

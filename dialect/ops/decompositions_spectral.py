@@ -18,7 +18,7 @@ import numpy as np
 from mlax.dialect.dtypes import real_dtype
 from mlax.dialect.ops.decompositions import check_matrix, lapack_routine, nans_unless, per_matrix
 from mlax.dialect.ops.householder import geqp3_values, geqrf_values, householder_product_values
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 # --- qr ------------------------------------------------------------------------------------------
@@ -59,6 +59,7 @@ def _qr(x: np.ndarray, *, full_matrices: bool, pivoting: bool) -> tuple[np.ndarr
 
 define_op(
     "qr", "(operand: T) -> (q: U, r: V, *p: W)",
+    complex=True, sharding="fallback",
     attributes={"full_matrices": "bool", "pivoting": "bool"},
     infer=_infer_qr, reference=_qr, weak_type="never",
     summary="QR decomposition A = Q R, or A[:, P] = Q R with column pivoting (LAPACK `?geqrf` or `?geqp3`, "
@@ -98,6 +99,7 @@ def _eigh(x: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> tuple[np.nda
 
 define_op(
     "eigh", "(operand: T) -> (v: T, w: U)",
+    complex=True, sharding="fallback",
     attributes={"lower": "bool", "sort_eigenvalues": "bool"},
     infer=_infer_eigh, reference=_eigh, weak_type="never",
     summary="Eigenvectors and eigenvalues of symmetric matrices (LAPACK `?syevd`).",
@@ -163,6 +165,7 @@ def _svd(x: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> tuple[np.nd
 
 define_op(
     "svd", "(operand: T) -> (s: U, u: V, vh: W)",
+    complex=True, sharding="fallback",
     attributes={"full_matrices": "bool", "compute_uv": "bool"},
     infer=_infer_svd, reference=_svd, weak_type="never",
     summary="Singular value decomposition A = U diag(s) Vh (LAPACK `?gesdd`, as jax on CPU).",
@@ -176,4 +179,3 @@ where `?gesdd` fails; an empty matrix gives jax's `_empty_svd` (identities for f
 """,
 )
 
-COMPLEX_OPS.update({"qr", "eigh", "svd"})

@@ -16,7 +16,7 @@ import numpy as np
 
 from mlax.dialect import dtypes
 from mlax.dialect.ops.decompositions import check_matrix, lapack_routine, nans_like, per_matrix
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 
@@ -69,6 +69,7 @@ def _eig(x: np.ndarray, *, compute_left_eigenvectors: bool, compute_right_eigenv
 
 define_op(
     "eig", "(operand: T) -> (eigenvalues: U, *eigenvectors: V)",
+    complex=True, sharding="fallback",
     attributes=dict.fromkeys(("compute_left_eigenvectors", "compute_right_eigenvectors",
                               "enable_eigvec_derivs"), "bool"),
     infer=_infer_eig, reference=_eig, weak_type="never",
@@ -86,4 +87,3 @@ refuses them without it).
 """,
 )
 
-COMPLEX_OPS.add("eig")

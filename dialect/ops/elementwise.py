@@ -51,13 +51,14 @@ def run_elementwise(fn: Callable[..., np.ndarray], *xs: np.ndarray, **attrs: obj
 def _define(name: str, operands: tuple[str, ...], fn: Callable[..., np.ndarray], check: DtypeCheck,
             summary: str, description: str, *, choices: dict[str, tuple[str, ...]] | None = None,
             result_dtype: np.dtype | Callable[[np.dtype], np.dtype] | None = None,
-            native: bool = False) -> None:
-    """An op whose operands share type T; the result is T too unless ``result_dtype`` is given
-    (a dtype, or a function of the operand dtype).
+            native: bool = False, **traits: object) -> None:
+    """An elementwise op whose operands share type T; the result is T too unless ``result_dtype``
+    is given (a dtype, or a function of the operand dtype).
 
     ``choices`` declares string attributes and their allowed values. ``native`` ops get their
     operands in their own dtype (they round intermediate steps themselves); the others run in
-    the compute dtype through `run_elementwise`.
+    the compute dtype through `run_elementwise`. ``traits`` are the op's other traits
+    (`define_op`: stablehlo, zero_derivative, linear, complex); every op here is elementwise.
     """
     choices = choices or {}
 
@@ -82,7 +83,7 @@ def _define(name: str, operands: tuple[str, ...], fn: Callable[..., np.ndarray],
     ports = ", ".join(f"{o}: T" for o in operands)
     define_op(name, f"({ports}) -> (result: {'T' if result_dtype is None else 'U'})",
               infer=infer, reference=reference, attributes={a: "str" for a in choices},
-              summary=summary, description=description)
+              summary=summary, description=description, elementwise=True, **traits)
 
 
 def define_unary(name: str, fn: Callable[..., np.ndarray], check: DtypeCheck, summary: str,
@@ -279,43 +280,52 @@ def _shift(kind: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
 # --- unary -----------------------------------------------------------------------------
 
 define_unary("neg", np.negative, NUMERIC, "Negation, -x (wraps for the most negative integer and for "
-             "unsigned integers).")
+             "unsigned integers).", stablehlo="stablehlo.negate", linear=(0,), complex=True)
 define_unary("abs", _abs, SIGNED, "Absolute value |x|.",
              "Signed integers, floats and complex numbers. |INT_MIN| wraps to INT_MIN; abs(-0.0) is "
              "+0.0; NaN stays NaN. The absolute value of a complex number is the real hypot of its "
-             "parts (complex64 -> f32).", result_dtype=dtypes.real_dtype, native=True)
+             "parts (complex64 -> f32).", result_dtype=dtypes.real_dtype, native=True,
+             stablehlo="stablehlo.abs", complex=True)
 define_unary("sign", _sign, NUMERIC, "Sign: -1, 0 or 1 in the operand's type.",
              "Floats: sign(+-0) is +-0 and sign(NaN) is NaN. Unsigned integers give 0 or 1 (JAX's "
              "`lax.sign` accepts them; StableHLO lowering is `select(x == 0, 0, 1)`). Complex: "
-             "x / |x|, and 0 for 0.")
-define_unary("floor", np.floor, FLOAT, "Round toward -inf.")
-define_unary("ceil", np.ceil, FLOAT, "Round toward +inf.")
+             "x / |x|, and 0 for 0.", stablehlo="stablehlo.sign", zero_derivative=True, complex=True)
+define_unary("floor", np.floor, FLOAT, "Round toward -inf.",
+             stablehlo="stablehlo.floor", zero_derivative=True)
+define_unary("ceil", np.ceil, FLOAT, "Round toward +inf.", stablehlo="stablehlo.ceil", zero_derivative=True)
 define_unary("round", lambda x, *, rounding_method: _ROUNDING[rounding_method](x), FLOAT,
              "Round to an integral value; ties as `rounding_method` says.",
              "`rounding_method` is `\"away_from_zero\"` (StableHLO `round_nearest_afz`; the "
              "default of `lax.round`) or `\"to_nearest_even\"` (`round_nearest_even`). The sign "
              "of zero is kept (round(-0.4) is -0.0); NaN and infinities pass through.",
-             choices={"rounding_method": ROUNDING_METHODS})
-define_unary("exp", np.exp, INEXACT, "Natural exponential e**x.")
+             choices={"rounding_method": ROUNDING_METHODS}, zero_derivative=True)
+define_unary("exp", np.exp, INEXACT, "Natural exponential e**x.",
+             stablehlo="stablehlo.exponential", complex=True)
 define_unary("exp2", _exp2, INEXACT, "Base-2 exponential 2**x.",
              "Defined as JAX lowers it: `exp(c * x)` where `c` is ln 2 rounded to the operand "
              "type and the product is rounded to the operand type before the exponential (so "
-             "f16/bf16 results carry the error of the rounded product).", native=True)
-define_unary("expm1", np.expm1, INEXACT, "e**x - 1, accurate near 0.")
-define_unary("log", np.log, INEXACT, "Natural logarithm (log 0 = -inf, log of a negative = NaN).")
-define_unary("log1p", _log1p, INEXACT, "log(1 + x), accurate near 0 (log1p(-1) = -inf).")
-define_unary("sqrt", np.sqrt, INEXACT, "Square root (sqrt(-0.0) = -0.0, negative -> NaN).")
+             "f16/bf16 results carry the error of the rounded product).", native=True, complex=True)
+define_unary("expm1", np.expm1, INEXACT, "e**x - 1, accurate near 0.",
+             stablehlo="stablehlo.exponential_minus_one", complex=True)
+define_unary("log", np.log, INEXACT, "Natural logarithm (log 0 = -inf, log of a negative = NaN).",
+             stablehlo="stablehlo.log", complex=True)
+define_unary("log1p", _log1p, INEXACT, "log(1 + x), accurate near 0 (log1p(-1) = -inf).",
+             stablehlo="stablehlo.log_plus_one", complex=True)
+define_unary("sqrt", np.sqrt, INEXACT, "Square root (sqrt(-0.0) = -0.0, negative -> NaN).",
+             stablehlo="stablehlo.sqrt", complex=True)
 define_unary("rsqrt", lambda x: 1 / np.sqrt(x), INEXACT, "Reciprocal square root 1/sqrt(x).",
-             "rsqrt(+-0) = +-inf, rsqrt(inf) = 0, negative -> NaN.")
-define_unary("cbrt", np.cbrt, FLOAT, "Cube root (defined for negative x).")
-define_unary("sin", np.sin, INEXACT, "Sine (radians).")
-define_unary("cos", np.cos, INEXACT, "Cosine (radians).")
-define_unary("tan", np.tan, INEXACT, "Tangent (radians).")
-define_unary("tanh", np.tanh, INEXACT, "Hyperbolic tangent.")
+             "rsqrt(+-0) = +-inf, rsqrt(inf) = 0, negative -> NaN.",
+             stablehlo="stablehlo.rsqrt", complex=True)
+define_unary("cbrt", np.cbrt, FLOAT, "Cube root (defined for negative x).", stablehlo="stablehlo.cbrt")
+define_unary("sin", np.sin, INEXACT, "Sine (radians).", stablehlo="stablehlo.sine", complex=True)
+define_unary("cos", np.cos, INEXACT, "Cosine (radians).", stablehlo="stablehlo.cosine", complex=True)
+define_unary("tan", np.tan, INEXACT, "Tangent (radians).", stablehlo="stablehlo.tan", complex=True)
+define_unary("tanh", np.tanh, INEXACT, "Hyperbolic tangent.", stablehlo="stablehlo.tanh", complex=True)
 define_unary("logistic", _logistic, INEXACT, "Logistic sigmoid 1 / (1 + e**-x).",
              "Defined as JAX lowers it: `1 / (1 + exp(-x))` with every step rounded to the "
-             "operand type (so it reaches exactly 0 for large negative x).", native=True)
-define_unary("erf", _erf, FLOAT, "Error function.")
+             "operand type (so it reaches exactly 0 for large negative x).", native=True,
+             stablehlo="stablehlo.logistic", complex=True)
+define_unary("erf", _erf, FLOAT, "Error function.", stablehlo="chlo.erf")
 define_unary("erfc", _erfc, FLOAT, "Complementary error function 1 - erf(x).",
              "Float operands only. Computed directly, not as `1 - erf(x)`, so large x keeps full "
              "relative precision instead of cancelling to 0: erfc(10 : f64) = 2.09e-45. "
@@ -324,61 +334,79 @@ define_unary("erfc", _erfc, FLOAT, "Complementary error function 1 - erf(x).",
              "the result is subnormal for 26.55 < x < 27.23 (C's erfc; SciPy flushes it). "
              "The reference keeps subnormal results (erfc(9.3 : f32) = 1.65e-39), which XLA's CPU "
              "flushes to zero. StableHLO has no erfc: it lowers to `chlo.erfc`, which XLA "
-             "expands into a rational approximation.")
+             "expands into a rational approximation.", stablehlo="chlo.erfc")
 define_unary("erf_inv", erf_inv_reference, FLOAT, "Inverse error function.",
              "erf_inv(+-1) = +-inf, erf_inv(-0.0) = -0.0; outside [-1, 1] the result is NaN. "
              "Computed as XLA computes it (Giles' polynomials, dialect/erf_inv.py), so eager, "
              "compiled and JAX results agree to the last bits rather than to the exact value's "
-             "rounding (XLA's f32 polynomial is up to ~90 ulp from the exact value in the tails).")
+             "rounding (XLA's f32 polynomial is up to ~90 ulp from the exact value in the tails).",
+             stablehlo="chlo.erf_inv")
 define_unary("is_finite", lambda x: np.isfinite(x.astype(compute_dtype(x.dtype))), FLOAT,
              "True where x is neither infinite nor NaN.",
              "The result is an `i1` tensor of the operand's shape.",
-             result_dtype=np.dtype(np.bool_), native=True)
-define_unary("not", np.invert, INT_OR_BOOL, "Bitwise not (logical not on booleans).")
+             result_dtype=np.dtype(np.bool_), native=True,
+             stablehlo="stablehlo.is_finite", zero_derivative=True)
+define_unary("not", np.invert, INT_OR_BOOL, "Bitwise not (logical not on booleans).",
+             stablehlo="stablehlo.not", zero_derivative=True)
 define_unary("population_count", _population_count, INTEGER,
              "Number of set bits of each element, in the operand's type.",
-             "Counts the two's-complement bits, so population_count(-1 : i8) = 8.", native=True)
+             "Counts the two's-complement bits, so population_count(-1 : i8) = 8.", native=True,
+             stablehlo="stablehlo.popcnt", zero_derivative=True)
 
 # --- binary ----------------------------------------------------------------------------
 
-define_binary("add", np.add, ANY, "Addition x + y (logical or on booleans).")
-define_binary("sub", np.subtract, NUMERIC, "Subtraction x - y.")
-define_binary("mul", np.multiply, ANY, "Multiplication x * y (logical and on booleans).")
+define_binary("add", np.add, ANY, "Addition x + y (logical or on booleans).",
+              stablehlo="stablehlo.add", linear=(0, 1), complex=True)
+define_binary("sub", np.subtract, NUMERIC, "Subtraction x - y.",
+              stablehlo="stablehlo.subtract", linear=(0, 1), complex=True)
+define_binary("mul", np.multiply, ANY, "Multiplication x * y (logical and on booleans).",
+              stablehlo="stablehlo.multiply", complex=True)
 define_binary("div", _div, NUMERIC, "Division x / y; integers truncate toward zero.",
               "Integers: x / 0 is -1 for signed and all ones for unsigned types; INT_MIN / -1 "
-              "is INT_MIN. Floats follow IEEE (x / 0 = +-inf, 0 / 0 = NaN).")
+              "is INT_MIN. Floats follow IEEE (x / 0 = +-inf, 0 / 0 = NaN).",
+              stablehlo="stablehlo.divide", complex=True)
 define_binary("rem", _rem, NUMERIC, "Remainder with the sign of the dividend (C fmod).",
               "Integers: x % 0 is x and INT_MIN % -1 is 0. Floats: x % 0 and inf % y are NaN, "
-              "x % inf is x.")
+              "x % inf is x.", stablehlo="stablehlo.remainder")
 define_binary("pow", _pow, NUMERIC, "Power x ** y (float ** float or int ** int).",
               "Floats follow C pow (pow(x, 0) = 1 even for NaN x, pow(1, y) = 1, negative x to a "
               "non-integer power is NaN). Integers multiply with wrap-around; a negative exponent "
               "gives 1 for base 1, +-1 for base -1 (by parity) and 0 otherwise, as XLA. "
-              "`lax.pow(float, int)` converts the exponent to the base's type first.")
+              "`lax.pow(float, int)` converts the exponent to the base's type first.",
+              stablehlo="stablehlo.power", complex=True)
 define_binary("max", maximum, ANY, "Elementwise maximum (logical or on booleans).",
-              "NaN in either operand gives NaN; max(-0.0, +0.0) is +0.0.")
+              "NaN in either operand gives NaN; max(-0.0, +0.0) is +0.0.",
+              stablehlo="stablehlo.maximum", complex=True)
 define_binary("min", minimum, ANY, "Elementwise minimum (logical and on booleans).",
-              "NaN in either operand gives NaN; min(-0.0, +0.0) is -0.0.")
+              "NaN in either operand gives NaN; min(-0.0, +0.0) is -0.0.",
+              stablehlo="stablehlo.minimum", complex=True)
 define_binary("atan2", _atan2, INEXACT, "Four-quadrant arctangent of lhs / rhs (y, x order).",
               "Signed zeros select the quadrant: atan2(+-0, -0) = +-pi, atan2(+-0, +0) = +-0. "
-              "Complex operands: -i log((rhs + i lhs) / sqrt(rhs^2 + lhs^2)), XLA's definition.")
-define_binary("and", np.bitwise_and, INT_OR_BOOL, "Bitwise and (logical and on booleans).")
-define_binary("or", np.bitwise_or, INT_OR_BOOL, "Bitwise or (logical or on booleans).")
-define_binary("xor", np.bitwise_xor, INT_OR_BOOL, "Bitwise xor (logical xor on booleans).")
+              "Complex operands: -i log((rhs + i lhs) / sqrt(rhs^2 + lhs^2)), XLA's definition.",
+              stablehlo="stablehlo.atan2", complex=True)
+define_binary("and", np.bitwise_and, INT_OR_BOOL, "Bitwise and (logical and on booleans).",
+              stablehlo="stablehlo.and", zero_derivative=True)
+define_binary("or", np.bitwise_or, INT_OR_BOOL, "Bitwise or (logical or on booleans).",
+              stablehlo="stablehlo.or", zero_derivative=True)
+define_binary("xor", np.bitwise_xor, INT_OR_BOOL, "Bitwise xor (logical xor on booleans).",
+              stablehlo="stablehlo.xor", zero_derivative=True)
 define_binary("shift_left", _shift("left"), INTEGER, "Shift the bits of lhs left by rhs.",
               "The amount is read as unsigned: an amount >= the bit width (or negative) gives 0.",
-              native=True)
+              native=True, stablehlo="stablehlo.shift_left", zero_derivative=True)
 define_binary("shift_right_logical", _shift("logical"), INTEGER,
               "Shift the bits of lhs right by rhs, filling with zeros.",
               "The amount is read as unsigned: an amount >= the bit width (or negative) gives 0. "
-              "Signed operands shift their two's-complement bits.", native=True)
+              "Signed operands shift their two's-complement bits.", native=True,
+              stablehlo="stablehlo.shift_right_logical", zero_derivative=True)
 define_binary("shift_right_arithmetic", _shift("arithmetic"), INTEGER,
               "Shift the bits of lhs right by rhs, filling with the sign bit.",
               "The amount is read as unsigned: an amount >= the bit width (or negative) gives "
               "the sign fill (0 or -1). Unsigned operands are shifted as their signed bit "
-              "pattern (255 : ui8 >> 1 = 255).", native=True)
+              "pattern (255 : ui8 >> 1 = 255).", native=True,
+              stablehlo="stablehlo.shift_right_arithmetic", zero_derivative=True)
 define_binary("nextafter", _nextafter, FLOAT,
               "The next representable value after lhs in the direction of rhs.",
               "Computed in the operand's own type (f16/bf16 step by their own ulp). NaN in either "
               "operand gives NaN; lhs == rhs gives rhs (nextafter(-0.0, +0.0) = +0.0); steps "
-              "from zero reach the smallest subnormal.", native=True)
+              "from zero reach the smallest subnormal.", native=True,
+              stablehlo="chlo.next_after", zero_derivative=True)

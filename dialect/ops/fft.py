@@ -16,7 +16,7 @@ import numpy as np
 
 from mlax.dialect import dtypes
 from mlax.dialect.ops.common import op_value_error
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -66,6 +66,7 @@ def _fft(x: np.ndarray, *, fft_type: str, fft_lengths: tuple[int, ...]) -> np.nd
 
 define_op(
     "fft", "(operand: T) -> (result: U)",
+    complex=True,
     attributes={"fft_type": "str", "fft_lengths": "i64s"},
     infer=_infer_fft, reference=_fft, weak_type="never",
     summary="A discrete Fourier transform over the trailing fft_lengths axes (jax's lax.fft).",
@@ -79,4 +80,3 @@ product of `fft_lengths`. IRFFT over several axes reads only the last one as con
 """,
 )
 
-COMPLEX_OPS.add("fft")

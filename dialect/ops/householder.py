@@ -27,7 +27,7 @@ from mlax.dialect.ops.decompositions import (
     nans_unless,
     per_matrix,
 )
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 
@@ -61,6 +61,7 @@ def geqrf_values(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 define_op(
     "geqrf", "(operand: T) -> (a: T, taus: U)",
+    complex=True, sharding="fallback",
     infer=_infer_geqrf, reference=geqrf_values, weak_type="never",
     summary="Householder QR factorization in LAPACK's packed form (`?geqrf`).",
     description="""
@@ -109,6 +110,7 @@ def geqp3_values(a: np.ndarray, jpvt: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 define_op(
     "geqp3", "(a: T, jpvt: U) -> (result: T, pivots: U, taus: V)",
+    complex=True, sharding="fallback",
     infer=_infer_geqp3, reference=geqp3_values, weak_type="never",
     summary="QR factorization with column pivoting in LAPACK's packed form (`?geqp3`).",
     description="""
@@ -156,6 +158,7 @@ def householder_product_values(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
 
 define_op(
     "householder_product", "(a: T, taus: U) -> (result: T)",
+    complex=True, sharding="fallback",
     infer=_infer_householder_product, reference=householder_product_values, weak_type="never",
     summary="The product of elementary Householder reflectors (`?orgqr` / `?ungqr`).",
     description="""
@@ -214,6 +217,7 @@ def _ormqr(a: np.ndarray, taus: np.ndarray, c: np.ndarray, *, left: bool, transp
 
 define_op(
     "ormqr", "(a: T, taus: U, c: V) -> (result: V)",
+    complex=True, sharding="fallback",
     attributes={"left": "bool", "transpose": "bool"},
     infer=_infer_ormqr, reference=_ormqr, weak_type="never",
     summary="Multiplication by Q of Householder reflectors, without forming Q (`?ormqr` / `?unmqr`).",
@@ -250,6 +254,7 @@ def _hessenberg(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 define_op(
     "hessenberg", "(operand: T) -> (a: T, taus: U)",
+    complex=True, sharding="fallback",
     infer=_infer_hessenberg, reference=_hessenberg, weak_type="never",
     summary="Reduction to upper Hessenberg form, in LAPACK's packed form (`?gehrd`).",
     description="""
@@ -289,6 +294,7 @@ def _tridiagonal(x: np.ndarray, *, lower: bool) -> tuple[np.ndarray, ...]:
 
 define_op(
     "tridiagonal", "(operand: T) -> (a: T, d: U, e: V, taus: W)",
+    complex=True, sharding="fallback",
     attributes={"lower": "bool"},
     infer=_infer_tridiagonal, reference=_tridiagonal, weak_type="never",
     summary="Reduction of a symmetric (Hermitian) matrix to tridiagonal form (`?sytrd` / `?hetrd`).",
@@ -301,4 +307,3 @@ first sub- (`lower`) or superdiagonal and the Householder vectors beyond; the di
 """,
 )
 
-COMPLEX_OPS.update(("geqrf", "geqp3", "householder_product", "ormqr", "hessenberg", "tridiagonal"))

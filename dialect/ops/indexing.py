@@ -197,6 +197,7 @@ batching dimensions of the same size and take their start from that batch coordi
 
 define_op(
     "gather", "(operand: T, start_indices: I) -> (result: U)",
+    complex=True, sharding="fallback",
     attributes={"offset_dims": "i64s", "collapsed_slice_dims": "i64s", "operand_batching_dims": "i64s",
                 "start_indices_batching_dims": "i64s", "start_index_map": "i64s", "index_vector_dim": "i64",
                 "slice_sizes": "i64s", "mode": "str"},
@@ -320,6 +321,7 @@ for _name, _summary in _SCATTER_SUMMARY.items():
                     "input_batching_dims": "i64s", "scatter_indices_batching_dims": "i64s",
                     "scatter_dims_to_operand_dims": "i64s", "index_vector_dim": "i64", "mode": "str"},
         infer=_scatter_infer(_name), reference=_scatter_reference(_name), weak_type="first",
+        complex=True, sharding="fallback",
         summary=_summary,
         description=_DIMENSION_DOC + """
 Index vector element k is the start along operand dimension

@@ -123,6 +123,7 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, lhs_contracting_dimensions
 
 define_op(
     NAME, "(lhs: T, rhs: U) -> (result: V)",
+    complex=True,
     attributes={"lhs_contracting_dimensions": "i64s", "rhs_contracting_dimensions": "i64s",
                 "lhs_batch_dimensions": "i64s", "rhs_batch_dimensions": "i64s", "result_dtype": "type",
                 "precision": "strs"},

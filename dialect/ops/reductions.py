@@ -172,6 +172,8 @@ def define_reduce(kind: str) -> None:
         name, "(operand: T) -> (result: U)",
         attributes={"dimensions": "i64s"},
         infer=infer, reference=reference, weak_type="first",
+        zero_derivative=kind in ("and", "or"), linear=(0,) if kind == "sum" else (),
+        complex=kind in ("sum", "prod", "max", "min"),
         summary=f"The {monoid.noun} of the elements along `dimensions`, which the result drops.",
         description=f"""
 Operand element type: {monoid.accepts_doc}; the result has the operand's element type and
@@ -211,7 +213,7 @@ def define_arg_extreme(kind: str) -> None:
     define_op(
         name, "(operand: T) -> (result: U)",
         attributes={"axis": "i64", "index_dtype": "type"},
-        infer=infer, reference=reference, weak_type="never",
+        infer=infer, reference=reference, weak_type="never", zero_derivative=True,
         summary=f"Index of the {kind}imum along `axis` (the first one on ties), as `index_dtype`.",
         description=f"""
 Operand: any element type (on booleans `true > false`). `axis` is in `0 .. rank-1` and
@@ -265,6 +267,7 @@ def define_cumulative(kind: str) -> None:
         name, "(operand: T) -> (result: T)",
         attributes={"axis": "i64", "reverse": "i64"},
         infer=infer, reference=reference, weak_type="first",
+        linear=(0,) if kind == "sum" else (), complex=True,
         summary=f"Inclusive running {monoid.noun} along `axis`; `reverse = 1` runs from the end.",
         description=f"""
 Operand: numeric (not boolean); the result has the operand's type. `axis` is in

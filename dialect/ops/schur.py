@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlax.dialect.ops.decompositions import check_matrix, lapack_routine, nans_like, per_matrix
-from mlax.dialect.registry import COMPLEX_OPS, define_op
+from mlax.dialect.registry import define_op
 from mlax.dialect.tensor_spec import TensorSpec
 
 
@@ -41,6 +41,7 @@ def _schur(x: np.ndarray, *, compute_schur_vectors: bool) -> tuple[np.ndarray, .
 
 define_op(
     "schur", "(operand: T) -> (schur_form: T, *schur_vectors: T)",
+    complex=True, sharding="fallback",
     attributes={"compute_schur_vectors": "bool"},
     infer=_infer_schur, reference=_schur, weak_type="never",
     summary="The Schur form T and Schur vectors Z (A = Z T Z^H) of square matrices (LAPACK `?gees`).",
@@ -54,4 +55,3 @@ QR iteration fails (`info != 0`) gives NaNs in its results, as jax returns.
 """,
 )
 
-COMPLEX_OPS.add("schur")

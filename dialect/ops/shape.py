@@ -63,6 +63,7 @@ def _broadcast_in_dim(x: np.ndarray, *, shape: tuple[int, ...],
 
 define_op(
     "broadcast_in_dim", "(operand: T) -> (result: U)",
+    linear=(0,), complex=True,
     attributes={"shape": "i64s", "broadcast_dimensions": "i64s"},
     infer=_infer_broadcast_in_dim, reference=_broadcast_in_dim, weak_type="first",
     summary="Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i] "
@@ -83,6 +84,7 @@ def _infer_reshape(x: TensorSpec, *, shape: tuple[int, ...]) -> TensorSpec:
 
 define_op(
     "reshape", "(operand: T) -> (result: U)",
+    linear=(0,), complex=True,
     attributes={"shape": "i64s"},
     infer=_infer_reshape, reference=lambda x, *, shape: x.reshape(shape), weak_type="first",
     summary="Reshape to `shape` in row-major (C) order; the element count is unchanged.",
@@ -103,6 +105,7 @@ def _infer_transpose(x: TensorSpec, *, permutation: tuple[int, ...]) -> TensorSp
 
 define_op(
     "transpose", "(operand: T) -> (result: U)",
+    linear=(0,), complex=True,
     attributes={"permutation": "i64s"},
     infer=_infer_transpose, reference=lambda x, *, permutation: np.transpose(x, permutation).copy(),
     weak_type="first",
@@ -121,6 +124,7 @@ def _infer_rev(x: TensorSpec, *, dimensions: tuple[int, ...]) -> TensorSpec:
 
 define_op(
     "rev", "(operand: T) -> (result: T)",
+    linear=(0,), complex=True,
     attributes={"dimensions": "i64s"},
     infer=_infer_rev, reference=lambda x, *, dimensions: np.flip(x, dimensions).copy(),
     weak_type="first",
@@ -158,6 +162,7 @@ def _slice(x: np.ndarray, *, start_indices: tuple[int, ...], limit_indices: tupl
 
 define_op(
     "slice", "(operand: T) -> (result: U)",
+    linear=(0,), complex=True,
     attributes={"start_indices": "i64s", "limit_indices": "i64s", "strides": "i64s"},
     infer=_infer_slice, reference=_slice, weak_type="first",
     summary="Static strided slice: `operand[start:limit:stride]` in every dimension.",
@@ -205,6 +210,7 @@ def _dynamic_slice(x: np.ndarray, *indices: np.ndarray, slice_sizes: tuple[int, 
 
 define_op(
     "dynamic_slice", "(operand: T, *start_indices: I) -> (result: U)",
+    linear=(0,), complex=True,
     attributes={"slice_sizes": "i64s"},
     infer=_infer_dynamic_slice, reference=_dynamic_slice, weak_type="first",
     summary="Slice of static size `slice_sizes` at run-time start indices (clamped into bounds).",
@@ -239,6 +245,7 @@ def _dynamic_update_slice(x: np.ndarray, update: np.ndarray, *indices: np.ndarra
 
 define_op(
     "dynamic_update_slice", "(operand: T, update: U, *start_indices: I) -> (result: T)",
+    linear=(0, 1), complex=True,
     infer=_infer_dynamic_update_slice, reference=_dynamic_update_slice,
     summary="Overwrite the window of `update`'s shape at run-time start indices (clamped into bounds).",
     description="""
@@ -270,6 +277,7 @@ def _infer_concatenate(lhs: TensorSpec, rhs: TensorSpec, *, dimension: int) -> T
 
 define_op(
     "concatenate", "(lhs: T, rhs: U) -> (result: V)",
+    linear=(0, 1), complex=True,
     attributes={"dimension": "i64"},
     infer=_infer_concatenate,
     reference=lambda x, y, *, dimension: np.concatenate([x, y], axis=dimension),
@@ -325,6 +333,7 @@ def _pad(x: np.ndarray, value: np.ndarray, *, edge_padding_low: tuple[int, ...],
 
 define_op(
     "pad", "(operand: T, padding_value: U) -> (result: V)",
+    linear=(0, 1), complex=True,
     attributes={"edge_padding_low": "i64s", "edge_padding_high": "i64s", "interior_padding": "i64s"},
     infer=_infer_pad, reference=_pad,
     summary="Pad with `padding_value` at both edges and between elements; negative edge padding crops.",

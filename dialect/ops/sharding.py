@@ -35,6 +35,7 @@ def _infer_sharding_constraint(x: TensorSpec, *, sharding: Spec) -> TensorSpec:
 
 define_op(
     "sharding_constraint", "(operand: T) -> (result: T)",
+    linear=(0,), complex=True,
     infer=_infer_sharding_constraint,
     reference=lambda x, *, sharding: np.array(x, copy=True),
     attributes={"sharding": "spec"},

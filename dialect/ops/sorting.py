@@ -62,6 +62,7 @@ def _sort_permutation(keys: np.ndarray, *, dimension: int) -> np.ndarray:
 
 define_op(
     "sort_permutation", "(keys: T) -> (result: U)",
+    complex=True,
     attributes={"dimension": "i64"},
     infer=_infer_sort_permutation, reference=along_rows(_sort_permutation), weak_type="never",
     summary="The i32 indices that stably sort `keys` ascending along `dimension`.",
@@ -99,6 +100,7 @@ def _apply_permutation(x: np.ndarray, indices: np.ndarray, *, dimension: int) ->
 
 define_op(
     "apply_permutation", "(operand: T, indices: U) -> (result: T)",
+    complex=True,
     attributes={"dimension": "i64"},
     infer=_infer_apply_permutation, reference=along_rows(_apply_permutation), weak_type="first",
     summary="`operand` read along `dimension` at `indices`: result[.., i, ..] = operand[.., indices[i], ..].",

@@ -20,6 +20,7 @@ def _infer_stop_gradient(x: TensorSpec) -> TensorSpec:
 
 define_op(
     "stop_gradient", "(operand: T) -> (result: T)",
+    elementwise=True, zero_derivative=True, complex=True,
     infer=_infer_stop_gradient,
     reference=lambda x: np.array(x, copy=True),
     weak_type="first",
@@ -37,6 +38,7 @@ operand (a derivative pass may run later and needs the marker); it only folds
 
 define_op(
     "optimization_barrier", "(operand: T) -> (result: T)",
+    elementwise=True, stablehlo="stablehlo.optimization_barrier", linear=(0,), complex=True,
     infer=lambda x: x,
     reference=lambda x: np.array(x, copy=True),
     weak_type="first",

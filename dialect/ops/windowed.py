@@ -180,6 +180,7 @@ def _conv(lhs: np.ndarray, rhs: np.ndarray, *, window_strides: Sequence[int], pa
 
 define_op(
     CONV, "(lhs: T, rhs: U) -> (result: V)",
+    complex=True,
     attributes={"window_strides": "i64s", "padding": "i64s", "lhs_dilation": "i64s", "rhs_dilation": "i64s",
                 "lhs_spec": "i64s", "rhs_spec": "i64s", "out_spec": "i64s", "feature_group_count": "i64",
                 "batch_group_count": "i64", "precision": "strs"},
@@ -256,7 +257,7 @@ def define_reduce_window(kind: str) -> None:
         name, "(operand: T) -> (result: U)",
         attributes={"window_dimensions": "i64s", "window_strides": "i64s", "padding": "i64s",
                     "base_dilation": "i64s", "window_dilation": "i64s"},
-        infer=infer, reference=reference, weak_type="first",
+        infer=infer, reference=reference, weak_type="first", complex=True,
         summary=f"The {monoid.noun} over every (strided, dilated) window of the padded operand.",
         description=f"""
 Operand element type: {monoid.accepts_doc}; the result has it too. One entry per dimension

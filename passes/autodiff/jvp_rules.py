@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from mlir import ir
 
-from mlax.dialect import dtypes, read_attributes
+from mlax.dialect import OPS, dtypes, read_attributes
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float, spec
 from mlax.passes.autodiff.jvp_rules_collectives import COLLECTIVE_JVP_RULES
 from mlax.passes.autodiff.jvp_rules_complex import COMPLEX_JVP_RULES
@@ -190,8 +190,9 @@ def _clamp(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list
 
 
 def _linear(*positions: int) -> JvpRule:
-    """The op applied to the tangents of operands ``positions`` (zeros where None) and the
-    primal values of the others (indices, predicates), with the op's own attributes."""
+    """The default JVP of an op with the ``linear`` trait (dialect/registry.py): the op applied
+    to the tangents of operands ``positions`` (zeros where None) and the primal values of the
+    others (indices, predicates), with the op's own attributes."""
 
     def rule(e: Emitter, op: ir.Operation, primals: list[ir.Value], tangents: list[MaybeValue],
              outs: list[ir.Value]) -> list[MaybeValue]:
@@ -345,32 +346,25 @@ def _cumulative(combine_op: str) -> JvpRule:
 
 # --- the table ---------------------------------------------------------------------------------
 
-ZERO_DERIVATIVE = (
-    "sign", "floor", "ceil", "round", "is_finite", "not", "population_count", "and", "or", "xor",
-    "shift_left", "shift_right_logical", "shift_right_arithmetic", "nextafter", "compare",
-    "constant", "iota", "argmax", "argmin", "reduce_and", "reduce_or", "stop_gradient",
-    "bitcast_convert",
-)
+# The ops with the ``zero_derivative`` trait (the front end reads this too).
+ZERO_DERIVATIVE = tuple(name for name, op in OPS.items() if op.zero_derivative)
 
+# Derived from the traits first (zero derivative; the default JVP of a linear op); the rules
+# below replace a default where JAX's rule has another form (add, sub, neg: sums of partials;
+# complex, real, imag, conj: jvp_rules_complex.py).
 JVP_RULES: dict[str, JvpRule] = {
     **{name: zero_rule for name in ZERO_DERIVATIVE},
+    **{name: _linear(*op.linear) for name, op in OPS.items() if op.linear},
     **{name: _elementwise(partial) for name, partial in _UNARY.items()},
     **{name: _elementwise(*partials) for name, partials in _BINARY.items()},
     "clamp": _clamp,
-    "select": _linear(1, 2),
-    "convert": _linear(0),
     "dot_general": _dot_general,
-    "reduce_sum": _linear(0),
     "reduce_prod": _reduce_prod,
     "reduce_max": _reduce_chooser,
     "reduce_min": _reduce_chooser,
-    "cumsum": _linear(0),
     "cumprod": _cumulative("mul"),
     "cummax": _cumulative("max"),
     "cummin": _cumulative("min"),
-    **{name: _linear(0) for name in ("broadcast_in_dim", "reshape", "transpose", "rev", "slice",
-                                     "dynamic_slice", "sharding_constraint", "optimization_barrier")},
-    **{name: _linear(0, 1) for name in ("dynamic_update_slice", "concatenate", "pad")},
     **WINDOWED_JVP_RULES,
     **INDEXING_JVP_RULES,
     **SORTING_JVP_RULES,

@@ -67,7 +67,7 @@ def _all_batched(e: Emitter, operands: list[ir.Value], batched: list[bool], size
 
 def _unary(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[bool],
            size: int) -> list[ir.Value]:
-    """One-operand ops that map each element (or, for bitcast_convert, the minor dimension)."""
+    """bitcast_convert: maps each element, or the minor dimension where the width changes."""
     return e.many(_name(op), *operands, **read_attributes(op))
 
 
@@ -85,7 +85,8 @@ def _to_result_shape(e: Emitter, value: ir.Value, is_batched: bool, shape: tuple
 
 def _elementwise(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched: list[bool],
                  size: int) -> list[ir.Value]:
-    """Operands of one shape (or rank-0 predicate/bounds): match them, then apply the op."""
+    """Ops with the ``elementwise`` trait (dialect/registry.py): operands of one shape (or a
+    rank-0 predicate/bounds): match them, then apply the op."""
     shape = spec(op.results[0]).shape
     args = [_to_result_shape(e, v, b, shape, size) for v, b in zip(operands, batched, strict=True)]
     return e.many(_name(op), *args, **read_attributes(op))
@@ -226,12 +227,9 @@ def _dot_general(e: Emitter, op: ir.Operation, operands: list[ir.Value], batched
 
 # --- the table ------------------------------------------------------------------------------------
 
-_UNARY_FAMILIES = ("Type conversions", "Transformation ops")
-_ELEMENTWISE_FAMILIES = ("Elementwise ops", "Comparison ops", "Complex number ops")
-
 BATCH_RULES: dict[str, BatchRule] = {
-    **{name: _elementwise for name, d in OPS.items() if d.family in _ELEMENTWISE_FAMILIES},
-    **{name: _unary for name, d in OPS.items() if d.family in _UNARY_FAMILIES},
+    **{name: _elementwise for name, d in OPS.items() if d.elementwise},
+    "bitcast_convert": _unary,
     "constant": _operandless,
     "iota": _operandless,
     **_STRUCTURAL,

@@ -1,10 +1,12 @@
 """`mlax-lower-to-stablehlo`: mlax ops in func.func bodies -> StableHLO ops (generic form).
 
-One rule per op name (RULES, gathered from the family modules, grouped as in
-`lower_to_linalg/`); a rule builds the replacement at the op, in the op's own types, and
-returns the value that takes over its result. Calls of control-flow declarations become
-`stablehlo.case`/`stablehlo.while` whose regions call the branch and body functions
-(control_flow.py), and calls of host callbacks custom calls of the runtime's target
+One rule per op name (RULES): an op with a ``stablehlo`` trait (dialect/registry.py) is renamed
+to the op it names (renamings.py), and the family modules, grouped as in
+`lower_to_linalg/`, hold the other rules and replace a renaming where some operand types need
+more (complex max/min, unsigned sign, integer pow). A rule builds the replacement at the op,
+in the op's own types, and returns the value that takes over its result. Calls of
+control-flow declarations become `stablehlo.case`/`stablehlo.while` whose regions call the
+branch and body functions (control_flow.py), and calls of host callbacks custom calls of the runtime's target
 (callbacks.py); `func.func`, `func.call` and `func.return` stay, as XLA reads them. The
 transformation declarations must be resolved first (`mlax-expand-transforms`, which the
 XLA backend's `mlax-stablehlo-pipeline` runs: backends/xla/pipeline.py). The stablehlo
@@ -44,10 +46,11 @@ from mlax.passes.lower_to_stablehlo import (
 from mlax.passes.lower_to_stablehlo.callbacks import lower_callbacks
 from mlax.passes.lower_to_stablehlo.common import Rule, fail
 from mlax.passes.lower_to_stablehlo.control_flow import lower_control_flow
+from mlax.passes.lower_to_stablehlo.renamings import renaming_rules
 from mlax.passes.op_rules import lower_mlax_ops
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 
-RULES: dict[str, Rule] = {**elementwise.RULES, **complex_parts.RULES,
+RULES: dict[str, Rule] = {**renaming_rules(), **elementwise.RULES, **complex_parts.RULES,
                           **convert.RULES, **structural.RULES, **shape.RULES,
                           **reductions.RULES, **contraction.RULES, **indexing.RULES,
                           **windowed.RULES, **sorting.RULES, **collectives.RULES,

@@ -254,3 +254,4 @@ def select(pred: ir.Value, on_true: ir.Value, on_false: ir.Value) -> ir.Value:
     """``stablehlo.select`` of two values of one type by an i1 ``pred`` of their shape (or of
     rank 0, choosing a whole value)."""
     return value("select", [pred, on_true, on_false], on_true.type)
+

@@ -19,8 +19,5 @@ def _conj(op: ir.Operation) -> ir.Value:
     return conjugate(op.operands[0])
 
 
-def _same_name(name: str) -> Rule:
-    return lambda op: value(name, list(op.operands), op.results[0].type)
-
-
-RULES: dict[str, Rule] = {**{name: _same_name(name) for name in ("complex", "real", "imag")}, "conj": _conj}
+# complex, real and imag are renamings (their ``stablehlo`` traits; renamings.py).
+RULES: dict[str, Rule] = {"conj": _conj}

@@ -40,7 +40,7 @@ def _convert(op: ir.Operation) -> ir.Value:
     return convert(x, target)
 
 
+# bitcast_convert is a renaming (its ``stablehlo`` trait; renamings.py).
 RULES: dict[str, Rule] = {
     "convert": _convert,
-    "bitcast_convert": lambda op: value("bitcast_convert", list(op.operands), op.results[0].type),
 }

@@ -2,16 +2,18 @@
 
 mlax's elementwise semantics are StableHLO's as XLA implements them (integer x / 0 = -1,
 x % 0 = x, INT_MIN / -1 = INT_MIN, shifts past the width give 0 or the sign fill,
-NaN-propagating max/min with -0 < +0), so most ops are a renaming (`_UNARY`, `_BINARY`).
+NaN-propagating max/min with -0 < +0), so most ops are a renaming: the op's ``stablehlo``
+trait names its StableHLO op, and renamings.py makes their rules (booleans use the
+logical ops: add and max are or, mul and min are and; select and clamp keep rank-0 predicates
+and bounds, as StableHLO allows, and clamp is min(max(x, lo), hi) with XLA's NaN-propagating
+max/min, the reference's definition). This module holds the rules that are more than that.
 Where StableHLO has no op, the rule emits what JAX emits, so that XLA computes what JAX's
-programs compute: `chlo` ops for erf, erfc, erf_inv and nextafter (XLA's text parser
-expands them), `exp(ln2 * x)` for exp2 and `1 / (1 + exp(-x))` for logistic (each step in
-the operand type, as the reference defines them), `select(x == 0, 0, 1)` for the sign of an
-unsigned integer. Integer pow is square-and-multiply over every exponent bit (XLA's integer
-power reads only 6 of them, see `_pow`). Booleans use the logical ops (add and max are or,
-mul and min are and). select and clamp keep rank-0 predicates and bounds, as StableHLO allows.
-compare carries the comparison type JAX gives it (FLOAT, SIGNED, or UNSIGNED for unsigned
-integers and booleans).
+programs compute: `chlo` ops for erf, erfc, erf_inv and nextafter (their traits name them;
+XLA's text parser expands them), `exp(ln2 * x)` for exp2 and `1 / (1 + exp(-x))` for logistic
+(each step in the operand type, as the reference defines them), `select(x == 0, 0, 1)` for the
+sign of an unsigned integer. Integer pow is square-and-multiply over every exponent bit (XLA's
+integer power reads only 6 of them, see `_pow`). compare carries the comparison type JAX gives
+it (FLOAT, SIGNED, or UNSIGNED for unsigned integers and booleans).
 """
 
 from __future__ import annotations
@@ -23,10 +25,8 @@ from mlir import ir
 from mlax.dialect import read_attributes
 from mlax.passes.lower_to_stablehlo.common import (
     Rule,
-    chlo,
     compare,
     complex_parts,
-    is_bool,
     is_complex,
     is_float,
     is_unsigned,
@@ -35,40 +35,9 @@ from mlax.passes.lower_to_stablehlo.common import (
     splat,
     value,
 )
+from mlax.passes.lower_to_stablehlo.renamings import renamed
 
-# mlax name -> StableHLO name, where the op is a renaming.
-_UNARY = {
-    "neg": "negate", "abs": "abs", "sign": "sign", "floor": "floor", "ceil": "ceil",
-    "exp": "exponential", "expm1": "exponential_minus_one", "log": "log", "log1p": "log_plus_one",
-    "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "sin": "sine", "cos": "cosine", "tan": "tan",
-    "tanh": "tanh", "is_finite": "is_finite", "not": "not", "population_count": "popcnt",
-}
-_BINARY = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
-    "pow": "power", "max": "maximum", "min": "minimum", "atan2": "atan2", "and": "and",
-    "or": "or", "xor": "xor", "shift_left": "shift_left",
-    "shift_right_logical": "shift_right_logical",
-    "shift_right_arithmetic": "shift_right_arithmetic",
-}
-# On booleans the arithmetic ops are the logical ones (StableHLO says so; spelled out here).
-_BOOLEAN = {"add": "or", "mul": "and", "max": "or", "min": "and"}
-_CHLO = {"erf": "erf", "erfc": "erfc", "erf_inv": "erf_inv", "nextafter": "next_after"}
 _ROUNDING = {"away_from_zero": "round_nearest_afz", "to_nearest_even": "round_nearest_even"}
-
-
-def _renamed(name: str) -> Rule:
-    renamed = _UNARY.get(name) or _BINARY[name]
-
-    def rule(op: ir.Operation) -> ir.Value:
-        result = op.results[0].type
-        return value(_BOOLEAN.get(name, renamed) if is_bool(result) else renamed,
-                     list(op.operands), result)
-
-    return rule
-
-
-def _chlo(name: str) -> Rule:
-    return lambda op: chlo(name, list(op.operands), op.results[0].type)
 
 
 def _sign(op: ir.Operation) -> ir.Value:
@@ -134,12 +103,12 @@ def _pow(op: ir.Operation) -> ir.Value:
 
 
 def _max_min(direction: str) -> Rule:
-    name = "max" if direction == "GT" else "min"
+    plain = renamed("max" if direction == "GT" else "min")
 
     def rule(op: ir.Operation) -> ir.Value:
         if is_complex(op.results[0].type):
             return lexicographic(*op.operands, direction)
-        return _renamed(name)(op)
+        return plain(op)
 
     return rule
 
@@ -178,15 +147,8 @@ def _compare(op: ir.Operation) -> ir.Value:
     return compare(lhs, rhs, read_attributes(op)["comparison_direction"])
 
 
-def _clamp(op: ir.Operation) -> ir.Value:
-    """stablehlo.clamp is min(max(x, lo), hi) with the NaN-propagating max/min on XLA, the
-    reference's definition (booleans too); rank-0 bounds stay rank 0, as StableHLO allows."""
-    return value("clamp", list(op.operands), op.results[0].type)
-
-
+# Beside the renamings (renamings.py), which these replace.
 RULES: dict[str, Rule] = {
-    **{name: _renamed(name) for name in (*_UNARY, *_BINARY)},
-    **{name: _chlo(hlo_name) for name, hlo_name in _CHLO.items()},
     "sign": _sign,
     "round": _round,
     "exp2": _exp2,
@@ -197,6 +159,4 @@ RULES: dict[str, Rule] = {
     "sin": _sin_cos("sin"),
     "cos": _sin_cos("cos"),
     "compare": _compare,
-    "select": lambda op: value("select", list(op.operands), op.results[0].type),
-    "clamp": _clamp,
 }

@@ -32,7 +32,7 @@ RULES: dict[str, Rule] = {
     "constant": _constant,
     "iota": lambda op: iota(op.results[0].type, i64_attr(op, "dimension")),
     "stop_gradient": lambda op: op.operands[0],
-    "optimization_barrier": lambda op: value("optimization_barrier", [op.operands[0]], op.results[0].type),
+    # optimization_barrier is a renaming (its ``stablehlo`` trait; renamings.py).
     # Partitioned programs have none left (mlax-partition removes them); on one device the
     # layout means nothing.
     "sharding_constraint": lambda op: op.operands[0],

@@ -4,8 +4,10 @@ A rule reads an op's attributes and its operand and result shapes and returns it
 mapping (factors.py), or None where this instance has no useful one (a non-splat constant, a
 bitcast that changes the shape): then, as for every op in `FALLBACK`, the partitioner
 gathers the operands whole, runs the op on every device and slices the result to its
-sharding, which is always correct and only slow. Families, registered next to each other:
-elementwise (select, clamp, compare, convert included), broadcast_in_dim, reshape, transpose,
+sharding, which is always correct and only slow. The op's ``sharding`` trait (dialect/registry.py)
+states its factor kind: ``"pointwise"`` ops (every elementwise op: select, clamp, compare,
+convert included) get the `elementwise` rule and ``"fallback"`` ops are `FALLBACK`, both read
+from the op table. The other families, registered next to each other: broadcast_in_dim, reshape, transpose,
 reductions (a sharded reduced dimension: local reduce + psum/pmax/pmin), dot_general,
 dimension-wise ops (slice, pad, concatenate, rev, dynamic slices, windows, sorts, top_k,
 cumulative ops: a dimension they only pass through may be sharded, one they cut, pad, reorder
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mlax.dialect import OPS
 from mlax.passes.partition.factors import MAX, MIN, PASS, REPLICATED, SUM, OpRule, RuleBuilder
 
 Shape = tuple[int, ...]
@@ -43,12 +46,13 @@ def _with_shape(attr: str) -> Callable[[dict[str, Any], list[Shape]], dict[str, 
     return lambda attrs, results: {**attrs, attr: tuple(results[0])}
 
 
-# --- elementwise ---------------------------------------------------------------------------------
+# --- pointwise ----------------------------------------------------------------------------------
 
 
 def elementwise(attrs: dict[str, Any], operands: Sequence[Shape], results: Sequence[Shape]) -> OpRule:
-    """One factor per result dimension; operands of the result's rank share them, rank-0
-    operands (a select's scalar predicate, a clamp's scalar bounds) have none."""
+    """The ``"pointwise"`` sharding kind: one factor per result dimension; operands of the
+    result's rank share them, rank-0 operands (a select's scalar predicate, a clamp's scalar
+    bounds) have none."""
     (shape,) = results
     b = RuleBuilder(len(operands), 1)
     factors = [b.factor(n) for n in shape]
@@ -66,12 +70,7 @@ def _same_shape_unless_bitcast(attrs: dict[str, Any], operands: Sequence[Shape],
     return elementwise(attrs, operands, results) if operands[0] == results[0] else None
 
 
-_ELEMENTWISE = (
-    "neg abs sign floor ceil round exp exp2 expm1 log log1p sqrt rsqrt cbrt sin cos tan tanh logistic "
-    "erf erfc erf_inv is_finite not population_count add sub mul div rem pow max min atan2 and or xor "
-    "shift_left shift_right_logical shift_right_arithmetic nextafter compare select clamp convert "
-    "stop_gradient optimization_barrier complex real imag conj").split()
-register(_ELEMENTWISE, elementwise)
+register([name for name, op in OPS.items() if op.sharding == "pointwise"], elementwise)
 register("bitcast_convert", _same_shape_unless_bitcast)
 
 
@@ -375,11 +374,9 @@ register("fft", _fft)
 
 # --- the rest -------------------------------------------------------------------------------------------
 
-# Gathered whole, computed on every device, sliced to the result's sharding.
-FALLBACK = frozenset({"gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
-                      "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig",
-                      "geqrf", "geqp3", "householder_product", "ormqr", "hessenberg", "tridiagonal",
-                      "schur"})
+# The ``"fallback"`` sharding kind: gathered whole, computed on every device, sliced to the
+# result's sharding.
+FALLBACK = frozenset(name for name, op in OPS.items() if op.sharding == "fallback")
 
 # Handled by the pass itself: the constraint is a reshard of its operand.
 SPECIAL = frozenset({"sharding_constraint"})

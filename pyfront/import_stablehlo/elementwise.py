@@ -1,7 +1,10 @@
 """Elementwise StableHLO (and CHLO) ops -> mlax.lax elementwise functions.
 
-Most are one-to-one. compare reads its direction and comparison type: FLOAT, SIGNED and
-UNSIGNED are the natural comparisons of the element type (what mlax.compare does);
+Most are one-to-one: every elementwise mlax op with a ``stablehlo`` trait (dialect/registry.py)
+is the inverse image of the StableHLO op it names (`stablehlo_to_mlax`), converted by the
+mlax.lax function of its name; `_ALIASES` and `_COMPOSITES` add the few StableHLO/CHLO names
+of no mlax op (chlo.tan; the composites). compare reads its direction and comparison type:
+FLOAT, SIGNED and UNSIGNED are the natural comparisons of the element type (what mlax.compare does);
 TOTALORDER on floats (which jax's sort comparators use) compares the float bits mapped to
 ordered integers, as XLA does. A few ops without a primitive are built from primitives:
 count_leading_zeros (mlax.lax.clz), chlo.is_inf, reduce_precision to the f16/bf16 formats.
@@ -16,7 +19,8 @@ import numpy as np
 from mlir import ir
 
 import mlax.lax as lax
-from mlax.dialect import dtypes
+from mlax.dialect import OPS, dtypes
+from mlax.dialect.registry import stablehlo_to_mlax
 from mlax.import_stablehlo.core import (
     Entry,
     Importer,
@@ -29,47 +33,30 @@ from mlax.import_stablehlo.core import (
 
 CONVERTERS: dict[str, Entry] = {}
 
-_UNARY = {
-    "stablehlo.abs": "abs", "stablehlo.negate": "neg", "stablehlo.sign": "sign", "stablehlo.floor": "floor",
-    "stablehlo.ceil": "ceil", "stablehlo.exponential": "exp", "stablehlo.exponential_minus_one": "expm1",
-    "stablehlo.log": "log", "stablehlo.log_plus_one": "log1p", "stablehlo.sqrt": "sqrt",
-    "stablehlo.rsqrt": "rsqrt", "stablehlo.cbrt": "cbrt", "stablehlo.sine": "sin", "stablehlo.cosine": "cos",
-    "stablehlo.tan": "tan", "stablehlo.tanh": "tanh", "stablehlo.logistic": "logistic",
-    "stablehlo.is_finite": "is_finite", "stablehlo.not": "bitwise_not",
-    "stablehlo.popcnt": "population_count", "stablehlo.count_leading_zeros": "clz",
-    "chlo.erf": "erf", "chlo.erfc": "erfc", "chlo.erf_inv": "erf_inv", "chlo.tan": "tan",
-    "chlo.asin": "asin", "chlo.acos": "acos", "chlo.atan": "atan", "chlo.sinh": "sinh", "chlo.cosh": "cosh",
-    "chlo.asinh": "asinh", "chlo.acosh": "acosh", "chlo.atanh": "atanh", "chlo.square": "square",
-    "stablehlo.real": "real", "stablehlo.imag": "imag",
+# The mlax.lax function of an mlax op, where its name is not the op's.
+_LAX_NAMES = {"not": "bitwise_not", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
+# Converted elsewhere: StableHLO's optimization_barrier takes any number of operands, mlax's one
+# (control_flow.py puts one on each).
+_ELSEWHERE = {"stablehlo.optimization_barrier"}
+# StableHLO/CHLO names of no mlax op that one mlax.lax function computes: chlo.tan (stablehlo.tan's
+# twin) and composites of several primitives (the table's text says so).
+_ALIASES = {"chlo.tan": "tan"}
+_COMPOSITES = {
+    "stablehlo.count_leading_zeros": "clz", "chlo.asin": "asin", "chlo.acos": "acos", "chlo.atan": "atan",
+    "chlo.sinh": "sinh", "chlo.cosh": "cosh", "chlo.asinh": "asinh", "chlo.acosh": "acosh",
+    "chlo.atanh": "atanh", "chlo.square": "square",
 }
-_BINARY = {
-    "stablehlo.add": "add", "stablehlo.subtract": "sub", "stablehlo.multiply": "mul",
-    "stablehlo.divide": "div", "stablehlo.remainder": "rem", "stablehlo.power": "pow",
-    "stablehlo.maximum": "max", "stablehlo.minimum": "min", "stablehlo.atan2": "atan2",
-    "stablehlo.and": "bitwise_and", "stablehlo.or": "bitwise_or", "stablehlo.xor": "bitwise_xor",
-    "stablehlo.shift_left": "shift_left", "stablehlo.shift_right_logical": "shift_right_logical",
-    "stablehlo.shift_right_arithmetic": "shift_right_arithmetic", "chlo.next_after": "nextafter",
-    "stablehlo.complex": "complex",
-}
-# mlax.lax functions that are compositions rather than one primitive, for the table's text.
-_COMPOSITES = {"asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "square", "clz"}
 
 
-def _target(fn: str) -> str:
-    op = {"bitwise_not": "not", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}.get(fn, fn)
-    return f"mlax.lax.{fn} (composite)" if fn in _COMPOSITES else f"mlax.{op}"
+def _lax_call(fn: str, target: str) -> Entry:
+    return Entry(lambda imp, op, args: [getattr(lax, fn)(*args)], target)
 
 
-def _unary(fn: str) -> Entry:
-    return Entry(lambda imp, op, args: [getattr(lax, fn)(args[0])], _target(fn))
-
-
-def _binary(fn: str) -> Entry:
-    return Entry(lambda imp, op, args: [getattr(lax, fn)(args[0], args[1])], _target(fn))
-
-
-CONVERTERS.update({name: _unary(fn) for name, fn in _UNARY.items()})
-CONVERTERS.update({name: _binary(fn) for name, fn in _BINARY.items()})
+CONVERTERS.update({hlo: _lax_call(_LAX_NAMES.get(name, name), f"mlax.{name}")
+                   for hlo, name in stablehlo_to_mlax().items()
+                   if OPS[name].elementwise and hlo not in _ELSEWHERE})
+CONVERTERS.update({hlo: _lax_call(name, f"mlax.{name}") for hlo, name in _ALIASES.items()})
+CONVERTERS.update({hlo: _lax_call(fn, f"mlax.lax.{fn} (composite)") for hlo, fn in _COMPOSITES.items()})
 
 
 def _round(method: Any) -> Entry:
@@ -111,9 +98,7 @@ def _total_order_key(x: Any, dtype: np.dtype) -> Any:
     return lax.bitwise_xor(i, lax.bitwise_and(sign_fill, magnitude))
 
 
-CONVERTERS["stablehlo.compare"] = Entry(compare, "mlax.compare")
-CONVERTERS["stablehlo.select"] = Entry(lambda imp, op, args: [lax.select(*args)], "mlax.select")
-CONVERTERS["stablehlo.clamp"] = Entry(lambda imp, op, args: [lax.clamp(*args)], "mlax.clamp")
+CONVERTERS["stablehlo.compare"] = Entry(compare, "mlax.compare")  # select, clamp: from their traits
 
 
 # --- conversions --------------------------------------------------------------------------------------

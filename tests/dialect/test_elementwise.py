@@ -12,6 +12,7 @@ import pytest
 import mlax
 from mlax import lax
 from mlax.core import bind
+from mlax.dialect import OPS
 from tests.oracle import (
     FIXED_SHAPES,
     FLOAT_DTYPES,
@@ -120,6 +121,13 @@ def test_binary(rng, name):
         elif dtype in INT_DTYPES:
             cases.append(_grid(_ints(dtype)))  # INT_MIN / -1, x / 0, x % 0, wrap-around
     check_cases(getattr(lax, name), getattr(jax.lax, name), cases, signbits=True)
+
+
+def test_every_op_of_the_family_has_cases():
+    """A new op of dialect/ops/elementwise.py joins UNARY or BINARY (docs/passes.md, "Adding an op")."""
+    tested = {OP_NAMES.get(name, name) for name in (*UNARY, *BINARY)}
+    family = {name for name, op in OPS.items() if op.family == "Elementwise ops"}
+    assert sorted(family - tested) == []
 
 
 def test_round_ties_and_methods():

@@ -498,6 +498,13 @@ def test_every_op_has_a_rule() -> None:
     assert {name for name, rule in JVP_RULES.items() if rule is zero_rule} == set(ZERO_DERIVATIVE)
 
 
+def test_every_differentiable_elementwise_op_has_cases() -> None:
+    """A new op of dialect/ops/elementwise.py with a derivative joins UNARY_DOMAIN or BINARY_ARGS
+    (docs/passes.md, "Adding an op"); the zero-derivative ones are checked by ZERO_CASES."""
+    family = {name for name, op in OPS.items() if op.family == "Elementwise ops" and not op.zero_derivative}
+    assert sorted(family - set(CASES)) == []
+
+
 ZERO_CASES: list[tuple[str, dict[str, Any], list[np.ndarray], Jax | None]] = [
     ("sign", {}, [_f32(-2.0, 0.0, 3.0)], lax.sign),
     ("floor", {}, [_f32(-2.5, 0.5)], lax.floor),

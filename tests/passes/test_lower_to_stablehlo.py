@@ -267,13 +267,11 @@ def test_stop_gradient(dtype: np.dtype, rng: np.random.Generator) -> None:
 
 # --- the rule table --------------------------------------------------------------------------
 
-FAMILIES = ("Elementwise ops", "Comparison ops", "Ops that make values from nothing",
-            "Type conversions", "Shape ops", "Reductions", "Linear algebra", "Transformation ops")
-
-
-def test_core_families_have_rules() -> None:
-    ops = {op_name for op_name, op in OPS.items() if op.family in FAMILIES}
-    assert len(ops) > 70 and ops <= set(RULES), sorted(ops - set(RULES))
+def test_every_elementwise_op_is_checked_against_jax() -> None:
+    """A new op of dialect/ops/elementwise.py joins UNARY or BINARY (docs/passes.md, "Adding an op");
+    round has its own test (its attribute)."""
+    family = {name for name, op in OPS.items() if op.family == "Elementwise ops"}
+    assert sorted(family - {*UNARY, *BINARY, "round"}) == []
 
 
 def test_printed_spelling(rng: np.random.Generator) -> None:

@@ -76,8 +76,9 @@ PROGRAMS: dict[str, tuple[Callable[[Any], Callable[..., Any]], Callable[[], tupl
                  np.random.default_rng(1).standard_normal((256, 784)).astype(np.float32),
                  np.random.default_rng(2).integers(0, 10, 256).astype(np.int32))),
     "transformer block train step": (train._transformer_step, train._transformer_inputs),
-    "4-layer decoder train step": (lambda lib: train._transformer_step(lib, train.DECODER_SEQ),
-                                   lambda: train._transformer_inputs(train.DECODER_LAYERS, train.DECODER_SEQ)),
+    "4-layer decoder train step": (
+        lambda lib: train._transformer_step(lib, train.DECODER_SEQ),
+        lambda: train._transformer_inputs(train.DECODER_LAYERS, train.DECODER_SEQ)),
     "16-layer MLP train step, layers inlined": (lambda lib: train._sgd(lib, train._mlp_loss(lib, 16)),
                                                 train._mlp16_inputs),
     "16-layer MLP train step, the layer a nested jit": (

@@ -17,6 +17,7 @@ _SUBMODULES = ("ad_checkpoint", "custom_derivatives", "debug", "flatten_util", "
 _SUBMODULES += ("experimental", "sharding")  # the sharding issue: mlax.sharding, mlax.experimental.shard_map
 _SUBMODULES += ("distributed",)  # mlax.distributed: several processes (jax.distributed)
 _SUBMODULES += ("ops", "profiler")  # jax.ops segment reductions; jax.profiler annotations
+_SUBMODULES += ("ref",)  # jax.ref: mutable array references (mlax.refs)
 _SUBMODULES += ("export",)  # jax.export: mlax programs as jax's Exported, and jax's run on mlax
 _ATTRIBUTES = {
     "make_mesh": "mlax.sharding",
@@ -67,6 +68,10 @@ _ATTRIBUTES = {
     "install_as_jax": "mlax.install",
     "pmap": "mlax.parallel",
     "new_ref": "mlax.refs",
+    "Ref": "mlax.refs",
+    "freeze": "mlax.refs",
+    "empty_ref": "mlax.refs",
+    "free_ref": "mlax.refs",
     "ConcretizationTypeError": "mlax.errors",
     "UnexpectedTracerError": "mlax.errors",
     "block_until_ready": "mlax.device_info",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -65,9 +66,38 @@ def executable_of(entry: CacheEntry) -> Executable:
     """The entry's executable, compiled (or found in the compile cache) if it has none alive."""
     executable = entry.executable()
     if executable is None:
-        executable = compile_cached(entry.backend, entry.traced.module, entry.traced.entry, entry.donated)
+        try:
+            executable = compile_cached(entry.backend, entry.traced.module, entry.traced.entry, entry.donated)
+        except ValueError as error:  # a custom derivative rule that raised was needed: its error
+            from mlax.custom_derivatives import raise_failed_rule
+
+            raise_failed_rule(error)
+            raise
         entry._executable = weakref.ref(executable)
     return executable
+
+
+def donate_inputs(entry: CacheEntry, leaves: list[Any]) -> None:
+    """After a call: the donated argument Arrays that an output can take the place of (same
+    shape and dtype, each output once) are deleted, as jax deletes the buffers it donates; the
+    others stay, with jax's warning (once per traced signature). The XLA backend donates itself."""
+    if not entry.donated or entry.backend == "xla":
+        return
+    free = [(a.shape, np.dtype(a.dtype)) for a in entry.traced.out_avals]
+    unusable = []
+    for i in entry.donated:
+        aval = entry.traced.in_avals[i]
+        key = (aval.shape, np.dtype(aval.dtype))
+        if key in free:
+            free.remove(key)
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
+        else:
+            unusable.append(_type_text(aval.shape, aval.dtype))
+    if unusable and not getattr(entry, "donation_warned", False):
+        entry.donation_warned = True  # type: ignore[attr-defined]
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\nSee an explanation at "
+                      "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=4)  # jax's text
 
 
 def _inputs(executable: Executable, leaves: list[Any]) -> list[Any]:
@@ -343,9 +373,12 @@ class Lowered(_Stage):
 
     def compiler_ir(self, dialect: str | None = None) -> Any:
         """The program as an MLIR module: StableHLO in jaxlib's MLIR (``dialect`` None or
-        "stablehlo", as jax's), or the traced mlax module ("mlax"); None for any other dialect."""
+        "stablehlo", as jax's), XLA's HLO ("hlo"), or the traced mlax module ("mlax"); None for
+        any other dialect."""
         if dialect == "mlax":
             return self.mlir_module()
+        if dialect == "hlo":  # XLA's HloModule of the program, as jax's (``as_hlo_text()``)
+            return _xla_lowered(self._xla_program).compiler_ir(dialect="hlo")
         if dialect not in (None, "stablehlo"):
             return None
         from jax.extend.mlir import ir as jir

@@ -20,8 +20,17 @@ from typing import Any
 import numpy as np
 from jax import ShapeDtypeStruct, tree_util
 
-from mlax import prng
-from mlax.aot import CacheEntry, Lowered, Traced, executable_of, public_name, run_program, wrap_outputs
+from mlax import prng, refs
+from mlax.aot import (
+    CacheEntry,
+    Lowered,
+    Traced,
+    donate_inputs,
+    executable_of,
+    public_name,
+    run_program,
+    wrap_outputs,
+)
 from mlax.array import Array
 from mlax.backends.registry import (
     Executable,
@@ -269,7 +278,7 @@ class JittedFunction:
                                    out_shardings))
         self._cache, self._fast_cache = traces.signatures, traces.fast
         # shardings are fixed per jit and the leaves' committed shardings are in the fast key
-        self._fast_ok = not (self._static_argnums or self._static_argnames)
+        self._fast_ok = not (self._static_argnums or self._static_argnames or donated)
         self._stages_always = False  # set by jit for mlax's own jits: disable_jit leaves them
         # Inside a trace, a call of its traced body (pyfront/nested_jit.py) unless jit(inline=True),
         # mlax's own jits or shardings ask for the Python function inlined.
@@ -355,6 +364,10 @@ class JittedFunction:
     def call_once(self, *args: Any, **kwargs: Any) -> Any:
         """Trace, compile and run for these arguments only, the trace not cached: for mlax's
         transformations whose trace holds only for this call (pyfront/staging.py)."""
+        if refs.any_alive():
+            result = refs.call_jit(self, args, kwargs, once=True)
+            if result is not refs.UNHANDLED:
+                return self._checked(result, args, kwargs) if checks_enabled() else result
         entry, leaves = self._entry(args, kwargs, cached=False)
         result = run_program(entry.traced, executable_of(entry), leaves)
         return self._checked(result, args, kwargs) if checks_enabled() else result
@@ -377,10 +390,14 @@ class JittedFunction:
             start += count
         return tuple(flat)
 
+    def __repr__(self) -> str:
+        return f"<PjitFunction of {self._fun!r}>"  # jax's text (chex tells jitted functions by it)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         trace = current_trace()
         if trace is not None:  # inside another trace: a call of a private function, or inlined
-            if self._calls_inside_traces and concrete_mode() is None and not disable_jit_state.value:
+            if self._calls_inside_traces and concrete_mode() is None and not disable_jit_state.value \
+                    and not refs.any_alive():  # with refs, inlined: its reads and writes are the caller's
                 return call_jitted(self, trace, args, kwargs)
             return inlined(self._fun, self, args, kwargs)
         if jit_call_options_used.on:  # one read while no one has used disable_jit / debug_nans / infs
@@ -391,6 +408,10 @@ class JittedFunction:
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if refs.any_alive():  # refs passed or closed over: threaded in and out (pyfront/refs.py)
+            result = refs.call_jit(self, args, kwargs)
+            if result is not refs.UNHANDLED:
+                return result
         fast_key, fast_leaves = _fast_key(args) if self._fast_ok and not kwargs else (None, [])
         if fast_key is not None:
             fast_key += (self._backend or config.backend, config.trace_context(), context_mesh())
@@ -400,6 +421,7 @@ class JittedFunction:
                 return wrap_outputs(entry.traced, executable(_fast_buffers(executable, fast_leaves)))
         entry, leaves = self._entry(args, kwargs)
         result = run_program(entry.traced, executable_of(entry), leaves)
+        donate_inputs(entry, leaves)
         in_avals = entry.traced.in_avals
         if fast_key is not None and len(leaves) == len(fast_leaves) and all(
                 arg.dtype == aval.dtype for arg, aval in zip(fast_leaves, in_avals, strict=True)):
@@ -495,9 +517,14 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = UNSPECIFIE
                    backend=backend, device=device, in_shardings=in_shardings, out_shardings=out_shardings)
     if fun is None:
         return functools.partial(jit, **options)
-    jitted = JittedFunction(fun, **options)
+    jitted = PjitFunction(fun, **options)
     jitted._calls_inside_traces &= not inline
     return jitted
+
+
+class PjitFunction(JittedFunction):
+    """What ``mlax.jit`` returns, under jax's class name: libraries tell jitted functions by
+    it (chex's assert_max_traces refuses to wrap one)."""
 
 
 def staged_jit(fun: Callable[..., Any], **options: Any) -> JittedFunction:

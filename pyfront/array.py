@@ -22,11 +22,33 @@ import numpy as np
 from mlax.array_methods import ArrayMethods, ArrayType
 
 
+class _Deleted:
+    """The buffer of a deleted Array: its type stays known, any use of its values raises."""
+
+    __slots__ = ("shape", "dtype")
+    sharding = None
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.shape, self.dtype = shape, dtype
+
+    def _error(self) -> RuntimeError:
+        return RuntimeError(f"Array has been deleted with shape={self.dtype.name}{list(self.shape)}.")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise self._error()
+
+    def is_deleted(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        raise self._error()
+
+
 class Array(ArrayMethods, metaclass=ArrayType):
     """An immutable, concrete array (the counterpart of ``jax.Array``); tracers are instances
     too, as JAX's are of ``jax.Array``: ``type(x) is Array`` tells a concrete one."""
 
-    __slots__ = ("_host", "_device", "_weak_type", "_committed")
+    __slots__ = ("_host", "_device", "_weak_type", "_committed", "__weakref__")  # weakref-able, as jax's
     __array_priority__ = 100
 
     def __init__(self, value: Any, weak_type: bool = False) -> None:
@@ -111,6 +133,29 @@ class Array(ArrayMethods, metaclass=ArrayType):
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._value.__dlpack_device__()
+
+    # -- deletion and donation (jax's Array API) ------------------------------------------------
+
+    def is_deleted(self) -> bool:
+        """Whether the buffer was deleted (``delete()``, or donated to a jitted call)."""
+        if isinstance(self._device, _Deleted):
+            return True
+        return self._host is None and self._device is not None and bool(self._device.is_deleted())
+
+    def delete(self) -> None:
+        """Free the buffer: any later use raises RuntimeError, as jax's."""
+        if self.is_deleted():
+            return
+        device = self._device
+        self._host, self._device = None, _Deleted(self.shape, self.dtype)
+        if device is not None:
+            device.delete()
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the buffer's first byte (the host buffer, or the device buffer's)."""
+        if self._host is None and self._device is not None and not isinstance(self._device, _Deleted):
+            return int(self._device.unsafe_buffer_pointer())
+        return int(self._value.ctypes.data)
 
     def block_until_ready(self) -> Array:
         if self._device is not None:

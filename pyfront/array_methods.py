@@ -19,6 +19,8 @@ def _binary(name: str, reflected: bool = False) -> Any:
     def method(self: Any, other: Any) -> Any:
         from mlax.core import is_array_like
 
+        if hasattr(type(other), "__jax_array__") and not is_array_like(other):
+            other = other.__jax_array__()  # as jax's operators (flax.nnx's Variables)
         if not is_array_like(other) and not isinstance(other, (list, tuple)):
             return NotImplemented
         fn = getattr(_mnp(), name)

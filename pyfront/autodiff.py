@@ -29,7 +29,7 @@ from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.staging import Staged, restore_static, static_arguments
+from mlax.staging import Staged, aux_static, restore_static, static_arguments, wraps
 from mlax.tracing import SubFunction, _leaf_type_error, flatten_arguments, function_name, trace_subfunction
 
 _FLOAT0 = np.dtype(jax_dtypes.float0)
@@ -104,11 +104,12 @@ def _zeros(aval: Aval) -> Any:
 
 
 def _traced(run: Callable[..., Any], fun: Callable[..., Any] | None = None,
-            differentiated: bool = False) -> Callable[..., Any]:
+            differentiated: bool = False, static_outputs: bool = False) -> Callable[..., Any]:
     """``run(trace, *args)`` inside the current trace, or as a program of its own outside one
     (pyfront/staging.py: compiled and cached per signature, retraced concretely where Python
-    needs values). With ``fun``, the arguments are ``fun``'s: errors name its parameters."""
-    return Staged(run, fun, differentiated)
+    needs values). With ``fun``, the arguments are ``fun``'s: errors name its parameters;
+    ``static_outputs``: the results may hold an aux output's objects (staging.aux_static)."""
+    return Staged(run, fun, differentiated, static_outputs)
 
 
 def _positions(argnums: Any, args: tuple[Any, ...], api: str) -> tuple[int, ...]:
@@ -194,7 +195,15 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
     check_callable(fun, f"fun of {api}")
     _unsupported_options(allow_int)
 
-    def run(trace: Trace, *args: Any) -> Any:
+    def run(trace: Trace, *args: Any, **kwargs: Any) -> Any:
+        from mlax import refs
+
+        if kwargs:  # as jax: keyword arguments reach fun, never differentiated
+            bound = wraps(fun)(functools.partial(fun, **kwargs))
+            inner = _value_and_grad(bound, argnums, has_aux, holomorphic, allow_int, api)
+            return inner._run(trace, *args)  # type: ignore[attr-defined]
+        if refs.any_alive() and not refs.threaded(fun):  # refs it writes: auxiliary outputs (refs.py)
+            return refs.grad_refs(_value_and_grad, fun, argnums, has_aux, holomorphic, allow_int, api, args)
         most = max(index_tuple(argnums, "argnums", api), default=0)
         if most >= len(args):
             raise user_error(TypeError, f"differentiating with respect to argnums={argnums} requires at "
@@ -202,7 +211,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"only {len(args)} positional arguments.", f"argnums of {api}")
         nums = _positions(argnums, args, api)
         _check_float_inputs(fun, args, nums, "grad", holomorphic)
-        sub, leaves, in_tree = _trace_callee(fun, args, trace, nums, "grad")
+        sub, leaves, in_tree = _trace_callee(aux_static(fun) if has_aux else fun, args, trace, nums, "grad")
         output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):
             raise user_error(TypeError, "expected function with aux output to return a two-element tuple, "
@@ -231,7 +240,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
         gradient = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
         return value, gradient
 
-    return _traced(run, fun)
+    return _traced(run, fun, static_outputs=has_aux)
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -240,8 +249,8 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     both = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "mlax.grad")
 
     @functools.wraps(fun)
-    def gradient(*args: Any) -> Any:
-        value, g = both(*args)
+    def gradient(*args: Any, **kwargs: Any) -> Any:
+        value, g = both(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
     return gradient

@@ -25,8 +25,10 @@ from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.staging import Staged, restore_static, static_leaves, wraps
+from mlax.staging import Staged, as_static, restore_static, static_leaves, wraps
 from mlax.tracing import flatten_arguments, function_name, trace_subfunction
+
+_PYTHON_SCALARS = (int, float, bool, complex)
 
 
 def _in_axis(axis: int | None, aval: Aval, path: str, key: bool = False) -> int:
@@ -63,8 +65,11 @@ def _check_axes_spec(axes: Any, name: str, shape: str) -> None:
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None,
-         axis_name: str | None = None) -> Callable[..., Any]:
-    """Vectorize ``fun`` over the ``in_axes`` of its arguments, as jax.vmap."""
+         axis_name: str | None = None, spmd_axis_name: Any = None) -> Callable[..., Any]:
+    """Vectorize ``fun`` over the ``in_axes`` of its arguments, as jax.vmap. ``spmd_axis_name``
+    (mesh axes jax shards the mapped dimension over, a placement hint) is accepted: mlax places
+    the batched values as it places the rest of the program, with jax's values."""
+    del spmd_axis_name
     check_callable(fun, "fun of mlax.vmap")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
@@ -76,6 +81,10 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
     _check_axes_spec(out_axes, "out_axes", "(nested) container with those types as leaves")
 
     def run(trace: Trace, *args: Any, **kwargs: Any) -> Any:
+        from mlax import refs
+
+        if refs.holds_refs((args, kwargs)) and not refs.threaded(fun):  # refs of one example inside (refs.py)
+            return refs.vmap_refs(vmap, fun, in_axes, out_axes, axis_size, axis_name, args, kwargs)
         name = function_name(fun)
         names = _positional_names(fun, len(args))
         axes_tree = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
@@ -144,8 +153,24 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
 
     staged = Staged(run, fun)
 
+    def unmapped_scalars_static(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The arguments with their unmapped Python scalars as static objects: as in jax, an
+        argument whose in_axes is None reaches ``fun`` as it is (``x[:n]`` with such an int
+        ``n`` slices statically); ``run`` reports a malformed in_axes."""
+        if isinstance(in_axes, int) or (isinstance(in_axes, tuple) and len(in_axes) != len(args)):
+            return args, kwargs
+        axes_tree = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
+        try:
+            leaf_axes = flatten_axes("vmap in_axes", tree_util.tree_structure((args, kwargs)), axes_tree)
+        except ValueError:
+            return args, kwargs
+        leaves = tree_util.tree_leaves((args, kwargs))
+        flags = [a is None and type(x) in _PYTHON_SCALARS for a, x in zip(leaf_axes, leaves, strict=True)]
+        return as_static((args, kwargs), flags) if any(flags) else (args, kwargs)
+
     @wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = unmapped_scalars_static(args, kwargs)
         return staged(*args, **kwargs)
 
     return batched

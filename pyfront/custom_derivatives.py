@@ -22,6 +22,7 @@ from typing import Any
 
 from jax import tree_util
 from mlir import ir
+from mlir.dialects import func
 
 from mlax.autodiff import _call, _trace_callee
 from mlax.closure import closure_convert
@@ -215,15 +216,25 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         parts = parts.abstract()  # the rules (traced again at pass time) keep no traced values
         avals = [abstractify(leaf) for leaf in leaves]
         into = TraceInto(trace.block.owner.parent, trace)
-        rule_sub = self._trace_rule(into, parts, in_tree, avals, sub.out_avals, (False,) * len(leaves))
-        _no_captures(name, "custom_jvp", sub, rule_sub)
-        if self.symbolic_zeros:
-            def make(into: TraceInto, zero: tuple[bool, ...]) -> list[str]:
-                return [self._trace_rule(into, parts, in_tree, avals, sub.out_avals, zero).name]
 
-            register_variants(rule_sub.name, into.module, make)
+        def make(into: TraceInto, zero: tuple[bool, ...]) -> list[str]:
+            return [self._trace_rule(into, parts, in_tree, avals, sub.out_avals, zero).name]
+
+        before = _functions(into.module)
+        try:
+            rule_sub = self._trace_rule(into, parts, in_tree, avals, sub.out_avals, (False,) * len(leaves))
+        except Exception as error:  # noqa: BLE001 (raised again if the pass needs the rule)
+            _erase_new_functions(into.module, before)
+            rule_name = _failed_rule(into, [*avals, *avals], [*sub.out_avals, *sub.out_avals],
+                                     f"{sub.name}_jvp_rule", error, make)
+        else:
+            _no_captures(name, "custom_jvp", sub, rule_sub)
+            rule_name = rule_sub.name
+            if self.symbolic_zeros:
+                register_variants(rule_sub.name, into.module, make)
+        _no_captures(name, "custom_jvp", sub)
         out = _declare_call(trace, "custom_jvp_call", sub, leaves, f"result of custom_jvp {name}",
-                            jvp=rule_sub.name)
+                            jvp=rule_name)
         return with_known(out, args, {}, self)  # concrete mode: the value is fun's
 
     def _trace_rule(self, into: TraceInto, parts: _Arguments, in_tree: Any, avals: list[Aval],
@@ -234,7 +245,10 @@ class custom_jvp:  # noqa: N801 (JAX's name)
 
         def rule(*flat: Any) -> list[Any]:
             primals = tree_util.tree_unflatten(in_tree, list(flat[:n]))
-            tangent_leaves = with_zeros(flat[n:], zero, avals) if self.symbolic_zeros else flat[n:]
+            given = flat[n:]
+            tangent_leaves = with_zeros(given, zero, avals) if self.symbolic_zeros or any(zero) else given
+            if not self.symbolic_zeros:  # a plain rule sees zeros (pass time, for a failed rule's stand-in)
+                tangent_leaves = [dense(t, a) for t, a in zip(tangent_leaves, avals, strict=True)]
             tangents = tree_util.tree_unflatten(in_tree, list(tangent_leaves))
             pair = self.jvp(*parts.nondiff(primals[-1]), tuple(primals[:-1]), tuple(tangents[:-1]))
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -290,13 +304,36 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         avals = [abstractify(leaf) for leaf in leaves]
         rules = _VjpRules(self, parts, in_tree, avals, sub)
         into = TraceInto(trace.block.owner.parent, trace)
-        fwd_sub, bwd_sub = rules.trace(into, (False,) * len(leaves))
-        _no_captures(name, "custom_vjp", sub, fwd_sub, bwd_sub)
-        if self.symbolic_zeros:
-            register_variants(fwd_sub.name, into.module,
-                              lambda into, zero: [s.name for s in rules.trace(into, zero)])
+
+        def make(into: TraceInto, zero: tuple[bool, ...]) -> list[str]:
+            return [s.name for s in rules.trace(into, zero)]
+
+        before = _functions(into.module)
+        try:
+            fwd_sub, bwd_sub = rules.trace(into, (False,) * len(leaves))
+        except Exception as error:  # noqa: BLE001 (raised again if the pass needs the rules)
+            _erase_new_functions(into.module, before)
+            # fwd stands in as the function itself (no residuals: the declaration needs fwd's
+            # body for their types); bwd as a body-less function, so the error is raised if
+            # reverse mode needs the rules for all inputs, else the pass traces its variant
+            def primal(*flat: Any) -> list[Any]:
+                operands = tree_util.tree_unflatten(in_tree, list(flat))
+                with _tracing_rules_of(self):
+                    return tree_util.tree_leaves(self.fun(*parts.full(operands[:-1], operands[-1])))
+
+            primal.__name__ = f"{sub.name}_fwd_failed"
+            fwd_name = into(primal, tuple(placeholder(a) for a in avals)).name
+            _remember_failure(fwd_name, error)
+            register_variants(fwd_name, into.module, _failing(fwd_name, make))
+            bwd_name = _failed_rule(into, sub.out_avals, avals, f"{sub.name}_bwd", error, make)
+        else:
+            _no_captures(name, "custom_vjp", sub, fwd_sub, bwd_sub)
+            fwd_name, bwd_name = fwd_sub.name, bwd_sub.name
+            if self.symbolic_zeros:
+                register_variants(fwd_sub.name, into.module, make)
+        _no_captures(name, "custom_vjp", sub)
         out = _declare_call(trace, "custom_vjp_call", sub, leaves, f"result of custom_vjp {name}",
-                            fwd=fwd_sub.name, bwd=bwd_sub.name)
+                            fwd=fwd_name, bwd=bwd_name)
         return with_known(out, args, {}, self)  # concrete mode: the value is fun's
 
 
@@ -327,8 +364,12 @@ class _VjpRules:
                                  f"second element represents residuals, but got {type(pair).__name__}",
                                  f"fwd of custom_vjp function {name}")
             residual_leaves, tree = tree_util.tree_flatten(pair[1])
-            residual_tree.append(tree)
-            return [*tree_util.tree_leaves(pair[0]), *residual_leaves, *hidden]  # bwd gets hidden too
+            # Python scalars among the residuals are constants of the trace: bwd gets them as
+            # they are (as jax's eager bwd does: equinox passes its `perturbed` flags so)
+            static = {i: leaf for i, leaf in enumerate(residual_leaves) if type(leaf) in _PYTHON_SCALARS}
+            residual_tree.append((tree, static))
+            traced = [leaf for i, leaf in enumerate(residual_leaves) if i not in static]
+            return [*tree_util.tree_leaves(pair[0]), *traced, *hidden]  # bwd gets hidden too
 
         fwd.__name__ = f"{self.sub.name}_fwd"
         with _tracing_rules_of(owner):
@@ -342,15 +383,20 @@ class _VjpRules:
             register_variants(bwd_sub.name, into.module, make)
         return fwd_sub, bwd_sub
 
-    def _trace_bwd(self, into: TraceInto, tree: Any, residual_avals: Sequence[Aval],
-                   zero: tuple[bool, ...]) -> SubFunction:
-        """bwd as a function (residuals..., the nonzero output cotangents...) -> input cotangents."""
+    def _trace_bwd(self, into: TraceInto, residual_tree: tuple[Any, dict[int, Any]],
+                   residual_avals: Sequence[Aval], zero: tuple[bool, ...]) -> SubFunction:
+        """bwd as a function (residuals..., the nonzero output cotangents...) -> input cotangents;
+        ``residual_tree``: the residuals' tree and the Python scalars among its leaves."""
         owner, name, sub = self.owner, function_name(self.owner.fun), self.sub
         dynamic = self.parts.dynamic
+        tree, static = residual_tree
 
         def bwd(*flat: Any) -> list[Any]:
-            count, end = tree.num_leaves, tree.num_leaves + self.parts.n_hidden
-            residuals = tree_util.tree_unflatten(tree, list(flat[:count]))
+            count = tree.num_leaves - len(static)
+            end = count + self.parts.n_hidden
+            traced = iter(flat[:count])
+            leaves = [static[i] if i in static else next(traced) for i in range(tree.num_leaves)]
+            residuals = tree_util.tree_unflatten(tree, leaves)
             given = with_zeros(flat[end:], zero, sub.out_avals) if owner.symbolic_zeros else flat[end:]
             cotangent = tree_util.tree_unflatten(sub.out_tree, list(given))
             cts = owner.bwd(*self.parts.nondiff(flat[count:end]), residuals, cotangent)
@@ -374,6 +420,81 @@ class _VjpRules:
         cts = [placeholder(a) for a, z in zip(sub.out_avals, zero, strict=True) if not z]
         with _tracing_rules_of(owner):
             return into(bwd, (*(placeholder(a) for a in residual_avals), *cts))
+
+
+def _functions(module: ir.Operation) -> set[str]:
+    """The symbols defined in ``module``."""
+    return {ir.StringAttr(op.attributes["sym_name"]).value for op in module.regions[0].blocks[0].operations
+            if "sym_name" in op.attributes}
+
+
+def _erase_new_functions(module: ir.Operation, before: set[str]) -> None:
+    """Erase what a trace that failed left in ``module`` (the symbols not in ``before``)."""
+    table = ir.SymbolTable(module)
+    for symbol in _functions(module) - before:
+        table.erase(table[symbol])
+
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+_FAILED_RULES: dict[str, BaseException] = {}  # stand-in symbol -> what tracing the rule raised
+_FAILED_LIMIT = 1024
+
+
+def _failed_rule(into: TraceInto, in_avals: Sequence[Aval], out_avals: Sequence[Aval], name: str,
+                 error: BaseException,
+                 make: Callable[[TraceInto, tuple[bool, ...]], list[str]]) -> str:
+    """A rule that raised when traced at the call (with every tangent present), as a stand-in:
+    a body-less function of the rule's type. As in jax, a rule runs only for a call whose
+    inputs are differentiated, so the error is the user's only if `mlax-autodiff` needs the
+    rule: the pass then traces it for its pattern of zero tangents (``make``) or, with every
+    tangent present, finds no body; ``raise_failed_rule`` gives the error back its own kind
+    (equinox's ``nondifferentiable`` is a custom_jvp whose rule always raises)."""
+    import mlax.numpy as mnp
+
+    def stand_in(*flat: Any) -> list[Any]:
+        return [mnp.zeros(a.shape, a.dtype) for a in out_avals]
+
+    stand_in.__name__ = name
+    traced = into(stand_in, tuple(placeholder(a) for a in in_avals))
+    table = ir.SymbolTable(into.module)
+    op = table[traced.name]
+    with get_context(), ir.InsertionPoint(op), ir.Location.name(
+            f"the rule {name} raised {type(error).__name__}: {error}"):
+        symbol = unique_name(into.module, f"{name}_failed")
+        stub = func.FuncOp(symbol, ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value),
+                           visibility="private")
+    table.erase(op)
+    _remember_failure(symbol, error)
+    register_variants(stub.sym_name.value, into.module, _failing(symbol, make))
+    return symbol
+
+
+def _remember_failure(symbol: str, error: BaseException) -> None:
+    _FAILED_RULES[symbol] = error
+    while len(_FAILED_RULES) > _FAILED_LIMIT:
+        _FAILED_RULES.pop(next(iter(_FAILED_RULES)))
+
+
+def _failing(symbol: str, make: Callable[[TraceInto, tuple[bool, ...]], list[str]]
+             ) -> Callable[[TraceInto, tuple[bool, ...]], list[str]]:
+    """``make`` for the stand-in ``symbol``: what it raises is the error to give back."""
+    def traced(into: TraceInto, zero: tuple[bool, ...]) -> list[str]:
+        try:
+            return make(into, zero)
+        except Exception as error:
+            _remember_failure(symbol, error)
+            raise
+
+    return traced
+
+
+def raise_failed_rule(error: BaseException) -> None:
+    """Raise, in place of a pipeline ``error`` that says a rule stand-in of `_failed_rule` was
+    needed, what the rule raised when traced (nothing when ``error`` is another one)."""
+    text = str(error)
+    for symbol, failure in list(_FAILED_RULES.items()):
+        if f"@{symbol} " in text or f"@{symbol}\n" in text:
+            raise failure.with_traceback(None) from error
 
 
 def _cotangent_like(like: Aval, cotangent: Any, name: str) -> Any:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from jax._src import dtypes as jax_dtypes
 
 from mlax.configuration import config
 from mlax.dialect import dtypes as ir_dtypes
 
-bfloat16 = ir_dtypes.bfloat16
+# jax.dtypes.bfloat16 is the scalar type (``bfloat16(1)`` makes a scalar), as NumPy's float32 is
+bfloat16 = ml_dtypes.bfloat16
 
 _NARROW = {
     np.dtype(np.int64): np.dtype(np.int32),

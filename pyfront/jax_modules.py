@@ -25,6 +25,7 @@ class Redirect:
     passthrough: frozenset[str] = field(default_factory=frozenset)
     extras: tuple[tuple[str, str], ...] = ()
     real_submodules: bool = False  # submodules without an entry of their own: the real ones
+    passthrough_rest: bool = False  # every other name of the real module passes through
 
 
 def _names(text: str) -> frozenset[str]:
@@ -33,16 +34,16 @@ def _names(text: str) -> frozenset[str]:
 
 # Modules that carry no tracing: the real jax module, whole.
 PASSTHROUGH_MODULES = (
-    "jax.api_util", "jax.errors", "jax.extend", "jax.interpreters",
+    "jax.api_util", "jax.errors", "jax.interpreters",
     "jax.lib", "jax.monitoring", "jax.stages", "jax.tree_util",
     "jax.typing", "jax.version",
 )
 
 # Tracing-free names of jax's top-level module: device queries of this process (one process
-# until mlax.distributed), sharding specs (inert objects), the Ref type (for isinstance checks:
-# no mlax value is one), and config contexts mlax does not read or reads through jax's config.
+# until mlax.distributed), sharding specs (inert objects), and config contexts mlax does not
+# read or reads through jax's config.
 _TOP_PASSTHROUGH = _names("""
-    Device NamedSharding P Ref Shard local_device_count process_count process_index process_indices
+    Device NamedSharding P Shard local_device_count process_count process_index process_indices
     host_count host_id host_ids print_environment_info log_compiles explain_cache_misses
     check_tracer_leaks checking_leaks enable_checks default_device
     transfer_guard transfer_guard_device_to_device
@@ -94,8 +95,12 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.tree": Redirect("mlax.tree"),
     "jax.dtypes": Redirect("mlax.dtypes"),
     "jax.profiler": Redirect("mlax.profiler"),
-    "jax.core": Redirect(None, _names("AbstractValue ShapedArray Value Atom ParamDict max_dim min_dim"),
+    # pytype_aval_mappings: jax's registry of array-like types, which libraries extend at import
+    # (tfp's jax substrate registers its ndarray subclass); mlax reads ndarray subclasses itself
+    "jax.core": Redirect(None, _names("AbstractValue ShapedArray Value Atom ParamDict max_dim min_dim "
+                                      "pytype_aval_mappings"),
                          (("Tracer", "mlax.core:Tracer"),
+                          ("Trace", "mlax.core:Trace"),  # a base class to subclass (haiku's DotTrace)
                           ("ensure_compile_time_eval", "mlax.configuration:ensure_compile_time_eval"))),
     "jax.debug": Redirect("mlax.debug"),
     "jax.custom_derivatives": Redirect("mlax.custom_derivatives"),
@@ -108,7 +113,7 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.ffi": Redirect(None),
     "jax.export": Redirect("mlax.export"),
     "jax.dlpack": Redirect(None),
-    "jax.ref": Redirect(None),
+    "jax.ref": Redirect("mlax.ref"),
     "jax.distributed": Redirect("mlax.distributed"),
     # mlax.sharding re-exports jax's sharding classes and owns the context mesh (set_mesh...)
     "jax.sharding": Redirect("mlax.sharding",
@@ -118,6 +123,16 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.experimental": Redirect("mlax.experimental", _names("EArray cur_qdd primal_tangent_dtype"),
                                  real_submodules=True),
     "jax.experimental.shard_map": Redirect("mlax.experimental.shard_map"),
+    # jax's extension API, jax's own but for the trace state libraries compare (flax.nnx's
+    # TraceContextError, haiku's JaxUsageError), which must name mlax's traces, and the test
+    # of array data (distrax's pytrees), which must know mlax's arrays
+    "jax.extend": Redirect(None, real_submodules=True, passthrough_rest=True),
+    "jax.extend.core": Redirect(None, extras=(("get_opaque_trace_state",
+                                               "mlax.trace_state:get_opaque_trace_state"),
+                                              ("valid_jaxtype", "mlax.trace_state:valid_jaxtype")),
+                                passthrough_rest=True),
+    "jax.experimental.checkify": Redirect("mlax.experimental.checkify",
+                                          _names("init_error NaNError DivisionByZeroError OOBError")),
 }
 
 
@@ -133,7 +148,7 @@ _MISSING_REASONS = {
     "jax-internal program markers (dead-code sink, pipeline stage) with no meaning outside jax's tracer":
         "jax.lax:dce_sink jax.lax:stage",
     "jax's tracer internals (its autodiff module, traces, jaxpr evaluation, effect types): mlax traces "
-    "to MLIR, not to jaxprs": "jax:ad jax.core:Trace jax.core:eval_jaxpr jax.core:eval_context "
+    "to MLIR, not to jaxprs": "jax:ad jax.core:eval_jaxpr jax.core:eval_context "
                               "jax.debug:DebugEffect jax.debug:OrderedDebugEffect",
     "block-scaled products of 8- and 4-bit float types, which mlax does not compute with":
         """jax.lax:scaled_dot jax.nn:scaled_dot_general jax.nn:scaled_matmul
@@ -144,8 +159,8 @@ _MISSING_REASONS = {
         jax:legacy_prng_key jax:softmax_custom_jvp
         jax:threefry_partitionable jax:remove_size_one_mesh_axis_from_type jax:no_execution jax:no_tracing
         jax:thread_guard jax:make_user_context""",
-    "mutable array references beyond new_ref: mlax's programs are pure (needs effects in the dialect)":
-        "jax:empty_ref jax:free_ref jax:freeze jax:ds jax.ref:*",
+    "Pallas's dynamic-slice indexer for refs: mlax's refs take NumPy-style indexers (pyfront/refs.py)":
+        "jax:ds",
     "explicit sharding's pcast of types and smap: mlax types Explicit axes (mlax.sharding_types), "
     "not a shard_map's varying ones":
         "jax:auto_pcast jax:smap",
@@ -249,7 +264,7 @@ def resolve(module: str, name: str, shims: dict[str, types.ModuleType]) -> Any:
     counterpart = mlax_counterpart(module)
     if _provided_by_mlax(module, name, counterpart):
         return getattr(counterpart, name)
-    if name in spec.passthrough or _is_primitive(module, name):
+    if name in spec.passthrough or _is_primitive(module, name) or _rest(spec, module, name):
         return getattr(real_module(module), name)
     if spec.real_submodules and name.isidentifier():
         try:
@@ -276,7 +291,13 @@ def status(module: str, name: str) -> str:
         return "not yet" if getattr(getattr(counterpart, name), "mlax_not_yet", None) else "mlax"
     if any(extra == name for extra, _ in spec.extras):
         return "mlax"
-    return "jax" if name in spec.passthrough or _is_primitive(module, name) else "missing"
+    passed = name in spec.passthrough or _is_primitive(module, name) or _rest(spec, module, name)
+    return "jax" if passed else "missing"
+
+
+def _rest(spec: Redirect, module: str, name: str) -> bool:
+    """Whether ``name`` passes through as one of the real module's other names."""
+    return spec.passthrough_rest and not name.startswith("_") and hasattr(real_module(module), name)
 
 
 def missing_message(module: str, name: str) -> str:

@@ -88,7 +88,7 @@ def input_placements(in_shardings: Any, dyn_args: tuple[Any, ...], dyn_kwargs: d
                      paths: Sequence[str]) -> tuple[Placement | None, ...]:
     """Per argument leaf, its Placement (from in_shardings, else from a committed Array) or None."""
     if given(in_shardings):
-        if dyn_kwargs:
+        if dyn_kwargs and in_shardings is not None:  # None specifies nothing, as in jax
             raise user_error(ValueError, "pjit does not support kwargs when in_shardings is specified.",
                              "in_shardings of mlax.jit")
         prefix = _positional_prefix(in_shardings, len(dyn_args))

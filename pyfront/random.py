@@ -228,7 +228,8 @@ def _random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), dtype)
 
 
-_KIND_NAMES = {np.floating: "a float", np.unsignedinteger: "an unsigned int"}
+_KIND_NAMES = {np.floating: "a float", np.unsignedinteger: "an unsigned int",
+               np.inexact: "a float or complex"}
 
 
 def _user_dtype(name: str, dtype: Any, default: Any, kind: type) -> np.dtype:
@@ -294,9 +295,16 @@ def _check_broadcast(name: str, shape: tuple[int, ...], *params: Any,
 
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Standard normal floats: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
+    """Standard normal floats: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1); complex
+    ones as jax's: real and imaginary parts from the key's two halves, each of variance 1/2."""
     key = _check_key("normal", key)
-    dtype = _user_dtype("normal", dtype, np.float64, np.floating)
+    dtype = _user_dtype("normal", dtype, np.float64, np.inexact)
+    if front_dtypes.issubdtype(dtype, np.complexfloating):
+        key_re, key_im = split(key)
+        real = np.array(0, dtype).real.dtype
+        re = lax.convert_element_type(normal(key_re, shape, real), dtype)
+        im = lax.convert_element_type(normal(key_im, shape, real), dtype)
+        return lax.div(lax.add(re, lax.mul(np.array(1j, dtype), im)), np.array(np.sqrt(2), dtype))
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
     u = _uniform(key, concrete_shape("normal", shape), dtype, lo, 1.0)
     return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))

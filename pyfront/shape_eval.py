@@ -113,6 +113,8 @@ def typeof(x: Any) -> Any:
         return jax.typeof(x._xla_buffer).update(weak_type=x.weak_type)
     if prng.is_key(x):
         return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, jax.Ref):  # mlax.refs.Ref: its AbstractRef
+        return x.aval
     if not is_array_like(x):
         raise user_error(TypeError, f"Argument {x!r} of type {type(x)} is not a valid JAX type",
                          "x of mlax.typeof")

@@ -103,6 +103,14 @@ def static_leaves(tree: Any, keep: Sequence[bool] | None = None) -> Any:
     return tree_util.tree_unflatten(treedef, placed)
 
 
+def as_static(tree: Any, flags: Sequence[bool]) -> Any:
+    """``tree`` with the leaves flagged (one flag per leaf) as static placeholders, whatever
+    they are: ``restore_static`` gives them back unchanged (vmap's unmapped Python scalars)."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    placed = [_Static(_StaticKey(leaf)) if flag else leaf for leaf, flag in zip(leaves, flags, strict=True)]
+    return tree_util.tree_unflatten(treedef, placed)
+
+
 def static_arguments(args: tuple[Any, ...], kwargs: dict[str, Any],
                      transformed: Sequence[int] = ()) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The arguments with their non-array objects as static placeholders: an argument that
@@ -117,6 +125,19 @@ def static_arguments(args: tuple[Any, ...], kwargs: dict[str, Any],
         return static_leaves(arg)
 
     return (tuple(mark(i, a) for i, a in enumerate(args)), {k: mark(k, v) for k, v in kwargs.items()})
+
+
+def aux_static(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun``, returning ``(out, aux)``, with the non-array leaves of ``aux`` as static
+    placeholders: as in jax, an aux output may hold any Python objects (equinox returns
+    strings and Modules there); the transformation gives them back with ``restore_static``."""
+    def with_static_aux(*args: Any, **kwargs: Any) -> Any:
+        out = fun(*args, **kwargs)
+        if isinstance(out, (tuple, list)) and len(out) == 2:
+            return type(out)((out[0], static_leaves(out[1])))
+        return out  # the caller's check reports the bad output
+
+    return wraps(fun)(with_static_aux)
 
 
 def restore_static(tree: Any) -> Any:
@@ -182,10 +203,16 @@ class Staged:
     forward pass: float() of them would drop their derivative)."""
 
     def __init__(self, run: Callable[..., Any], fun: Callable[..., Any] | None = None,
-                 differentiated: bool = False) -> None:
+                 differentiated: bool = False, static_outputs: bool = False) -> None:
         from mlax.api import staged_jit
 
         self._run = run
+        self._static_outputs = static_outputs  # results may hold static placeholders (`aux_static`)
+        if fun is not None:  # as jax's transformed functions: fun's name and doc, and __wrapped__
+            try:
+                functools.update_wrapper(self, fun, updated=())  # (fun's __dict__ is not ours)
+            except (TypeError, AttributeError, ValueError):
+                self.__wrapped__ = fun
 
         def staged(*args: Any, **kwargs: Any) -> Any:
             given = _PENDING.arguments
@@ -203,6 +230,10 @@ class Staged:
         self._needs_values: dict[Any, None] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self._call(*args, **kwargs)
+        return restore_static(out) if self._static_outputs else out
+
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
         trace = current_trace()
         if trace is not None:
             return traced_with_known(lambda: self._run(trace, *args, **kwargs), args, kwargs, self)

@@ -123,6 +123,9 @@ def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
         args, kwargs = build_args(tracers)
         out = _call_user(fun, args, kwargs, display_name)
         out_leaves, out_tree = prng.tree_flatten(out)
+        from mlax.refs import check_body
+
+        check_body(trace, out_leaves)  # refs returned, or written and not threaded out: jax's errors
         for i, leaf in enumerate(out_leaves):
             if not is_array_like(leaf):
                 raise user_error(

@@ -34,6 +34,7 @@ from mlax.autodiff import (
 from mlax.core import Aval, Trace, abstractify
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.errors import check_callable, index_tuple, user_error
+from mlax.staging import aux_static
 from mlax.tracing import flatten_arguments, function_name
 
 
@@ -128,10 +129,11 @@ def _check_cotangent(cotangent: Any, meta: _Meta) -> None:
                              f"{_type_text(want)}", f"{path} of the function vjp returned")
 
 
-def _forward(fun: Callable[..., Any]) -> Callable[..., Any]:
+def _forward(fun: Callable[..., Any], has_aux: bool = False) -> Callable[..., Any]:
     """``fun`` run as the forward pass: its float inputs count as differentiated (float() of them
-    is refused in concrete mode, as jax refuses it)."""
-    return _traced(lambda trace, *p: fun(*p), fun, differentiated=True)
+    is refused in concrete mode, as jax refuses it); with ``has_aux``, ``fun`` is aux_static's
+    (the aux output's objects come back as they are)."""
+    return _traced(lambda trace, *p: fun(*p), fun, differentiated=True, static_outputs=has_aux)
 
 
 def _pullback(fun: Callable[..., Any], argnums: tuple[int, ...], has_aux: bool) -> Callable[..., Any]:
@@ -163,7 +165,9 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], argnums: tuple[int, 
          api: str) -> tuple[Any, ...]:
     """``(out, VJP)`` or ``(out, VJP, aux)``: the forward pass now, the pullback when called."""
     flatten_arguments((primals, {}), function_name(fun), _positional_names(fun, len(primals)))  # arrays only
-    out = _forward(fun)(*primals)
+    if has_aux:
+        fun = aux_static(fun)
+    out = _forward(fun, has_aux)(*primals)
     if has_aux and not (isinstance(out, tuple) and len(out) == 2):
         raise user_error(TypeError, "expected function with aux output to return a two-element tuple, but "
                          f"got {type(out).__name__}", f"the output of {function_name(fun)} ({api})")

@@ -1,6 +1,7 @@
 """Run a JAX library's own test suite on jax and on mlax, and compare.
 
     python tools/peer_tests.py LIBRARY SRC_DIR [--files F ...] [-k EXPR] [--timeout S] [--json OUT]
+    python tools/peer_tests.py --doc OUT.json [OUT.json ...]   # the section of docs/compatibility.md
 
 LIBRARY is one of optax, flax, equinox, chex, distrax, dm-haiku; SRC_DIR a checkout of the
 library's source repository at the installed version (for optax, distrax and dm-haiku, whose
@@ -388,7 +389,53 @@ def run_suite(library: str, src: str | Path, files: Sequence[str] | None = None,
                        results["jax"], results["mlax"], str(work))
 
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "compatibility.md"
+DOC_SECTION = "## JAX's libraries' own test suites"
+
+
+def doc_section(summaries: Sequence[dict[str, Any]], causes_shown: int = 12) -> str:
+    """docs/compatibility.md's section on the peer suites, from the runner's ``--json``
+    summaries: per suite the files run, the tests passing on jax, those of them passing on
+    mlax, and the failures left by cause."""
+    lines = [DOC_SECTION, "",
+             "Measured by `tools/peer_tests.py LIBRARY SRC_DIR --json OUT` (the library's own test files "
+             "at the installed version, once on jax and once under `mlax.install_as_jax()`, counting the "
+             "tests that pass on jax) and written here by `tools/peer_tests.py --doc OUT.json...`; the "
+             "generator of this page keeps it as it stands.", "",
+             "| suite | files | pass on jax | pass on mlax | rate |", "| --- | --- | ---: | ---: | ---: |"]
+    for s in summaries:
+        files = ", ".join(f"`{Path(f).name}`" for f in s["files"])
+        lines.append(f"| {s['suite']} {s['version']} | {files} | {s['jax_passed']} | {s['mlax_passed']} | "
+                     f"{s['rate']} % |")
+    for s in summaries:
+        causes = sorted(s["causes"].items(), key=lambda kv: -kv[1])
+        lines += ["", f"{s['suite']}: failures on mlax of tests that pass on jax, by cause"
+                  + (" (none)" if not causes else "")] + ([""] if causes else [])
+        lines += [f"- {count} x {cause.replace('|', '/')}" for cause, count in causes[:causes_shown]]
+        if len(causes) > causes_shown:
+            rest = causes[causes_shown:]
+            lines.append(f"- {sum(c for _, c in rest)} more, of {len(rest)} other causes")
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(summaries: Sequence[dict[str, Any]], doc: Path = DOC) -> None:
+    """Put ``doc_section(summaries)`` in ``doc``: in place of the section it has, else at its end."""
+    text = doc.read_text()
+    section = doc_section(summaries)
+    if DOC_SECTION in text:
+        start = text.index(DOC_SECTION)
+        end = text.find("\n## ", start + len(DOC_SECTION))
+        text = text[:start] + section + (text[end + 1:] if end != -1 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    doc.write_text(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--doc"]:  # --doc SUMMARY.json...: the section of docs/compatibility.md
+        write_doc([json.loads(Path(p).read_text()) for p in argv[1:]])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("library", choices=sorted(SUITES))
     parser.add_argument("src", help="a checkout of the library's source at the installed version")

@@ -1,12 +1,12 @@
 """mlax.experimental: the counterparts of jax.experimental's names that carry tracing
-(``io_callback``; ``shard_map``, the pre-0.8 home of ``jax.shard_map``), loaded on first use."""
+(``io_callback``; ``shard_map``, the pre-0.8 home of ``jax.shard_map``; ``checkify``), loaded on first use."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_SUBMODULES = ("shard_map",)
+_SUBMODULES = ("checkify", "shard_map")
 _ATTRIBUTES = {"io_callback": "mlax.callbacks"}
 
 

@@ -23,7 +23,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
-from mlax import prng
+from mlax import prng, refs
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
@@ -152,6 +152,9 @@ def _scalar_selector(value: Any, what: str, argument: str) -> Aval:
 
 def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]], operands: tuple,
               names: Sequence[str], api: str) -> Any:
+    if refs.any_alive() and not refs.threaded(branches[0]):  # branches writing refs return their values
+        return refs.branch_refs(lambda wrapped, ops: _branches(trace, selector, wrapped, ops, names, api),
+                                branches, operands)
     leaves, tree, avals, paths = _flatten(operands, "operand")
     bodies = [_Body(b, tree, avals, paths, api, unpack=tuple) for b in branches]
     subs, consts = _trace_bodies(trace, bodies)
@@ -265,6 +268,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
 
 def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
                 name: str | list[str], api: str) -> Any:
+    if refs.any_alive() and not refs.threaded(body_fun):  # refs the body writes are carried
+        return refs.while_refs(_while_loop, cond_fun, body_fun, init_val, name, api)
     def run(trace: Trace, init_val: Any) -> Any:
         leaves, tree, avals, paths = _flatten(init_val, name)
         while True:
@@ -304,6 +309,8 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
     if length is not None and int(length) < 0:
         raise user_error(ValueError, f"scan length must be non-negative, got {length}",
                          "length of mlax.lax.scan")
+    if refs.any_alive() and not refs.threaded(f):  # refs the body writes are carried
+        return refs.scan_refs(_scan, _pair_returning, f, init, xs, length, reverse, name, body_argument)
 
     def run(trace: Trace, init: Any, xs: Any) -> tuple[Any, Any]:
         carry_leaves, carry_tree, carry_avals, carry_paths = _flatten(init, name)
@@ -386,6 +393,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     import mlax.lax as lax
 
     check_callable(body_fun, "body_fun of mlax.lax.fori_loop")
+    if refs.any_alive():
+        refs.no_carried_refs(body_fun, init_val, "fori_loop")
     dtype = _bounds_dtype(lower, upper)
     paths = _flatten(init_val, "init_val")[3]
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):

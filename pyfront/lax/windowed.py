@@ -154,23 +154,61 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any]
                   window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
                   padding: Padding = "VALID", base_dilation: Sequence[int] | None = None,
                   window_dilation: Sequence[int] | None = None) -> Any:
-    """jax.lax.reduce_window for one operand and the add/max/min monoids."""
+    """jax.lax.reduce_window for one operand: the add/max/min monoids as one op each, any other
+    elementwise ``computation`` folded over the windows' strided slices."""
     if isinstance(operand, (tuple, list)):
         raise NotImplementedError("mlax.lax.reduce_window: several operands (a pytree) are not supported")
     kind = _monoid(computation)
-    if kind is None:
-        raise NotImplementedError(f"mlax.lax.reduce_window: computation {computation!r} is not supported; "
-                                  "use lax.add, lax.max or lax.min (or jnp.add/maximum/minimum)")
     x = as_operand(operand)
+    if kind is None:
+        attrs = _window_attrs(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+        return _reduce_window_generic(x, init_value, computation, attrs)
     init = np.asarray(to_numpy(init_value)).astype(x.dtype)  # a traced init value raises, naming it
-    if kind == "sum" and not _is_identity(kind, init):
-        raise NotImplementedError(f"mlax.lax.reduce_window: a sum with init_value {init} (only 0 is "
-                                  "supported)")
+    if kind == "sum" and not _is_identity(kind, init):  # padding and one term per window: jax's sum
+        attrs = _window_attrs(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+        return _reduce_window_generic(x, init, computation, attrs)
     reduce = _reduce_window_op(kind)
     out = reduce(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     if _is_identity(kind, init):
         return out
     return getattr(elementwise, kind)(out, init.item())
+
+
+def _reduce_window_generic(x: Any, init_value: Any, computation: Callable[..., Any],
+                           attrs: dict[str, tuple[int, ...]]) -> Any:
+    """reduce_window of another ``computation`` (``lambda a, b: a * b``...), or a sum whose init
+    value is not 0: ``computation`` folded, from ``init_value``, over the strided slice of each
+    window offset of the padded (and base-dilated) operand, where padding and dilation holes are
+    skipped, as XLA's reduce-window does (init_value enters each window once). ``computation``
+    must apply elementwise to arrays, as jax's jnp and lax operations do."""
+    import itertools
+
+    from mlax.lax.shape import broadcast_in_dim, pad
+    from mlax.lax.shape import slice as lax_slice
+
+    init = convert_element_type(init_value, x.dtype) if hasattr(init_value, "dtype") else \
+        as_operand(np.asarray(init_value, x.dtype))
+    window, strides = attrs["window_dimensions"], attrs["window_strides"]
+    base, dilation, flat = attrs["base_dilation"], attrs["window_dilation"], attrs["padding"]
+    pads = [(flat[2 * i], flat[2 * i + 1], base[i] - 1) for i in range(x.ndim)]
+    padded = pad(x, init, pads) if any(p != (0, 0, 0) for p in pads) else x
+    present = None  # where padded holds the operand's elements (None: everywhere)
+    if any(p != (0, 0, 0) for p in pads):
+        present = pad(broadcast_in_dim(as_operand(np.True_), x.shape, ()), as_operand(np.False_), pads)
+    spans = [(w - 1) * d + 1 for w, d in zip(window, dilation, strict=True)]
+    out_shape = tuple(max(0, (n - span) // s + 1)
+                      for n, span, s in zip(padded.shape, spans, strides, strict=True))
+    acc = broadcast_in_dim(init, out_shape, ())
+    if 0 in out_shape:
+        return acc
+    for offset in itertools.product(*(range(w) for w in window)):
+        start = [k * d for k, d in zip(offset, dilation, strict=True)]
+        limit = [st + (o - 1) * s + 1 for st, o, s in zip(start, out_shape, strides, strict=True)]
+        folded = computation(acc, lax_slice(padded, start, limit, strides))
+        if present is not None:
+            folded = elementwise.select(lax_slice(present, start, limit, strides), folded, acc)
+        acc = folded
+    return acc
 
 
 __all__ = ["conv", "conv_general_dilated", "conv_with_general_padding", "reduce_window", "reduce_window_max",

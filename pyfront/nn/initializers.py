@@ -15,8 +15,8 @@ runs on NumPy, so the initializers work eagerly, under ``mlax.jit`` with a trace
 under ``mlax.vmap`` over keys. A key is the raw ``uint32[2]`` of ``mlax.random.PRNGKey`` (or a
 jax typed key, which mlax.random reads).
 
-Limits: mlax has no complex dtype (jax's complex variance scaling is absent) and no
-sharding (``out_sharding`` must be None). ``orthogonal`` and ``delta_orthogonal`` draw with
+Complex dtypes draw as jax's (a disk for uniform, a truncated modulus for truncated_normal).
+Limits: no sharding (``out_sharding`` must be None). ``orthogonal`` and ``delta_orthogonal`` draw with
 ``mlax.random.orthogonal`` (a QR of normals), as jax.
 """
 
@@ -27,6 +27,8 @@ import operator
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
+
+import numpy as np
 
 from mlax import dtypes as front_dtypes
 from mlax import numpy as mnp
@@ -51,6 +53,27 @@ Distribution = Literal["truncated_normal", "normal", "uniform"]
 # The standard deviation of a standard normal truncated to (-2, 2): variance_scaling divides by it to
 # undo the narrowing that truncation causes (jax's constant).
 _TRUNCATED_STDDEV = 0.87962566103423978
+_COMPLEX_TRUNCATED_STDDEV = 0.95311164380491208  # a complex standard normal's modulus truncated to 2
+
+
+def _complex_uniform(key: Array, shape: tuple[int, ...], dtype: DTypeLike) -> Array:
+    """jax's complex uniform: on the unit-variance disk, from a radius and an angle draw."""
+    key_r, key_theta = random.split(key)
+    real = np.array(0, dtype).real.dtype
+    r = mnp.sqrt(mnp.multiply(2, random.uniform(key_r, shape, real))).astype(dtype)
+    theta = mnp.multiply(2 * np.pi, random.uniform(key_theta, shape, real).astype(dtype))
+    return mnp.multiply(r, mnp.exp(mnp.multiply(1j, theta)))
+
+
+def _complex_truncated_normal(key: Array, upper: float, shape: tuple[int, ...], dtype: DTypeLike) -> Array:
+    """jax's complex normal whose modulus is truncated to ``upper`` (variance one before)."""
+    key_r, key_theta = random.split(key)
+    real = np.array(0, dtype).real.dtype
+    t = mnp.multiply(mnp.subtract(1, mnp.exp(mnp.asarray(-(upper ** 2), dtype))),
+                     random.uniform(key_r, shape, real).astype(dtype))
+    r = mnp.sqrt(mnp.negative(mnp.log(mnp.subtract(1, t))))
+    theta = mnp.multiply(2 * np.pi, random.uniform(key_theta, shape, real).astype(dtype))
+    return mnp.multiply(r, mnp.exp(mnp.multiply(1j, theta)))
 
 
 @typing.runtime_checkable
@@ -86,8 +109,10 @@ def _canonical_shape(shape: Shape, name: str) -> tuple[int, ...]:
 
 
 def _named(name: str, init: Callable[..., Array], doc: str) -> Initializer:
-    """``init`` under a readable name (builders return closures)."""
-    init.__name__ = init.__qualname__ = name
+    """``init``, the closure builder ``name`` returns, named as jax's (``init``, qualified by
+    its builder: flax prints a module's initializers by name), with ``doc``."""
+    init.__name__ = "init"
+    init.__qualname__ = f"{name}.<locals>.init"
     init.__doc__ = doc
     return init
 
@@ -212,11 +237,17 @@ def variance_scaling(scale: RealNumeric, mode: Mode, distribution: Distribution,
         if mode not in _DENOMINATORS:
             raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
         variance = mnp.asarray(scale / _DENOMINATORS[mode](fan_in, fan_out), dtype)
+        complex_ = front_dtypes.issubdtype(dtype, np.complexfloating)
+        if distribution == "truncated_normal" and complex_:
+            stddev = mnp.true_divide(mnp.sqrt(variance), mnp.asarray(_COMPLEX_TRUNCATED_STDDEV, dtype))
+            return mnp.multiply(_complex_truncated_normal(key, 2, shape, dtype), stddev)
         if distribution == "truncated_normal":
             stddev = mnp.true_divide(mnp.sqrt(variance), mnp.asarray(_TRUNCATED_STDDEV, dtype))
             return mnp.multiply(random.truncated_normal(key, -2, 2, shape, dtype), stddev)
         if distribution == "normal":
             return mnp.multiply(random.normal(key, shape, dtype), mnp.sqrt(variance))
+        if distribution == "uniform" and complex_:
+            return mnp.multiply(_complex_uniform(key, shape, dtype), mnp.sqrt(variance))
         if distribution == "uniform":  # a uniform on [-a, a) has variance a**2 / 3
             return mnp.multiply(random.uniform(key, shape, dtype, -1), mnp.sqrt(mnp.multiply(3, variance)))
         raise ValueError(f"invalid distribution for variance scaling initializer: {distribution}")

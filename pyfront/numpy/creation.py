@@ -17,6 +17,7 @@ import numpy as np
 
 from mlax import dtypes as front_dtypes
 from mlax import lax
+from mlax.array import Array
 from mlax.core import Tracer, abstractify, is_array_like, to_numpy
 from mlax.numpy import elementwise as ew
 from mlax.numpy.dtypes import finfo
@@ -41,6 +42,8 @@ __all__ = [
 def _shape(fname: str, shape: Any) -> tuple[int, ...]:
     """A static shape from an int or a sequence of ints (negative sizes are an error)."""
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if type(shape) in (np.ndarray, Array) and np.ndim(shape) == 1:  # an array of sizes, as jax takes
+        dims = tuple(np.asarray(shape))
     out = []
     for d in dims:
         if isinstance(d, Tracer):
@@ -360,6 +363,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 
 def copy(a: Any, order: str | None = None) -> Any:
-    """A copy of ``a`` (mlax arrays are immutable, so the value itself)."""
+    """A copy of ``a``: a new Array, as jax's (deleting or donating one leaves the other)."""
     check_arraylike("copy", a)
-    return asarray(a)
+    out = asarray(a)
+    return out.copy() if out is a and type(out) is Array else out

@@ -49,7 +49,7 @@ def _parse_term(term: str, ndim: int | None, n_ellipsis: int, index: int) -> lis
     """Labels of one term; the ellipsis stands for the trailing ``n_ellipsis`` broadcast labels."""
     head, dots, tail = term.partition(_ELLIPSIS)
     letters = head + tail
-    if _ELLIPSIS in tail or not all(c.isalpha() for c in letters):
+    if _ELLIPSIS in tail or any(c in ".,->" or c.isspace() for c in letters):  # any other symbol, as jax's
         raise ValueError(f"einsum: invalid subscript {term!r}: use letters and at most one '...'{where()}")
     if ndim is not None:
         if (len(letters) > ndim) if dots else (len(letters) != ndim):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mlax import lax
+from mlax import lax, prng
 from mlax.core import Tracer
 from mlax.numpy.padding import pad
 from mlax.numpy.util import (
@@ -70,6 +70,8 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, copy: bool | None = 
     a = asarray(a)
     if shape is None:
         raise TypeError(f"reshape: a new shape is required{where()}")
+    if prng.is_key(a):
+        return a.reshape(shape, order=order)
     shape = _target_shape("reshape", a.size, shape)
     if order == "C":
         return _reshape(a, shape)
@@ -127,6 +129,7 @@ def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[in
 def expand_dims(a: Any, axis: int | Sequence[int]) -> Any:
     """``jnp.expand_dims``: ``axis`` counts positions in the result."""
     a = asarray(a)
+    axis = tuple(axis) if isinstance(axis, range) else axis  # (jax takes any index sequence)
     axes = normalize_axes("expand_dims", axis, a.ndim + (len(axis) if isinstance(axis, (tuple, list))
                                                          else 1))
     dims = iter(a.shape)
@@ -155,6 +158,8 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     """``jnp.broadcast_to``: NumPy broadcasting of ``array`` to exactly ``shape``."""
     array = asarray(array)
     shape = static_ints("broadcast_to", "shape", shape)
+    if prng.is_key(array):  # keys: their data, whose last axis is each key's two words
+        return array._with(broadcast_to(array._base_array, (*shape, 2)))
     lead = len(shape) - array.ndim
     if lead < 0 or any(d not in (1, t) for d, t in zip(array.shape, shape[lead:], strict=True)):
         raise ValueError(f"broadcast_to: cannot broadcast an array of shape {array.shape} to shape "
@@ -207,6 +212,12 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Any:
     arrays = _as_sequence("concatenate", arrays)
     if not arrays:
         raise ValueError(f"concatenate: need at least one array to concatenate{where()}")
+    if any(prng.is_key(a) for a in arrays):
+        keys = _same_keys("concatenate", arrays)
+        if axis is None:
+            keys, axis = [k.ravel() for k in keys], 0
+        axis = normalize_axis("concatenate", axis, keys[0].ndim)
+        return keys[0]._with(concatenate([k._base_array for k in keys], axis))
     arrays = promote_dtypes(*arrays) if dtype is None else [asarray(a, dtype) for a in arrays]
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
@@ -225,11 +236,24 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Any:
 concat = concatenate
 
 
+def _same_keys(name: str, arrays: Sequence[Any]) -> list[Any]:
+    """``arrays``, all key arrays of one key dtype (jax's TypeError otherwise)."""
+    dtypes = {getattr(a, "dtype", None) for a in arrays}
+    if not all(prng.is_key(a) for a in arrays) or len(dtypes) > 1:
+        raise TypeError(f"{name}: key arrays combine only with key arrays of the same dtype, got "
+                        f"{sorted(map(str, dtypes))}{where()}")
+    return list(arrays)
+
+
 def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> Any:
     """``jnp.stack``: a new axis, then concatenate (arrays must share one shape)."""
     arrays = [asarray(a) for a in _as_sequence("stack", arrays)]
     if not arrays:
         raise ValueError(f"stack: need at least one array to stack{where()}")
+    if any(prng.is_key(a) for a in arrays):
+        keys = _same_keys("stack", arrays)
+        axis = normalize_axis("stack", axis, keys[0].ndim + 1)
+        return keys[0]._with(stack([k._base_array for k in keys], axis))
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
         raise ValueError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}"

@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from mlax import dtypes as front_dtypes
-from mlax import lax
+from mlax import lax, prng
 from mlax.core import abstractify
 from mlax.custom_derivatives import custom_jvp
 from mlax.numpy import elementwise as ew
@@ -316,6 +316,16 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
         raise ValueError("mlax.numpy.where: either both or neither of x and y must be given")
     if size is not None or fill_value is not None:
         raise ValueError("mlax.numpy.where: size and fill_value only apply to the one-argument form")
+    if prng.is_key(x) or prng.is_key(y):  # keys: select their data, the condition over key dimensions
+        if not (prng.is_key(x) and prng.is_key(y) and x.dtype == y.dtype):
+            got = [str(getattr(v, "dtype", type(v).__name__)) for v in (x, y)]
+            raise TypeError(f"mlax.numpy.where: key arrays select only among keys of one dtype, got {got}")
+        condition = ew.to_bool(asarray(condition))
+        shape = broadcast_shapes_or_raise("where", condition.shape, x.shape, y.shape)
+        data = [broadcast_to_shape(k._base_array, (*shape, 2)) for k in (x, y)]
+        mask = broadcast_to_shape(lax.expand_dims(broadcast_to_shape(condition, shape), (len(shape),)),
+                                  (*shape, 2))
+        return x._with(lax.select(mask, *data))
     check_arraylike("where", condition, x, y)
     condition = ew.to_bool(asarray(condition))
     x, y = promote_dtypes(x, y)
@@ -347,6 +357,10 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     from mlax.numpy.reductions import all as all_
 
     a1, a2 = asarray(a1), asarray(a2)
+    if prng.is_key(a1) or prng.is_key(a2):
+        if not (prng.is_key(a1) and prng.is_key(a2)) or a1.dtype != a2.dtype:
+            return asarray(False)
+        return array_equal(a1._base_array, a2._base_array)
     if a1.shape != a2.shape:
         return asarray(False)
     eq = ew.equal(a1, a2)
@@ -385,6 +399,11 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
     """``|a - b| <= atol + rtol * |b|`` elementwise (infinities must match exactly). As jax, for
     complex arrays ``|.|`` is the modulus and the tolerances are real (an imaginary part of
     theirs is dropped), and a NaN anywhere in an element makes it unequal unless ``equal_nan``."""
+    if prng.is_key(a) or prng.is_key(b):  # keys: equality, as jax's for its extended dtypes
+        if not (prng.is_key(a) and prng.is_key(b) and a.dtype == b.dtype):
+            raise TypeError(f"isclose does not accept dtypes {getattr(a, 'dtype', type(a).__name__)}, "
+                            f"{getattr(b, 'dtype', type(b).__name__)}.")
+        return a == b
     a, b = promote_args_inexact("isclose", a, b)
     dtype = np.dtype(a.dtype)
     if dtype.kind == "c":
@@ -411,5 +430,9 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
     """Convert to ``dtype`` (canonicalised; None means the default float); never weakly typed."""
     check_arraylike("astype", x)
+    if prng.is_key(x) and prng.is_key_dtype(dtype):
+        if dtype != x.dtype:
+            raise TypeError(f"mlax.numpy.astype: cannot convert keys of {x.dtype} to {dtype}")
+        return x  # keys to their own dtype: the keys, as jax's
     target = front_dtypes.default_float() if dtype is None else user_dtype("astype", dtype)
     return lax.convert_element_type(asarray(x), target)

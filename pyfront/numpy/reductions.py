@@ -265,7 +265,16 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         raise ValueError("mlax.numpy.var: ddof and correction can't be provided simultaneously")
     a, center, result_dtype, work = _center("var", _mean, a, axis, dtype, where, mean)
     centered = ew.subtract(a, center)
-    centered = lax.mul(centered, centered)
+    if front_dtypes.issubdtype(work, np.complexfloating):  # as jax: |a - mean|**2, a real variance
+        if dtype is not None and not front_dtypes.issubdtype(result_dtype, np.complexfloating):
+            raise ValueError("mlax.numpy.var does not yet support real dtype parameters when computing the "
+                             "variance of an array of complex values")
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        work = np.zeros((), work).real.dtype
+        if dtype is None:
+            result_dtype = np.zeros((), result_dtype).real.dtype
+    else:
+        centered = lax.mul(centered, centered)
     normalizer = _count("var", a, axis, keepdims, where, work)
     normalizer = lax.sub(normalizer, const_like(normalizer, correction))
     total = sum(centered, axis, dtype=work, keepdims=keepdims, where=where)
@@ -434,7 +443,12 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     centered = mx.where(nan, 0, ew.subtract(a, center))
     normalizer = ew.subtract(sum(ew.logical_not(nan), axis, keepdims=keepdims, where=where), ddof)
     empty = lax.le(normalizer, const_like(normalizer, 0))
-    total = mx.where(empty, np.nan, sum(lax.mul(centered, centered), axis, keepdims=keepdims, where=where))
+    squares = lax.mul(centered, centered)
+    if front_dtypes.issubdtype(abstractify(centered).dtype, np.complexfloating):  # |a - mean|**2, as jax
+        squares = lax.real(lax.mul(centered, lax.conj(centered)))
+        if dtype is None:
+            result_dtype = np.zeros((), result_dtype).real.dtype
+    total = mx.where(empty, np.nan, sum(squares, axis, keepdims=keepdims, where=where))
     divisor = lax.convert_element_type(mx.where(empty, 1, normalizer), total.dtype)
     return lax.convert_element_type(lax.div(total, divisor), result_dtype)
 

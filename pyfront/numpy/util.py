@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from mlax import dtypes as front_dtypes
-from mlax import lax
+from mlax import lax, prng
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods
 from mlax.configuration import numpy_rank_promotion
@@ -25,6 +25,8 @@ def is_traced_or_array(x: Any) -> bool:
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None, order: str | None = None) -> Any:
     """``jnp.asarray``: Arrays and tracers pass through; nested lists may contain tracers."""
+    if prng.is_key(a) and (dtype is None or prng.is_key_dtype(dtype)):
+        return a  # typed keys stay keys, as jax's
     dtype = user_dtype("asarray", dtype)
     if is_traced_or_array(a):
         return a if dtype is None else lax.convert_element_type(a, dtype)
@@ -53,8 +55,11 @@ def _contains_traced(x: Any) -> bool:
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Any:
-    """``jnp.array``: as asarray (a Python scalar stays weakly typed, as in JAX), plus ``ndmin``."""
+    """``jnp.array``: as asarray (a Python scalar stays weakly typed, as in JAX), plus ``ndmin``;
+    with ``copy`` (the default) an Array given is copied, as jax's (donating one leaves the other)."""
     out = asarray(object, dtype)
+    if copy and out is object and type(out) is Array:
+        out = out.copy()
     if ndmin > out.ndim:
         out = lax.broadcast_in_dim(out, (1,) * (ndmin - out.ndim) + out.shape,
                                    tuple(range(ndmin - out.ndim, ndmin)))
@@ -219,6 +224,8 @@ def normalize_axis(fname: str, axis: Any, ndim: int) -> int:
 
 def normalize_axes(fname: str, axes: Any, ndim: int) -> tuple[int, ...]:
     """One axis or a sequence of distinct axes, each normalized by ``normalize_axis``."""
+    if isinstance(axes, range):  # as jax's index tuples
+        axes = tuple(axes)
     if not isinstance(axes, (tuple, list)):
         axes = (axes,)
     out = tuple(normalize_axis(fname, a, ndim) for a in axes)

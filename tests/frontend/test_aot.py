@@ -289,3 +289,17 @@ def test_jit_cache_threads(rng: np.random.Generator) -> None:
     assert len(calls) == 1 and len(results) == 4
     for result in results:
         np.testing.assert_array_equal(result, x * 2)
+
+
+@pytest.mark.parametrize("precision", [None, "HIGH", "HIGHEST"])
+def test_compiler_ir_hlo(precision: str | None, rng: np.random.Generator) -> None:
+    """compiler_ir("hlo") is XLA's HLO of the program, as jax's (haiku reads a dot's precision)."""
+    x = random_array(rng, (3, 3), np.float32)
+    lowered = {lib: lib.jit(lambda v, lib=lib: lib.lax.dot(
+        v, v, precision=None if precision is None else getattr(lib.lax.Precision, precision))).lower(x)
+        for lib in (jax, mlax)}
+    texts = {lib: low.compiler_ir(dialect="hlo").as_hlo_text() for lib, low in lowered.items()}
+    lines = {lib: next(line for line in text.split("\n") if "dot(" in line) for lib, text in texts.items()}
+    wanted = f"operand_precision={{{precision.lower()},{precision.lower()}}}" if precision else None
+    for line in lines.values():
+        assert (wanted in line) if wanted else ("operand_precision" not in line)

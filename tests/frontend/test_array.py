@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import pickle
 
+import jax
 import numpy as np
 import pytest
 
@@ -106,3 +108,39 @@ def test_jax_arrays_are_array_like() -> None:
     np.testing.assert_array_equal(np.asarray(b - a), [0.0, 1.0, 2.0])
     assert isinstance(b - a, mlax.Array)
     np.testing.assert_array_equal(np.asarray(mlax.jit(lambda x, y: x * y)(b, a)), [0.0, 2.0, 8.0])
+
+
+class _Boxed:
+    """An object that converts itself (``__jax_array__``), as flax.nnx's Variable does."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "truediv"])
+def test_operators_take_jax_array_objects(op: str) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.uniform(1, 2, (3,)).astype(np.float32)
+    for boxed in (2.5, rng.uniform(1, 2, (3,)).astype(np.float32)):
+        fn = getattr(operator, op)
+        want = fn(jax.numpy.asarray(x), _Boxed(boxed))
+        got = fn(mlax.numpy.asarray(x), _Boxed(boxed))
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+        assert got.dtype == want.dtype
+
+
+def test_arrays_are_weakly_referenceable() -> None:
+    """As jax's Arrays (distrax keeps weak references to them)."""
+    import gc
+    import weakref
+
+    for lib in (jax, mlax):
+        a = lib.numpy.ones(2)
+        ref = weakref.ref(a)
+        assert ref() is a
+        del a
+        gc.collect()
+        assert ref() is None

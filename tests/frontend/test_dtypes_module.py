@@ -77,3 +77,14 @@ def test_install_as_jax_status() -> None:
 
     for name in jax_modules.public_names(jax_modules.real_module("jax.dtypes")):
         assert jax_modules.status("jax.dtypes", name) == "mlax", name
+
+
+def test_bfloat16_is_jax_s_scalar_type() -> None:
+    """jax.dtypes.bfloat16 is a scalar type: calling it makes a scalar (equinox's tests do)."""
+    value = float(np.random.default_rng(3).uniform(-4, 4))
+    assert mdt.bfloat16 is jax.dtypes.bfloat16
+    got, want = mdt.bfloat16(value), jax.dtypes.bfloat16(value)
+    assert type(got) is type(want) and got == want
+    assert np.dtype(mdt.bfloat16) == np.dtype(jax.dtypes.bfloat16)
+    assert mnp.zeros(2, mdt.bfloat16).dtype == jax.numpy.zeros(2, jax.dtypes.bfloat16).dtype
+    assert mdt.issubdtype(mdt.bfloat16, np.floating)

@@ -93,3 +93,49 @@ def test_partition_specs_need_a_context_mesh() -> None:
 def test_unsupported_keywords_say_so() -> None:
     with pytest.raises(NotImplementedError, match="compiler_options"):
         mlax.jit(lambda x: x, compiler_options={"xla_cpu_enable_fast_math": True})
+
+
+def test_donated_arrays_are_deleted_as_in_jax(rng: np.random.Generator) -> None:
+    """A donated argument that an output can reuse (same shape and dtype) is deleted after the
+    call, as jax deletes it; one no output matches stays, with jax's warning, once; a deleted
+    Array refuses use with jax's RuntimeError."""
+    import warnings
+
+    x, y = random_array(rng, (3,), np.float32), random_array(rng, (5,), np.float32)
+    seen = {}
+    for lib in (jax, mlax):
+        f = lib.jit(lambda a, b: a * 2.0 + b.sum(), donate_argnums=(0, 1))
+        a, b = lib.numpy.asarray(x), lib.numpy.asarray(y)
+        pointer = a.unsafe_buffer_pointer()
+        assert isinstance(pointer, int) and not a.is_deleted()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = f(a, b)
+        texts = [str(w.message) for w in caught if "donated" in str(w.message)]
+        seen[lib] = (np.asarray(out), a.is_deleted(), b.is_deleted(), texts)
+        with warnings.catch_warnings(record=True) as again:
+            warnings.simplefilter("always")
+            f(lib.numpy.asarray(x), lib.numpy.asarray(y))
+        assert not [w for w in again if "donated" in str(w.message)]
+        with pytest.raises((RuntimeError, ValueError), match="deleted"):
+            np.asarray(f(a, b))
+    assert_same(seen[mlax][0], seen[jax][0], rtol=1e-6)
+    assert seen[mlax][1:] == seen[jax][1:]
+    c = mlax.numpy.asarray(x)
+    c.delete()
+    assert c.is_deleted() and c.shape == (3,)
+    with pytest.raises(RuntimeError, match="Array has been deleted with shape=float32"):
+        c + 1.0
+
+
+def test_copies_survive_donation_of_the_original(rng: np.random.Generator) -> None:
+    """jnp.copy and jnp.array make new Arrays, as jax's: donating the original leaves them."""
+    x = random_array(rng, (2, 3), np.float32)
+    for lib in (jax, mlax):
+        a = lib.numpy.asarray(x)
+        copies = [lib.numpy.copy(a), lib.numpy.array(a), a.copy()]
+        assert all(c is not a for c in copies)
+        lib.jit(lambda v: v + 1.0, donate_argnums=0)(a)
+        assert a.is_deleted() and not any(c.is_deleted() for c in copies)
+        for c in copies:
+            assert_same(c, x)

@@ -203,6 +203,14 @@ def test_normal_of_key_zero() -> None:
     assert_same(mlax.jit(lambda k: mlax.random.normal(k, (3,)))(mlax.random.key(0)), expected, **CLOSE)
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
+def test_complex_normal(shape: tuple[int, ...]) -> None:
+    """Complex normal samples as jax's: parts from the key's two halves, each scaled by 1/sqrt 2."""
+    _compare(lambda r, k: [r.normal(k, shape, np.complex64)], inexact=(0,))
+    _compare(lambda r, k: [r.normal(k, shape, np.complex64)], inexact=(0,), transform=mlax.jit)
+    assert mr.normal(mr.key(1), shape, np.complex64).dtype == np.complex64
+
+
 def test_x64(x64: None) -> None:
     for seed in (-1, 2**40 + 3, np.int32(-7), np.uint64(2**63 + 5)):
         assert_bits(mr.PRNGKey(seed), jr.PRNGKey(seed))
@@ -221,7 +229,7 @@ ERRORS = [
     (TypeError, "integer", lambda k: mr.PRNGKey(1.0)),
     (TypeError, "scalar seed", lambda k: mr.PRNGKey(np.arange(2))),
     (ValueError, "an unsigned int dtype", lambda k: mr.bits(k, (2,), np.int32)),
-    (ValueError, "a float dtype", lambda k: mr.normal(k, (2,), np.int32)),
+    (ValueError, "a float or complex dtype", lambda k: mr.normal(k, (2,), np.int32)),
     (TypeError, "integer dtypes", lambda k: mr.randint(k, (2,), 0, 3, np.float32)),
     (TypeError, "floating dtype", lambda k: mr.bernoulli(k, np.array([1, 0]))),
     (ValueError, "larger sample", lambda k: mr.choice(k, 3, (4,), replace=False)),

@@ -198,6 +198,10 @@ def test_in_shardings_must_be_a_prefix_of_the_arguments(mesh: Mesh) -> None:
     assert str(info.value).startswith(expected)
     with pytest.raises(ValueError, match="pjit does not support kwargs when in_shardings is specified"):
         mlax.jit(lambda a, b: a, in_shardings=sharding[0])(x, b=x)
+    # None specifies nothing: keyword arguments are fine, as in jax (flax.nnx's jit passes None)
+    y = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(mlax.jit(lambda a, b: a * b, in_shardings=None)(x, b=y),
+                                  jax.jit(lambda a, b: a * b, in_shardings=None)(x, b=y))
 
 
 def test_shardings_on_different_devices(mesh: Mesh) -> None:

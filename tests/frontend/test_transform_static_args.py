@@ -94,6 +94,27 @@ def test_vmap_unmapped_objects(rng: np.random.Generator, kind: str, backend) -> 
             mlax.vmap(_loss(mnp, []), in_axes=(0, 0))(v, obj)
 
 
+@pytest.mark.parametrize("scalar", [2, 3.0, True])
+def test_vmap_unmapped_python_scalars_stay_python(rng: np.random.Generator, scalar) -> None:
+    """As in jax, a Python scalar whose in_axes is None reaches the function as itself (so it
+    can bound a slice), eagerly, nested and inside a jit."""
+
+    def f(np_, x, n, op):
+        assert type(n) is type(scalar)
+        return op(x[:int(n) + 1])
+
+    v = random_array(rng, (2, 3, 5), np.float32)
+    assert_same(mlax.vmap(lambda n: n, in_axes=None, axis_size=2)(scalar),  # an output is broadcast
+                jax.vmap(lambda n: n, in_axes=None, axis_size=2)(scalar))
+    want = jax.vmap(jax.vmap(lambda x, n, op: f(jnp, x, n, op), (0, None, None)), (1, None, None), 1)(
+        v, scalar, jnp.mean)
+    got = mlax.vmap(mlax.vmap(lambda x, n, op: f(mnp, x, n, op), (0, None, None)), (1, None, None), 1)(
+        v, scalar, mnp.mean)
+    assert_same(got, want, rtol=1e-6)
+    inside = mlax.jit(lambda v: mlax.vmap(lambda x, n: f(mnp, x, n, mnp.sum), (0, None))(v[0], scalar))(v)
+    assert_same(inside, jax.vmap(lambda x, n: f(jnp, x, n, jnp.sum), (0, None))(v[0], scalar), rtol=1e-6)
+
+
 def test_objects_in_argnums_are_errors() -> None:
     x = np.float32(1.0)
     for obj in ("tanh", _square, Frozen()):
@@ -166,3 +187,75 @@ def test_caching_by_static_objects(rng: np.random.Generator) -> None:
         assert sum(ref() is not None for ref in refs) <= 4
     finally:
         mlax.config.update("jit_cache_size", previous)
+
+
+@pytest.mark.parametrize("name", ["jit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "checkpoint"])
+def test_transformed_functions_wrap_the_function(name: str, rng: np.random.Generator) -> None:
+    """As jax's: ``__wrapped__`` is the function, whose name the result carries (equinox
+    follows __wrapped__ to warn about transformed callables stored in a Module)."""
+    def loss(x):
+        """The doc."""
+        return (x * x).sum()
+
+    x = random_array(rng, (3,), np.float32)
+    got, want = getattr(mlax, name)(loss), getattr(jax, name)(loss)
+    assert got.__wrapped__ is loss and want.__wrapped__ is loss
+    assert got.__name__ == want.__name__ == "loss"
+    arg = x[:, None] if name == "vmap" else x
+    assert_same(got(arg), want(arg), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", sorted(OBJECTS))
+def test_non_array_aux_outputs(rng: np.random.Generator, kind: str) -> None:
+    """An aux output may hold any objects, as jax's: grad, value_and_grad and vjp with
+    has_aux give them back as they are (with the arrays beside them), eagerly and under jit."""
+    obj = OBJECTS[kind]
+    x = random_array(rng, (3,), np.float32)
+
+    def same(got):  # jax rebuilds containers, their leaves are the objects
+        return got is obj or isinstance(obj, dict) and got == obj
+
+    def f(np_):
+        return lambda x: (np_.sum(np_.sin(x)), {"obj": obj, "twice": x * 2})
+
+    got = mlax.grad(f(mnp), has_aux=True)(x)
+    want = jax.grad(f(jnp), has_aux=True)(x)
+    assert same(got[1]["obj"]) and same(want[1]["obj"])
+    assert_same(got[0], want[0], rtol=1e-6)
+    assert_same(got[1]["twice"], want[1]["twice"])
+    (value, aux), g = mlax.value_and_grad(f(mnp), has_aux=True)(x)
+    assert same(aux["obj"])
+    assert_same(g, want[0], rtol=1e-6)
+    out, pull, aux = mlax.vjp(f(mnp), x, has_aux=True)
+    _, jpull, _ = jax.vjp(f(jnp), x, has_aux=True)
+    assert same(aux["obj"])
+    assert_same(pull(np.float32(1.5))[0], jpull(np.float32(1.5))[0], rtol=1e-6)
+    inside = mlax.jit(lambda x: mlax.grad(f(mnp), has_aux=True)(x)[0])(x)
+    assert_same(inside, want[0], rtol=1e-6)
+
+
+def test_grad_keyword_arguments(rng: np.random.Generator) -> None:
+    """Keyword arguments reach the function and are not differentiated, as jax's (optax's
+    tests call ``jax.grad(loss)(scores, labels=..., where=..., reduce_fn=...)``)."""
+    x, labels = random_array(rng, (4,), np.float32), random_array(rng, (4,), np.float32)
+    mask = random_array(rng, (4,), np.bool_)
+
+    def loss(np_):
+        return lambda x, labels=None, where=None, reduce_fn=np_.sum: reduce_fn(
+            np_.where(where, np_.sin(x) * labels, 0.0))
+
+    for reduce in ("sum", "mean"):
+        want = jax.grad(loss(jnp))(x, labels=labels, where=mask, reduce_fn=getattr(jnp, reduce))
+        got = mlax.grad(loss(mnp))(x, labels=labels, where=mask, reduce_fn=getattr(mnp, reduce))
+        assert_same(got, want, rtol=1e-6)
+        both = mlax.value_and_grad(loss(mnp))(x, labels=labels, where=mask, reduce_fn=getattr(mnp, reduce))
+        assert_same(both[1], want, rtol=1e-6)
+    inside = mlax.jit(lambda x, l: mlax.grad(loss(mnp))(x, labels=l, where=mask))(x, labels)
+    assert_same(inside, jax.grad(loss(jnp))(x, labels=labels, where=mask), rtol=1e-6)
+
+
+def test_vmap_spmd_axis_name_is_accepted(rng: np.random.Generator) -> None:
+    """jax's placement hint for the mapped axis: the values are jax's (flax.nnx passes it)."""
+    x = random_array(rng, (4, 3), np.float32)
+    got = mlax.vmap(mnp.sin, spmd_axis_name="data")(x)
+    assert_same(got, jax.vmap(jnp.sin, spmd_axis_name="data")(x), rtol=1e-6)

@@ -311,7 +311,7 @@ def test_errors_match_jax_types(name: str, call: Callable[[Any, Any], Any]) -> N
 
 def test_jax_ops_on_mlax_keys_error_cleanly() -> None:
     key = mr.key(0)
-    for call in (lambda: mnp.add(key, 1), lambda: mlax.lax.add(key, key), lambda: mnp.stack([key, key])):
+    for call in (lambda: mnp.add(key, 1), lambda: mlax.lax.add(key, key)):  # (jnp.stack takes keys)
         with pytest.raises(TypeError):
             call()
     with pytest.raises(TypeError, match="Pred must be a scalar"):  # jax 0.10.2: an AttributeError
@@ -322,3 +322,37 @@ def test_jax_ops_on_mlax_keys_error_cleanly() -> None:
         mlax.lax.scan(lambda c, k: (c, k), 0, key)
     with pytest.raises(NotImplementedError, match="threefry2x32"):
         mr.key(0, impl="rbg")
+
+
+KEY_NUMPY_OPS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "asarray": lambda np_, ks, c: np_.asarray(ks),
+    "array": lambda np_, ks, c: np_.array(ks),
+    "broadcast_to": lambda np_, ks, c: np_.broadcast_to(ks[:1], (2, 3)),
+    "reshape": lambda np_, ks, c: np_.reshape(ks, (3, 1)),
+    "stack": lambda np_, ks, c: np_.stack([ks, ks[::-1]], axis=-1),
+    "concatenate": lambda np_, ks, c: np_.concatenate([ks, ks[:1]]),
+    "concatenate_none": lambda np_, ks, c: np_.concatenate([ks[None], ks[None]], axis=None),
+    "where": lambda np_, ks, c: np_.where(c, ks, ks[::-1]),
+    "where_scalar_condition": lambda np_, ks, c: np_.where(c[0], ks, ks[::-1]),
+    "astype_own_dtype": lambda np_, ks, c: np_.astype(np_.where(c, ks, ks[::-1]), ks.dtype),
+}
+
+
+@pytest.mark.parametrize("op", sorted(KEY_NUMPY_OPS))
+def test_key_arrays_through_numpy_functions(op: str) -> None:
+    """jnp's shape functions and where take typed keys and give keys, as jax's (flax.nnx's
+    Rngs broadcasts and compares its keys so)."""
+    seed = int(RNG.integers(0, 2**31))
+    cond = RNG.random(3) < 0.5
+    fn = KEY_NUMPY_OPS[op]
+    want = fn(jax.numpy, jr.split(jr.key(seed), 3), cond)
+    for run in (lambda ks: fn(mnp, ks, cond), mlax.jit(lambda ks: fn(mnp, ks, cond))):
+        got = run(mr.split(mr.key(seed), 3))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert_same(mr.key_data(got), jr.key_data(want))
+    ks = mr.split(mr.key(seed), 3)
+    assert bool(mnp.array_equal(ks, ks)) and not bool(mnp.array_equal(ks, ks[::-1]))
+    assert bool(jax.numpy.array_equal(jr.split(jr.key(seed), 3), jr.split(jr.key(seed), 3)))
+    jks = jr.split(jr.key(seed), 3)
+    assert_same(mnp.isclose(ks, ks[1]), jax.numpy.isclose(jks, jks[1]))  # keys: equality, as jax's
+    assert bool(mnp.allclose(ks, ks)) and not bool(mnp.allclose(ks[0], ks[1]))

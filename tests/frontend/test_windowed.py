@@ -197,10 +197,6 @@ def test_vmap_over_an_empty_batch() -> None:
         assert_same(mlax.jit(mlax.vmap(conv(lax), in_axes=(1, None)), backend=backend)(x, w), want)
 
 ERRORS = [
-    (lambda: lax.reduce_window(np.ones(3, F32), 0.0, lax.mul, (2,)), NotImplementedError,
-     r"mlax\.lax\.reduce_window: computation .* is not supported"),
-    (lambda: lax.reduce_window(np.ones(3, F32), 1.0, lax.add, (2,)), NotImplementedError,
-     r"a sum with init_value 1\.0 \(only 0 is supported\)"),
     (lambda: lax.reduce_window((np.ones(3, F32),), 0.0, lax.add, (2,)), NotImplementedError,
      "several operands"),
     (lambda: lax.conv_general_dilated(np.ones((1, 1, 3), F32), np.ones((1, 1, 2), F32), (1,), "SAME", (2,)),
@@ -216,3 +212,26 @@ ERRORS = [
 def test_errors(fn: Any, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         fn()
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME", ((0, 1), (2, 0), (1, 1))])
+@pytest.mark.parametrize("name", ["mul", "logaddexp", "add_from_one"])
+def test_reduce_window_other_computations(padding: Any, name: str, rng: np.random.Generator) -> None:
+    """A computation that is not add/max/min (flax's pool with a custom reduce): folded over
+    the windows, with jax's padding by init_value, strides and dilations."""
+    x = random_array(rng, (3, 5, 4), np.float32, 0.5, 1.5)
+    fns = {"mul": (lambda a, b: a * b, 1.0), "logaddexp": (None, -np.inf), "add_from_one": (lax.add, 1.0)}
+    fn, init = fns[name]
+    window, strides = (1, 2, 3), (1, 2, 1)
+    base, dilation = (1, 1, 2), (1, 2, 1)
+    if name == "logaddexp":
+        mine, theirs = mnp.logaddexp, jnp.logaddexp
+    elif name == "add_from_one":  # a sum whose init value is not its identity
+        mine, theirs = lax.add, jlax.add
+    else:
+        mine = theirs = fn
+    want = jlax.reduce_window(x, init, theirs, window, strides, padding, base, dilation)
+    got = lax.reduce_window(x, init, mine, window, strides, padding, base, dilation)
+    assert_same(got, want, rtol=1e-5, atol=1e-6)
+    jitted = mlax.jit(lambda v: lax.reduce_window(v, init, mine, window, strides, padding, base, dilation))
+    assert_same(jitted(x), want, rtol=1e-5, atol=1e-6)

@@ -311,3 +311,27 @@ def test_api() -> None:
         assert isinstance(init, mini.Initializer)
     assert not isinstance(3, mini.Initializer)
     assert mini.zeros(mrandom.PRNGKey(0), (2,)).dtype == jnp.zeros(2).dtype
+
+
+@pytest.mark.parametrize("distribution", ["truncated_normal", "normal", "uniform"])
+def test_variance_scaling_complex(distribution: str, rng: np.random.Generator) -> None:
+    """Complex kernels draw as jax's: a disk (uniform), a truncated modulus (truncated_normal)."""
+    seed, scale = int(rng.integers(0, 2**31)), float(rng.uniform(0.5, 2.0))
+    shape = (int(rng.integers(2, 6)), int(rng.integers(2, 6)))
+    mine = mini.variance_scaling(scale, "fan_avg", distribution)
+    theirs = jini.variance_scaling(scale, "fan_avg", distribution)
+    want = theirs(jax.random.PRNGKey(seed), shape, np.complex64)
+    for got in (mine(mrandom.PRNGKey(seed), shape, np.complex64),
+                mlax.jit(lambda k: mine(k, shape, np.complex64))(mrandom.PRNGKey(seed))):
+        assert got.dtype == want.dtype == np.complex64
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["variance_scaling", "normal", "uniform", "truncated_normal", "constant",
+                                  "orthogonal", "delta_orthogonal", "lecun_normal", "glorot_uniform",
+                                  "he_normal", "kaiming_uniform", "xavier_normal"])
+def test_initializer_names_are_jax_s(name: str) -> None:
+    """The built initializers carry jax's names (flax prints a module's kernel_init by them)."""
+    args = {"variance_scaling": (1.0, "fan_in", "normal"), "constant": (1.0,)}.get(name, ())
+    mine, theirs = getattr(mini, name)(*args), getattr(jini, name)(*args)
+    assert (mine.__name__, mine.__qualname__) == (theirs.__name__, theirs.__qualname__)

@@ -284,3 +284,14 @@ def test_norm_gradient_and_errors(rng: np.random.Generator) -> None:
     with pytest.raises(ValueError, match="Invalid order 'f' for vector norm"):
         mnp.linalg.norm(x, ord="f", axis=0)
     check_values(lambda a: mnp.linalg.norm(a), lambda a: jnp.linalg.norm(a), x.astype(np.int32))
+
+
+@pytest.mark.parametrize("subscripts", ["...kh1d,...khd->...kh1", "a1,1b->ab", "AbZ,Zc->Abc", "i_j,j_->i"])
+def test_einsum_symbols_beyond_letters(subscripts: str, rng: np.random.Generator) -> None:
+    """Any symbol but '.', ',', '-', '>' is a label, as in jax (flax's attention uses digits)."""
+    terms = subscripts.split("->")[0].split(",")
+    sizes = {c: int(rng.integers(1, 4)) for c in "".join(terms) if c != "."}
+    shapes = [tuple([2] * t.count("...") + [sizes[c] for c in t.replace("...", "")]) for t in terms]
+    args = [random_array(rng, s, np.float32) for s in shapes]
+    check_against_jax(lambda *a: mnp.einsum(subscripts, *a), lambda *a: jnp.einsum(subscripts, *a), *args,
+                      rtol=1e-5)

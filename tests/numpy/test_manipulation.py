@@ -252,3 +252,24 @@ def test_under_x64(x64: bool, rng: np.random.Generator) -> None:
                                 m.pad(b, 1, mode="reflect"), m.repeat(a, 2, axis=0))
 
     check_against_jax(fns(mnp), jax.jit(fns(jnp)), x, y, np.int64(-4))
+
+
+@pytest.mark.parametrize(("fname", "axis"), [("expand_dims", range(0, 1)), ("expand_dims", range(1, 3)),
+                                             ("sum", range(2)), ("max", range(1, 3))])
+def test_range_axes(fname: str, axis: range, rng: np.random.Generator) -> None:
+    """A range of axes is a sequence of axes, as in jax (distrax's Normal passes one)."""
+    x = random_array(rng, (2, 3, 4), np.float32)
+    check_against_jax(lambda v: getattr(mnp, fname)(v, axis), lambda v: getattr(jnp, fname)(v, axis), x,
+                      rtol=1e-6)
+
+
+@pytest.mark.parametrize("fname", ["zeros", "ones", "empty"])
+def test_shape_given_as_an_integer_array(fname: str, rng: np.random.Generator) -> None:
+    """A 1-D integer array of sizes is a shape, as in jax (distrax passes jnp.shape-like arrays)."""
+    sizes = rng.integers(1, 4, size=int(rng.integers(1, 4))).astype(np.int32)
+    for shape in (sizes, mnp.asarray(sizes)):
+        got = getattr(mnp, fname)(shape)
+        want = getattr(jnp, fname)(sizes)
+        assert got.shape == want.shape and got.dtype == want.dtype
+    with pytest.raises(TypeError):
+        getattr(mnp, fname)(sizes.astype(np.float32))

@@ -200,3 +200,21 @@ def test_errors() -> None:
     with pytest.raises(NotImplementedError, match="out"):
         mnp.sum(np.ones(3), out=np.ones(()))
     assert mlax.jit(lambda a: mnp.max(a, initial=0.0))(x).shape == ()
+
+
+@pytest.mark.parametrize("fname", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": 1, "ddof": 1}, {"axis": 0, "where": "mask"},
+                                    {"axis": 0, "dtype": np.complex64}])
+def test_complex_variance_is_real(fname: str, kwargs: dict, rng: np.random.Generator) -> None:
+    """As jax: the variance of complex values is the mean of |a - mean|**2, a real number of the
+    real dtype (complex only when a complex dtype is asked for)."""
+    x = (rng.normal(size=(4, 5)) + 1j * rng.normal(size=(4, 5))).astype(np.complex64)
+    if fname.startswith("nan"):
+        x[1, 2] = np.nan
+        if "where" in kwargs:
+            return  # (jnp.nanvar takes where too; one masked case is enough)
+    kwargs = {k: (rng.random((4, 5)) < 0.7 if v == "mask" else v) for k, v in kwargs.items()}
+    want = getattr(jnp, fname)(x, **kwargs)
+    got = getattr(mnp, fname)(x, **kwargs)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)

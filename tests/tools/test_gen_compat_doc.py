@@ -30,7 +30,8 @@ def test_status_agrees_with_what_the_names_are() -> None:
     assert jax_modules.status("jax.lax", "ConvDimensionNumbers") == "jax"
     assert jax_modules.status("jax.lax", "add_p") == "jax"
     assert jax_modules.status("jax.numpy.fft", "fft") == "mlax"
-    assert jax_modules.status("jax", "new_ref") == "not yet"
+    assert jax_modules.status("jax.lax", "rng_uniform") == "not yet"
+    assert jax_modules.status("jax", "new_ref") == "mlax"
     assert jax_modules.status("jax", "pmap") == "mlax"
     assert jax_modules.status("jax.tree_util", "tree_map") == "jax"
     assert jax_modules.resolve("jax.numpy", "sin", {}) is mnp.sin
@@ -77,3 +78,17 @@ def test_the_page_example_runs() -> None:
     done = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "mlax.array.Array" in done.stdout
+
+
+def test_core_trace_is_mlax_s_base_class() -> None:
+    """jax.core.Trace resolves to mlax's trace class: libraries that subclass it at import
+    (dm-haiku's DotTrace) import under install_as_jax."""
+    import mlax.core
+
+    assert jax_modules.status("jax.core", "Trace") == "mlax"
+    assert jax_modules.resolve("jax.core", "Trace", {}) is mlax.core.Trace
+
+    class Sub(jax_modules.resolve("jax.core", "Trace", {})):  # what haiku does
+        pass
+
+    assert issubclass(Sub, mlax.core.Trace)

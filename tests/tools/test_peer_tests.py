@@ -131,3 +131,21 @@ def test_whole_selection(library: str, tmp_path: Path) -> None:
     print(report.format(40))
     assert not report.refused, report.format()
     assert report.jax_passed()
+
+
+def test_doc_section_replaces_its_own_section_only(tmp_path: Path) -> None:
+    summary = {"suite": "optax", "version": "0.2.8", "files": ["optax/_src/alias_test.py"], "jax_passed": 10,
+               "mlax_passed": 9, "rate": 90.0, "causes": {"TypeError: a | b": 1}}
+    doc = tmp_path / "compat.md"
+    doc.write_text("# Title\n\n## JAX's documentation pages\n\nmeasured\n")
+    peer_tests.write_doc([summary], doc)
+    first = doc.read_text()
+    head = "# Title\n\n## JAX's documentation pages\n\nmeasured\n\n"
+    assert first.startswith(head + peer_tests.DOC_SECTION)
+    assert "| optax 0.2.8 | `alias_test.py` | 10 | 9 | 90.0 % |" in first
+    assert "- 1 x TypeError: a / b" in first
+    doc.write_text(first + "\n## After\n\nkept\n")
+    peer_tests.write_doc([{**summary, "mlax_passed": 10, "rate": 100.0, "causes": {}}], doc)
+    second = doc.read_text()
+    assert second.count(peer_tests.DOC_SECTION) == 1 and "| 10 | 10 | 100.0 % |" in second
+    assert "measured" in second and second.endswith("## After\n\nkept\n") and "a / b" not in second

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from mlir import ir, passmanager
 
+from mlax.dialect.sharding import ShardingError
 from mlax.passes.diagnostics import Diagnostic, capture, errors, format_all
 from mlax.passes.registry import (
     ModulePass,
@@ -270,8 +271,9 @@ def run_stage(stage: Stage, module: ir.Operation, *, verify_each: bool = True) -
                                 f"{type(error).__name__}: {error}", found) from error
     if verify_each and stage.element.is_mlax:
         problems = errors(verify_module(module, sharding=True))
-        if problems:
-            raise PipelineError(f"the IR produced by pass '{stage.element}' does not verify", problems)
+        if problems:  # a ShardingError too where only the shardings are wrong (a user's spec, say)
+            kind = ShardingError if not errors(verify_module(module)) else ValueError
+            raise _error_of_kind(kind)(f"the IR produced by pass '{stage.element}' does not verify", problems)
 
 
 def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | tuple[Element, ...], *,

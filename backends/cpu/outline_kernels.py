@@ -35,9 +35,21 @@ def _identity_buffer(t: ir.Type) -> bool:
         and t.affine_map == ir.AffineMap.get_identity(t.rank)
 
 
+def _plain_buffer(value: ir.Value) -> bool:
+    """An identity-layout buffer that is not a cast of a strided one (canonicalize would fold such a
+    cast into the call, which then passes a strided view to a function of plain buffers)."""
+    if isinstance(value, ir.OpResult) and value.owner.name == "memref.cast":
+        return _identity_buffer(value.owner.operands[0].type)
+    return _identity_buffer(value.type)
+
+
 def _outlinable(op: ir.Operation) -> bool:
-    return (op.name.startswith("linalg.") and len(op.results) == 0 and op.regions
-            and all(_identity_buffer(v.type) or not isinstance(v.type, ir.MemRefType) for v in op.operands))
+    """A linalg op on buffers whose buffers, the ones it reads inside its body included, can be
+    arguments of a function (the bare-pointer convention takes identity layouts only)."""
+    if not (op.name.startswith("linalg.") and len(op.results) == 0 and op.regions):
+        return False
+    used = [*op.operands, *_captured(op)]
+    return all(_plain_buffer(v) or not isinstance(v.type, ir.MemRefType) for v in used)
 
 
 def _root(value: ir.Value) -> ir.Value:

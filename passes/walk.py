@@ -31,5 +31,22 @@ def blocks_outside_linalg(root: ir.Operation) -> list[ir.Block]:
             for region in op.regions for block in region.blocks]
 
 
+def ops_outside_linalg(root: ir.Operation) -> list[ir.Operation]:
+    """Every op nested in ``root``'s regions, in pre-order, except the ops of linalg ops' bodies
+    (a program on buffers as a sequence of kernels, loops and conditionals)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    found.append(inner.operation)
+                    if not inner.operation.name.startswith("linalg."):
+                        visit(inner.operation)
+
+    visit(root.operation)
+    return found
+
+
 def is_mlax(op: ir.Operation) -> bool:
     return op.name.startswith("mlax.")

@@ -24,6 +24,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.passes.registry import ModulePass, register_pass
+from mlax.passes.walk import ops_outside_linalg
 
 KERNEL_PREFIX = "mlax_kernel"
 _VIEWS = ("memref.collapse_shape", "memref.expand_shape", "memref.reshape", "memref.cast")
@@ -184,7 +185,7 @@ class OutlineKernels(ModulePass):
                  if "sym_name" in op.attributes}
         names = (name for k in range(1 << 30) if (name := f"{KERNEL_PREFIX}_{k}") not in taken)
         ops = [inner.operation for op in body.operations if op.operation.name == "func.func"
-               for inner in _linalg_ops(op.operation)]
+               for inner in ops_outside_linalg(op.operation) if inner.name.startswith("linalg.")]
         groups: dict[tuple[object, ...], list[ir.Operation]] = defaultdict(list)
         for op in ops:
             if _outlinable(op):
@@ -203,24 +204,3 @@ class OutlineKernels(ModulePass):
                 with op.location:
                     func.CallOp([], name, arguments, ip=ir.InsertionPoint(op))
                 op.erase()
-
-
-def _linalg_ops(function: ir.Operation) -> list[ir.Operation]:
-    """The linalg ops of ``function``, its loops' and conditionals' bodies included (not the
-    ops inside a linalg op's body)."""
-    found = []
-
-    def visit(block: ir.Block) -> None:
-        for op in block.operations:
-            op = op.operation
-            if op.name.startswith("linalg."):
-                found.append(op)
-            else:
-                for region in op.regions:
-                    for inner in region.blocks:
-                        visit(inner)
-
-    for region in function.regions:
-        for block in region.blocks:
-            visit(block)
-    return found

@@ -27,6 +27,7 @@ from mlir.dialects import arith, func
 
 from mlax.passes.abi import PROFILE_CAPACITY, PROFILE_COUNT, PROFILE_EVENTS, PROFILE_KERNELS_ATTRIBUTE
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
+from mlax.passes.walk import ops_outside_linalg
 
 BEGIN, END = "mlax_profile_begin", "mlax_profile_end"
 _CLOCK_MONOTONIC = 1
@@ -164,21 +165,6 @@ def _wrap(op: ir.Operation, index: int) -> None:
         func.CallOp([], END, [kernel, start], ip=after)
 
 
-def _kernels(block: ir.Block) -> list[ir.Operation]:
-    """The kernels of ``block`` and of the loops and conditionals in it, outer ones first."""
-    found = []
-    for op in block.operations:
-        op = op.operation
-        kind = _kind(op)
-        if kind is not None:
-            found.append(op)
-        if op.regions and not op.name.startswith("linalg."):
-            for region in op.regions:
-                for inner in region.blocks:
-                    found += _kernels(inner)
-    return found
-
-
 @register_pass
 @dataclass
 class ProfileKernels(ModulePass):
@@ -193,8 +179,8 @@ class ProfileKernels(ModulePass):
             raise PassFailure(f"{self.argument}: the module's kernels are timed already", module.location)
         functions = [op.operation for op in body.operations
                      if op.operation.name == "func.func" and op.operation.regions[0].blocks]
-        kernels = [op for function in functions for block in function.regions[0].blocks
-                   for op in _kernels(block)]
+        kernels = [op for function in functions for op in ops_outside_linalg(function)
+                   if _kind(op) is not None]
         described = [ir.DictAttr.get({
             "kind": ir.StringAttr.get(_kind(op)), "type": ir.StringAttr.get(_written_type(op)),
             "bytes": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _moved_bytes(op)),

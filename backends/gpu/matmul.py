@@ -298,17 +298,18 @@ class GpuMatmul(ModulePass):
         if self.f32_precision not in PRECISIONS:
             raise ValueError(f"{self.argument}: option 'f32-precision' must be one of "
                              f"{', '.join(PRECISIONS)}, got '{self.f32_precision}'")
-        # Rewrites erase other ops (fills, widenings): take the matmuls first.
-        matmuls = [op for op in nested_ops(module)
-                   if op.name in ("linalg.matmul", "linalg.batch_matmul", "linalg.generic")
-                   and op.parent.name == "func.func"]
-        for op in matmuls:
+        # Rewrites erase other ops (fills, widening and narrowing generics), so analyse every
+        # candidate before the first rewrite: an erased op must never be touched again.
+        candidates = [op for op in nested_ops(module)
+                      if op.name in ("linalg.matmul", "linalg.batch_matmul", "linalg.generic")
+                      and op.parent.name == "func.func"]
+        contractions = [(op, found) for op in candidates if (found := _analyse(op)) is not None]
+        for op, found in contractions:
             with op.location:
-                self._rewrite(op)
+                self._rewrite(op, found)
 
-    def _rewrite(self, op: ir.Operation) -> None:
-        found = _analyse(op)
-        if found is None or not all(map(_static, op.operands)):
+    def _rewrite(self, op: ir.Operation, found: _Contraction) -> None:
+        if not all(map(_static, op.operands)):
             return
         a, b, c = op.operands
         if c == a or c == b:  # the kernel would read what other blocks write

@@ -117,11 +117,12 @@ with jax where they differ (tests/passes/test_lower_to_stablehlo*.py):
 
 `bench/run.py` reports mlax on XLA (`xla/JAX`) beside the native CPU backend: the same
 programs through jax.jit and through mlax's StableHLO compile to the same XLA code where the
-lowering matches jax's (docs/performance.md has the figures). `tools/xla_device_check.py
-prepare DIR` writes portable artifacts of eight programs (elementwise, softmax, matmul, MLP
-forward and train step, a scan, a sort, a conv) and their expected results; `run DIR` needs
-only numpy and jax, so it runs on a GPU machine without mlax's MLIR, checks the results and
-times them against the same programs written in jax on that device.
+lowering matches jax's (docs/performance.md has the figures). `python -m mlax.tools.device_check
+xla prepare DIR` (backends/xla/device_check.py) writes portable artifacts of eight programs
+(elementwise, softmax, matmul, MLP forward and train step, a scan, a sort, a conv), their
+expected results and the check itself; `python DIR/xla_device_check.py run DIR` needs only
+numpy and jax, so it runs on a GPU machine without mlax's MLIR, checks the results and times
+them against the same programs written in jax on that device.
 
 ## Op status
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import scf
 
-from mlax.backends.gpu.device_buffers import host_ops
 from mlax.passes.registry import ModulePass, register_pass
+from mlax.passes.walk import matching_ops
 
 
 def _reverse(loop: ir.Operation) -> None:
@@ -39,13 +39,11 @@ def _reverse(loop: ir.Operation) -> None:
     loop.erase()
 
 
-def _outermost(op: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name == "scf.parallel":
-            return False
-        parent = parent.parent
-    return True
+def outermost_parallel_loops(module: ir.Operation) -> list[ir.Operation]:
+    """The ``scf.parallel`` nests of host code that no other ``scf.parallel`` holds, taken
+    before a pass rebuilds any: rebuilding one erases it and its body, never another."""
+    return [loop for op in module.regions[0].blocks[0].operations if op.operation.name != "gpu.module"
+            for loop in matching_ops(op.operation, lambda inner: inner.name == "scf.parallel")]
 
 
 @register_pass
@@ -57,7 +55,6 @@ class GpuCoalesce(ModulePass):
     summary = "put the contiguous dimension of each parallel loop nest first (it becomes threadIdx.x)"
 
     def run(self, module: ir.Operation) -> None:
-        for op in host_ops(module):
-            if (op.name == "scf.parallel" and len(op.results) == 0 and len(op.operands) >= 6
-                    and _outermost(op)):
-                _reverse(op)
+        for loop in outermost_parallel_loops(module):
+            if len(loop.results) == 0 and len(loop.operands) >= 6:
+                _reverse(loop)

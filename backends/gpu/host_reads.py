@@ -121,10 +121,10 @@ def _scalarize(function: ir.Operation) -> None:
         return
     while loops := [op for op in nested_ops(function) if _unrollable(op, scratch)]:
         _unroll(loops[0])
-    for op in (function, *nested_ops(function)):
-        for region in op.regions:
-            for block in region.blocks:
-                _forward(block, scratch)
+    # The blocks first: forwarding erases loads, which a walk of every op would visit next.
+    for block in [block for op in (function, *nested_ops(function)) for region in op.regions
+                  for block in region.blocks]:
+        _forward(block, scratch)
     for array in scratch:
         if all(use.owner.name != "memref.load" for use in array.uses):
             for use in list(array.uses):

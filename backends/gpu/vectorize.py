@@ -44,8 +44,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
-from mlax.backends.gpu.coalesce import _outermost
-from mlax.backends.gpu.device_buffers import host_ops
+from mlax.backends.gpu.coalesce import outermost_parallel_loops
 from mlax.passes.registry import ModulePass, register_pass
 
 VECTOR_BYTES = 16
@@ -269,9 +268,9 @@ class GpuVectorize(ModulePass):
     summary = "give each GPU thread of an elementwise nest an aligned vector of consecutive elements"
 
     def run(self, module: ir.Operation) -> None:
-        for op in host_ops(module):
-            if op.name == "scf.parallel" and "mapping" not in op.attributes and _outermost(op):
-                nest = _analyse(op)
+        for loop in outermost_parallel_loops(module):  # each rebuilt one goes with its body
+            if "mapping" not in loop.attributes:
+                nest = _analyse(loop)
                 lanes = _lanes(nest) if nest else None
                 if lanes:
                     _vectorize(nest, lanes)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from mlax.passes.registry import ModulePass, register_pass
-from mlax.passes.walk import nested_ops
+from mlax.passes.walk import matching_ops
 
 
 def _is_destination(use: ir.OpOperand) -> bool:
@@ -56,6 +56,11 @@ class PrivateFills(ModulePass):
     summary = "give each destination of a shared linalg.fill its own fill (before bufferization)"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
-            if op.name == "linalg.fill" and len(op.results) == 1:  # a fill on a buffer has none
-                _privatize(op)
+        # The fills first: a fill that goes takes its body with it (a walk of every op would
+        # visit the freed body next), and no fill lies in another one's body.
+        for fill in matching_ops(module, _on_tensors):
+            _privatize(fill)
+
+
+def _on_tensors(op: ir.Operation) -> bool:
+    return op.name == "linalg.fill" and len(op.results) == 1  # a fill on a buffer has none

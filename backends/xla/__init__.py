@@ -4,7 +4,8 @@ over a mesh). `XlaBackend` declares it, once per platform or device."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from mlir import ir
 
@@ -12,19 +13,20 @@ from mlax.backends.declaration import Executable
 from mlax.backends.xla.pipeline import StablehloPipeline
 
 
+@dataclass(frozen=True)
 class XlaBackend:
     """XLA through jaxlib's PJRT client (executable.py) on one device of ``platform``:
     the first platform present (GPU or TPU before the CPU, as JAX picks) when None; a partitioned
-    program (`mlax-partition`) runs on the devices of its mesh instead."""
+    program (`mlax-partition`) runs on the devices of its mesh instead. Declared as data, like
+    `NativeBackend`: its name and device; its pipeline (stages and options) is the same for all."""
+
+    name: str
+    platform: str | None = None
+    device_id: int | None = None
 
     # Stages XLA prints after the pipeline: its optimized HLO.
-    compiler_stages = ("hlo",)
-    options = StablehloPipeline()
-
-    def __init__(self, name: str, platform: str | None = None, device_id: int | None = None) -> None:
-        self.name = name
-        self.platform = platform
-        self.device_id = device_id
+    compiler_stages: ClassVar[tuple[str, ...]] = ("hlo",)
+    options: ClassVar[StablehloPipeline] = StablehloPipeline()
 
     @property
     def stages(self) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from mlir import ir
 
+from mlax.dialect import dtypes
 from mlax.passes.op_rules import Rule as Rule  # the family modules take it from here
 from mlax.passes.registry import PassFailure
 
@@ -115,8 +116,6 @@ def constant(values: np.ndarray | float | int, t: ir.Type) -> ir.Value:
     """``values`` broadcast (NumPy's rules) to type ``t``: a splat constant when they are one value,
     else the constant of ``values`` as given and a ``broadcast_in_dim``, so no array of ``t``'s
     (maybe huge) size is built."""
-    from mlax.dialect import dtypes
-
     result = tensor_type(t)
     given = np.asarray(values, dtype=dtypes.from_mlir(result.element_type))
     full = np.broadcast_to(given, result.shape)  # a view: checks that ``values`` broadcast to ``t``

@@ -1,4 +1,4 @@
-"""tools/gpu_device_check.py as far as a machine without a GPU goes: ``prepare`` (small sizes)
+"""backends/gpu/device_check.py as far as a machine without a GPU goes: ``prepare`` (small sizes)
 writes the artifacts (the scan's plan a host loop around its kernels), expected results and
 manifest, and copies the script and the loader; ``run``, from the prepared folder alone where
 mlax cannot be imported, goes through the stand-in driver (kernels do not run there, so every
@@ -14,15 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mlax
+from mlax.backends.gpu import device_check as gpu_device_check
 from mlax.backends.gpu.loader import Artifact, all_steps
-from mlax.tools import gpu_device_check
 from tests.backends.gpu.conftest import driver_environment
 
 
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("check") / "artifacts"
-    gpu_device_check.prepare(folder, small=True)
+    gpu_device_check.prepare(folder, mlax, small=True)
     return folder
 
 
@@ -33,7 +34,8 @@ def test_prepare_writes_every_program(prepared: Path) -> None:
     assert not refused
     scan = Artifact.read(prepared / "scan.mlaxgpu").plan
     assert [s["op"] for s in scan["steps"]].count("loop") == 1
-    assert {"gpu_loader.py", "gpu_device_check.py"} <= {p.name for p in prepared.iterdir()}
+    copied = {"gpu_loader.py", "gpu_device_check.py", "device_programs.py"}
+    assert copied <= {p.name for p in prepared.iterdir()}
     for name, entry in manifest["programs"].items():
         if name in refused:
             assert not (prepared / f"{name}.mlaxgpu").exists()

@@ -1,5 +1,5 @@
-"""The programs and helpers both device checks share (tools/xla_device_check.py for StableHLO on
-XLA, tools/gpu_device_check.py for mlax's native GPU artifacts).
+"""The programs and helpers both device checks share (backends/xla/device_check.py for StableHLO
+on XLA, backends/gpu/device_check.py for mlax's native GPU artifacts).
 
 Each program is written once against a namespace ``m`` (``m.numpy``, ``m.lax``, ``m.nn``, ``m.grad``): mlax
 where the artifacts are prepared, jax on the device machine. This file imports only NumPy, so it

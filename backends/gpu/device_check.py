@@ -1,7 +1,7 @@
 """mlax's native GPU backend on another machine's GPU: compile here, check and time there.
 
-    python tools/gpu_device_check.py prepare DIR [--small]     # here: needs mlax (and its MLIR)
-    python DIR/gpu_device_check.py run DIR [OUT] [--repeats N]  # there: numpy, jax, the CUDA driver
+    python -m mlax.tools.device_check gpu prepare DIR [--small]  # here: needs mlax (and its MLIR)
+    python DIR/gpu_device_check.py run DIR [OUT] [--repeats N]    # there: numpy, jax, the CUDA driver
 
 The GPU machine has jax and the CUDA driver but not mlax's MLIR wheels, and at most 64 MiB
 travels, so ``prepare`` writes for each program below its GPU artifact (``<name>.mlaxgpu``:
@@ -17,7 +17,8 @@ device-resident inputs: the plan's launches plus a context synchronization for m
 call and ``block_until_ready`` for jax), printing a table of time ratios (mlax / jax).
 
 Each program is written once against a namespace ``m`` (``m.numpy``, ``m.lax``, ``m.grad``)
-that is mlax for ``prepare`` and jax for ``run``.
+that is mlax for ``prepare`` and jax for ``run``. ``prepare`` is handed the front end (a backend
+imports no layer above it), which tools/device_check.py, the command line, does.
 """
 
 from __future__ import annotations
@@ -36,19 +37,10 @@ from typing import Any
 import numpy as np
 
 try:
-    from mlax.tools.device_programs import (
-        elementwise,
-        leaves,
-        matmul,
-        median_seconds,
-        mlp,
-        mlp_step,
-        scan,
-        softmax,
-    )
-except ImportError:  # a copy run where mlax is not installed, next to device_programs.py
-    sys.path.insert(0, str(Path(__file__).parent))
-    from device_programs import elementwise, leaves, matmul, median_seconds, mlp, mlp_step, scan, softmax
+    from mlax.backends import device_programs as programs
+except ImportError:  # run where mlax is not installed: a copy next to device_programs.py, or in backends/
+    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[1])]
+    import device_programs as programs  # type: ignore[no-redef]
 
 SAMPLE = 65536  # elements kept of a result over WHOLE bytes
 WHOLE = 1 << 20
@@ -62,14 +54,14 @@ _MLP_SMALL = [(24, 16), (16,), (16, 5), (5,), (8, 24)]
 # f32 dots run in TF32 on the GPU, in jax (its default precision) as in mlax (mlax-gpu-matmul),
 # hence their tolerances against jax and against the CPU's f32 products.
 PROGRAMS: dict[str, tuple[Callable[..., Any], Shapes, Shapes, str, float, float]] = {
-    "elementwise": (elementwise, [(4096, 4096)], [(37, 53)], "float32", 1e-5, 2e-5),
-    "softmax": (softmax, [(4096, 4096)], [(16, 100)], "float32", 1e-5, 2e-5),
-    "matmul_f32": (matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "float32", 5e-3, 2e-2),
-    "matmul_bf16": (matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "bfloat16", 2e-2, 2e-2),
-    "mlp": (mlp, _MLP, _MLP_SMALL, "float32", 5e-3, 2e-2),
-    "mlp_step": (mlp_step, [*_MLP, (256, 10)], [*_MLP_SMALL, (8, 5)], "float32", 5e-3, 2e-2),
-    "scan": (scan, [(16, 128), (50, 16, 128), (128, 128), (128, 128)], [(2, 8), (3, 2, 8), (8, 8), (8, 8)],
-             "float32", 1e-4, 2e-2),
+    "elementwise": (programs.elementwise, [(4096, 4096)], [(37, 53)], "float32", 1e-5, 2e-5),
+    "softmax": (programs.softmax, [(4096, 4096)], [(16, 100)], "float32", 1e-5, 2e-5),
+    "matmul_f32": (programs.matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "float32", 5e-3, 2e-2),
+    "matmul_bf16": (programs.matmul, [(4096, 4096)] * 2, [(33, 20), (20, 17)], "bfloat16", 2e-2, 2e-2),
+    "mlp": (programs.mlp, _MLP, _MLP_SMALL, "float32", 5e-3, 2e-2),
+    "mlp_step": (programs.mlp_step, [*_MLP, (256, 10)], [*_MLP_SMALL, (8, 5)], "float32", 5e-3, 2e-2),
+    "scan": (programs.scan, [(16, 128), (50, 16, 128), (128, 128), (128, 128)],
+             [(2, 8), (3, 2, 8), (8, 8), (8, 8)], "float32", 1e-4, 2e-2),
 }
 
 
@@ -102,14 +94,14 @@ def _kept(results: list[np.ndarray]) -> dict[str, np.ndarray]:
     return kept
 
 
-def prepare(folder: Path, small: bool = False) -> dict[str, Any]:
-    """Write every program's artifact, expected results and the manifest into ``folder``."""
-    import mlax
+def prepare(folder: Path, front: ModuleType, small: bool = False) -> dict[str, Any]:
+    """Write every program's artifact, expected results and the manifest into ``folder``;
+    ``front`` is the front end (``mlax``) whose jit compiles the programs."""
     from mlax.backends.gpu import loader as gpu_loader
     from mlax.backends.gpu.artifact import export_gpu
 
     folder.mkdir(parents=True, exist_ok=True)
-    m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, grad=mlax.grad)
+    m = SimpleNamespace(numpy=front.numpy, lax=front.lax, grad=front.grad)
     manifest: dict[str, Any] = {"small": small, "programs": {}}
     for name, (program, shapes, small_shapes, dtype, rtol_cpu, rtol_jax) in PROGRAMS.items():
         shapes = small_shapes if small else shapes
@@ -120,14 +112,14 @@ def prepare(folder: Path, small: bool = False) -> dict[str, Any]:
         f = lambda *a, program=program: program(m, *a)  # noqa: E731
         start = time.perf_counter()
         try:
-            artifact = export_gpu(mlax.jit(f, backend="gpu").lower(*args))
+            artifact = export_gpu(front.jit(f, backend="gpu").lower(*args))
         except NotImplementedError as error:  # listed as refused, not dropped
             entry["refused"] = str(error).splitlines()[-1]
             print(f"{name}: refused by the GPU backend: {entry['refused']}")
             continue
         entry["compile_s"] = round(time.perf_counter() - start, 3)
         artifact.write(folder / f"{name}.mlaxgpu")
-        expected = leaves(mlax.jit(f, backend="cpu")(*args))
+        expected = programs.leaves(front.jit(f, backend="cpu")(*args))
         np.savez(folder / f"{name}.expected.npz", **_kept(expected))
         entry["outputs"] = [[list(r.shape), r.dtype.name] for r in expected]
         entry["kernels"] = sum(s["op"] == "launch" for s in gpu_loader.all_steps(artifact.plan["steps"]))
@@ -135,7 +127,7 @@ def prepare(folder: Path, small: bool = False) -> dict[str, Any]:
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
     shutil.copy(gpu_loader.__file__, folder / "gpu_loader.py")
     shutil.copy(__file__, folder / "gpu_device_check.py")
-    shutil.copy(Path(__file__).with_name("device_programs.py"), folder / "device_programs.py")
+    shutil.copy(programs.__file__, folder / "device_programs.py")
     total = sum(p.stat().st_size for p in folder.iterdir())
     if total > BUDGET:
         raise RuntimeError(f"{folder} holds {total >> 20} MiB, more than the {BUDGET >> 20} MiB "
@@ -204,8 +196,8 @@ def _run_one(folder: Path, loader: ModuleType, name: str, entry: dict[str, Any],
         reference = [np.asarray(x) for x in jax.tree_util.tree_leaves(results)]
         expected_file = np.load(folder / f"{name}.expected.npz")
         problems = _check(got, {k: expected_file[k] for k in expected_file.files}, reference, entry)
-        mlax_s = median_seconds(mlax_call, repeats)
-        jax_s = median_seconds(lambda: jax.block_until_ready(jitted(*device_args)), repeats)
+        mlax_s = programs.median_seconds(mlax_call, repeats)
+        jax_s = programs.median_seconds(lambda: jax.block_until_ready(jitted(*device_args)), repeats)
     finally:
         program.close()
     return {"ok": not problems, "problems": problems, "load_s": round(load_s, 4),
@@ -242,7 +234,8 @@ def run(folder: Path, out: Path | None = None, repeats: int = 20) -> dict[str, A
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, front: ModuleType | None = None) -> int:
+    """The command line; ``prepare`` needs ``front`` (tools/device_check.py passes mlax)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("prepare", "run"))
     parser.add_argument("folder", type=Path, help="where the artifacts are written / read")
@@ -251,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=20, help="run: timed calls per program")
     args = parser.parse_args(argv)
     if args.mode == "prepare":
-        prepare(args.folder, args.small)
+        if front is None:
+            parser.error("prepare compiles with mlax: python -m mlax.tools.device_check gpu prepare DIR")
+        prepare(args.folder, front, args.small)
         return 0
     report = run(args.folder, args.out, args.repeats)
     return 0 if all(p["ok"] for p in report["programs"].values() if "refused" not in p) else 1

@@ -1,8 +1,8 @@
 """mlax's StableHLO on another machine's accelerator: compile here, check and time there.
 
-    python tools/xla_device_check.py prepare DIR      # here: needs mlax (and its MLIR)
-    python tools/xla_device_check.py run DIR [OUT]    # there: needs only numpy and jax
-                                                      # (--repeats N timed calls, default 50)
+    python -m mlax.tools.device_check xla prepare DIR  # here: needs mlax (and its MLIR)
+    python DIR/xla_device_check.py run DIR [OUT]       # there: needs only numpy and jax
+                                                       # (--repeats N timed calls, default 50)
 
 The machine with the GPU has jax but not mlax's MLIR wheels, so ``prepare`` lowers each
 program below with mlax's XLA road (``jit(f, backend="xla").lower(...).as_text("stablehlo")``)
@@ -10,30 +10,33 @@ and writes it as a StableHLO portable artifact (versioned bytecode that later XL
 read), with the results mlax's native CPU backend computes. ``run`` compiles each artifact
 with the default jax device's PJRT client, checks its results against those and against the
 same program written with jax on the same device, and times both (median of repeated calls
-on device-resident inputs). Inputs are drawn from a seed on both sides, so none travel.
+on device-resident inputs). Inputs are drawn from a seed on both sides, so none travel;
+``prepare`` copies this script and backends/device_programs.py next to the artifacts.
 
 Each program is written once against a namespace ``m`` (``m.numpy``, ``m.lax``, ``m.grad``)
-that is mlax for ``prepare`` and jax for ``run``.
+that is mlax for ``prepare`` and jax for ``run``. ``prepare`` is handed the front end (a backend
+imports no layer above it), which tools/device_check.py, the command line, does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 try:
-    from mlax.tools import device_programs as programs
-except ImportError:  # a copy run where mlax is not installed, next to device_programs.py
-    sys.path.insert(0, str(Path(__file__).parent))
-    import device_programs as programs
+    from mlax.backends import device_programs as programs
+except ImportError:  # run where mlax is not installed: a copy next to device_programs.py, or in backends/
+    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[1])]
+    import device_programs as programs  # type: ignore[no-redef]
 
 
 def _sort(m: Any, x: Any) -> Any:
@@ -93,21 +96,24 @@ def inputs(name: str) -> list[np.ndarray]:
     return [make(rng) for make in PROGRAMS[name][1]]
 
 
-def prepare(folder: Path) -> None:
-    """Write ``<name>.stablehlo`` (portable artifact) and ``<name>.expected.npz`` per program."""
-    import mlax
+def prepare(folder: Path, front: ModuleType) -> None:
+    """Write ``<name>.stablehlo`` (portable artifact) and ``<name>.expected.npz`` per program,
+    and copy the scripts ``run`` needs; ``front`` is the front end (``mlax``) whose jit lowers
+    the programs."""
     from mlax.backends.xla import pjrt
 
     folder.mkdir(parents=True, exist_ok=True)
-    m = SimpleNamespace(numpy=mlax.numpy, lax=mlax.lax, nn=mlax.nn, grad=mlax.grad)
+    m = SimpleNamespace(numpy=front.numpy, lax=front.lax, nn=front.nn, grad=front.grad)
     for name, (program, _, _, _) in PROGRAMS.items():
         args = inputs(name)
         f = lambda *a, program=program: program(m, *a)  # noqa: E731
-        text = mlax.jit(f, backend="xla").lower(*args).as_text("stablehlo", debug_info=False)
+        text = front.jit(f, backend="xla").lower(*args).as_text("stablehlo", debug_info=False)
         (folder / f"{name}.stablehlo").write_bytes(pjrt.portable_artifact(text))
-        expected = programs.leaves(mlax.jit(f, backend="cpu")(*args))
+        expected = programs.leaves(front.jit(f, backend="cpu")(*args))
         np.savez(folder / f"{name}.expected.npz", *expected)
         print(f"{name}: {len(text)} characters of StableHLO, {len(expected)} result(s)")
+    shutil.copy(__file__, folder / "xla_device_check.py")
+    shutil.copy(programs.__file__, folder / "device_programs.py")
 
 
 def _compile_artifact(artifact: bytes, device: Any) -> Any:
@@ -193,7 +199,8 @@ def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, A
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, front: ModuleType | None = None) -> int:
+    """The command line; ``prepare`` needs ``front`` (tools/device_check.py passes mlax)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("prepare", "run"))
     parser.add_argument("folder", type=Path, help="where the artifacts are written / read")
@@ -201,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=50, help="run: timed calls per program")
     args = parser.parse_args(argv)
     if args.mode == "prepare":
-        prepare(args.folder)
+        if front is None:
+            parser.error("prepare compiles with mlax: python -m mlax.tools.device_check xla prepare DIR")
+        prepare(args.folder, front)
         return 0
     report = run(args.folder, args.out, args.repeats)
     return 0 if all(p["ok"] for p in report["programs"].values()) else 1

@@ -3,7 +3,9 @@
     .venv/bin/python bench/train.py [--cases KEY,...] [--repeats N] [--loaded] [--backend cpu|xla]
 
 Cases (keys for ``--cases``): ``transformer`` (a pre-LN transformer block with causal attention,
-jit(value_and_grad) and an AdamW update in numpy ops, one jitted step), ``per_example``
+jit(value_and_grad) and an AdamW update in numpy ops, one jitted step), ``flax_transformer``
+(the same in flax.linen with optax's adamw, unchanged library code), ``decoder`` (4 such blocks,
+sequence 256) and ``decoder_scan`` (the same blocks stacked and run by ``lax.scan``), ``per_example``
 (jit(vmap(grad)) of an MLP's loss: one gradient per example), ``cnn`` (three 3x3 convolutions
 with max pooling on 32x32x3 images, + SGD), ``rnn`` (examples/rnn.py's Elman RNN over a
 1,000-step ``lax.scan``, + SGD), ``mlp16`` / ``mlp16_remat`` (16 tanh layers of 1024, + SGD,
@@ -113,10 +115,10 @@ BATCH, SEQ, WIDTH, HEADS, HIDDEN, VOCAB = 8, 128, 256, 4, 1024, 256
 DECODER_LAYERS, DECODER_SEQ = 4, 256
 
 
-def _transformer_loss(lib: Any, seq: int = SEQ) -> Callable[..., Any]:
+def _transformer_loss(lib: Any, seq: int = SEQ, scan: bool = False) -> Callable[..., Any]:
     """Token + position embedding, pre-LN blocks (causal attention, tanh-GELU MLP; as many as
-    the parameters have), a final layer norm and a readout to VOCAB classes, softmax
-    cross-entropy on the labels."""
+    the parameters have: a list, or with ``scan`` one stack run by ``lax.scan``), a final layer
+    norm and a readout to VOCAB classes, softmax cross-entropy on the labels."""
     np_ = lib.numpy
     causal = np.tril(np.ones((seq, seq), bool))
 
@@ -143,17 +145,19 @@ def _transformer_loss(lib: Any, seq: int = SEQ) -> Callable[..., Any]:
 
     def loss(p: Params, tokens: Any, labels: Any) -> Any:
         x = p["embed"][tokens] + p["pos"]
-        for block_params in p["blocks"]:
+        if scan:
+            x, _ = lib.lax.scan(lambda h, block_params: (block(h, block_params), None), x, p["blocks"])
+        for block_params in () if scan else p["blocks"]:
             x = block(x, block_params)
         return _cross_entropy(lib, layer_norm(x, p["lnf_g"], p["lnf_b"]) @ p["head"], labels)
     return loss
 
 
-def _transformer_step(lib: Any, seq: int = SEQ) -> Callable[..., Any]:
-    return _adamw(lib, _transformer_loss(lib, seq))
+def _transformer_step(lib: Any, seq: int = SEQ, scan: bool = False) -> Callable[..., Any]:
+    return _adamw(lib, _transformer_loss(lib, seq, scan))
 
 
-def _transformer_inputs(layers: int = 1, seq: int = SEQ) -> tuple[Any, ...]:
+def _transformer_inputs(layers: int = 1, seq: int = SEQ, scan: bool = False) -> tuple[Any, ...]:
     rng = np.random.default_rng(0)
     d = WIDTH
     ones, zeros = np.ones(d, np.float32), np.zeros(d, np.float32)
@@ -161,6 +165,8 @@ def _transformer_inputs(layers: int = 1, seq: int = SEQ) -> tuple[Any, ...]:
                "wqkv": _normal(rng, d, 3 * d, scale=d ** -0.5), "wo": _normal(rng, d, d, scale=d ** -0.5),
                "w1": _normal(rng, d, HIDDEN, scale=d ** -0.5), "b1": np.zeros(HIDDEN, np.float32),
                "w2": _normal(rng, HIDDEN, d, scale=HIDDEN ** -0.5), "b2": zeros} for _ in range(layers)]
+    if scan:  # one stack of layers, leading axis the layer
+        blocks = {key: np.stack([block[key] for block in blocks]) for key in blocks[0]}
     params = {"embed": _normal(rng, VOCAB, d, scale=0.02), "pos": _normal(rng, seq, d, scale=0.02),
               "blocks": blocks, "lnf_g": ones, "lnf_b": zeros,
               "head": _normal(rng, d, VOCAB, scale=d ** -0.5)}
@@ -356,6 +362,9 @@ CASES = [
     Case("decoder", f"{DECODER_LAYERS}-layer decoder train step, AdamW: B8 T{DECODER_SEQ} D256 H4 MLP1024",
          lambda lib: _transformer_step(lib, DECODER_SEQ),
          lambda: _transformer_inputs(DECODER_LAYERS, DECODER_SEQ), 10),
+    Case("decoder_scan", "the same decoder with its layers stacked and run by lax.scan",
+         lambda lib: _transformer_step(lib, DECODER_SEQ, scan=True),
+         lambda: _transformer_inputs(DECODER_LAYERS, DECODER_SEQ, scan=True), 10),
     Case("per_example", "per-example grads jit(vmap(grad)), MLP 784-512-512-10, batch 256",
          _per_example_step, _per_example_inputs, 5),
     Case("cnn", "CNN train step, SGD: 128x32x32x3, conv 32-64-128 + max pool, dense 10",

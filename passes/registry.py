@@ -151,6 +151,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-simulate-devices": "mlax.passes.simulate_devices",
     "mlax-split-reductions": "mlax.backends.cpu.split_reductions",
     "mlax-stablehlo-pipeline": "mlax.backends.xla.pipeline",
+    "mlax-unfuse-contractions": "mlax.backends.native.unfuse_contractions",
     "mlax-widen-bool-buffers": "mlax.backends.native.widen_bool_buffers",
 }
 

@@ -14,4 +14,5 @@ BUFFERIZE = ("inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-disti
 # already sum as trees).
 TO_FUSED_LINALG = ("mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
                    "mlax-lower-callbacks, mlax-lower-to-linalg, "
-                   "canonicalize, linalg-fuse-elementwise-ops, mlax-approximate-math, canonicalize, cse")
+                   "canonicalize, linalg-fuse-elementwise-ops, mlax-unfuse-contractions, mlax-approximate-math, "
+                   "canonicalize, cse")

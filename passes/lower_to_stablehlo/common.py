@@ -113,13 +113,17 @@ def is_bool(t: ir.Type) -> bool:
 
 
 def constant(values: np.ndarray | float | int, t: ir.Type) -> ir.Value:
-    """``values`` broadcast (NumPy's rules) to type ``t``: a splat constant when they are one value,
-    else the constant of ``values`` as given and a ``broadcast_in_dim``, so no array of ``t``'s
-    (maybe huge) size is built."""
+    """``values`` broadcast (NumPy's rules) to type ``t``: one value is a scalar constant and a
+    ``broadcast_in_dim``, as jax writes it (XLA makes a literal of a constant's full size: a
+    splat of 1024 x 1024 f32 is 4 MB to compile, which doubled a small program's compile time
+    on a TPU); else the constant of ``values`` as given and a ``broadcast_in_dim``, so no array
+    of ``t``'s (maybe huge) size is built."""
     result = tensor_type(t)
     given = np.asarray(values, dtype=dtypes.from_mlir(result.element_type))
     full = np.broadcast_to(given, result.shape)  # a view: checks that ``values`` broadcast to ``t``
     unique = np.unique(given) if full.size else given.reshape(-1)[:0]
+    if len(unique) == 1 and result.rank and full.size > 1:
+        return broadcast(constant(unique[0], with_shape(result, ())), result, [])
     if len(unique) == 1 and is_complex(result.element_type):
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(unique[:1]), type=result)  # one element: a splat
     elif len(unique) == 1:

@@ -15,7 +15,8 @@
 // CHECK:         %[[P32:.*]] = "stablehlo.convert"(%[[P]]) : (tensor<3x4xi1>) -> tensor<3x4xi32>
 // CHECK:         %[[Q32:.*]] = "stablehlo.convert"(%[[Q]]) : (tensor<4xi1>) -> tensor<4xi32>
 // CHECK:         %[[N:.*]] = "stablehlo.dot_general"(%[[P32]], %[[Q32]]) {{.*}}, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision HIGHEST>]} {{.*}} -> tensor<3xi32>
-// CHECK:         %[[Z:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<3xi32>}
+// CHECK:         %[[Z_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i32>}
+// CHECK-NEXT:    %[[Z:.*]] = "stablehlo.broadcast_in_dim"(%[[Z_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<3xi32>
 // CHECK:         %[[R2:.*]] = "stablehlo.compare"(%[[N]], %[[Z]]) {{.*}}comparison_direction NE
 // An outer product has no dimension numbers at all.
 // CHECK:         %[[R3:.*]] = "stablehlo.dot_general"(%[[C]], %[[D]]) {dot_dimension_numbers = #stablehlo.dot<>, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<3x4xf64>, tensor<4xf64>) -> tensor<3x4x4xf64>

@@ -82,7 +82,8 @@ func.func private @step(%n: tensor<i32>, %x: tensor<3xf32>, %w: tensor<3xf32>) -
 // 4 - i of the xs with dynamic_slice, calls the body, writes the y into that row with
 // dynamic_update_slice; the xs and the const are used from above.
 // CHECK-LABEL: func.func @test_scan
-// CHECK-NEXT:    %[[YS:.*]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<5xf32>}
+// CHECK-NEXT:    %[[YS_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT:    %[[YS:.*]] = "stablehlo.broadcast_in_dim"(%[[YS_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<5xf32>
 // CHECK-NEXT:    %[[ZERO:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i32>}
 // CHECK-NEXT:    %[[L:.*]]:3 = "stablehlo.while"(%[[ZERO]], %arg0, %[[YS]]) ({
 // CHECK-NEXT:    ^bb0(%[[I:.*]]: tensor<i32>, %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<5xf32>):

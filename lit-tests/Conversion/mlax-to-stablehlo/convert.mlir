@@ -6,7 +6,8 @@
 // CHECK-LABEL: func.func @test_convert
 // CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>, %[[D:.*]]: tensor<3xf64>, %[[B:.*]]: tensor<3xi1>)
 // CHECK:         "stablehlo.convert"(%[[X]]) : (tensor<3xf32>) -> tensor<3xui8>
-// CHECK:         %[[Z:.*]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<3xf32>}
+// CHECK:         %[[Z_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK-NEXT:    %[[Z:.*]] = "stablehlo.broadcast_in_dim"(%[[Z_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<3xf32>
 // CHECK:         "stablehlo.compare"(%[[X]], %[[Z]]) {compare_type = #stablehlo<comparison_type FLOAT>, comparison_direction = #stablehlo<comparison_direction NE>}
 // CHECK:         %[[F:.*]] = "stablehlo.convert"(%[[D]]) : (tensor<3xf64>) -> tensor<3xf32>
 // CHECK:         "stablehlo.convert"(%[[F]]) : (tensor<3xf32>) -> tensor<3xf16>

@@ -47,10 +47,12 @@ func.func @test_round(%x: tensor<4xbf16>) -> (tensor<4xbf16>, tensor<4xbf16>) {
 // exp2 is exp(ln2 * x) and logistic 1 / (1 + exp(-x)), in f16 throughout.
 // CHECK-LABEL: func.func @test_exp2_logistic
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf16>)
-// CHECK:         %[[LN2:.*]] = "stablehlo.constant"() {value = dense<6.933590e-01> : tensor<4xf16>}
+// CHECK:         %[[LN2_SCALAR:.*]] = "stablehlo.constant"() {value = dense<6.933590e-01> : tensor<f16>}
+// CHECK-NEXT:    %[[LN2:.*]] = "stablehlo.broadcast_in_dim"(%[[LN2_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<f16>) -> tensor<4xf16>
 // CHECK:         %[[P:.*]] = "stablehlo.multiply"(%[[LN2]], %[[X]]) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
 // CHECK:         "stablehlo.exponential"(%[[P]])
-// CHECK:         %[[ONE:.*]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<4xf16>}
+// CHECK:         %[[ONE_SCALAR:.*]] = "stablehlo.constant"() {value = dense<1.000000e+00> : tensor<f16>}
+// CHECK-NEXT:    %[[ONE:.*]] = "stablehlo.broadcast_in_dim"(%[[ONE_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<f16>) -> tensor<4xf16>
 // CHECK:         %[[N:.*]] = "stablehlo.negate"(%[[X]])
 // CHECK:         %[[E:.*]] = "stablehlo.exponential"(%[[N]])
 // CHECK:         %[[D:.*]] = "stablehlo.add"(%[[ONE]], %[[E]])
@@ -65,7 +67,8 @@ func.func @test_exp2_logistic(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16
 // CHECK-LABEL: func.func @test_bool_and_unsigned
 // CHECK:         "stablehlo.or"(%{{.*}}, %{{.*}}) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
 // CHECK:         "stablehlo.and"(%{{.*}}, %{{.*}}) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
-// CHECK:         %[[Z:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<3xui8>}
+// CHECK:         %[[Z_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<ui8>}
+// CHECK-NEXT:    %[[Z:.*]] = "stablehlo.broadcast_in_dim"(%[[Z_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<ui8>) -> tensor<3xui8>
 // CHECK:         %[[EQ:.*]] = "stablehlo.compare"(%{{.*}}, %[[Z]]) {compare_type = #stablehlo<comparison_type UNSIGNED>, comparison_direction = #stablehlo<comparison_direction EQ>}
 // CHECK:         "stablehlo.select"(%[[EQ]], %{{.*}}, %{{.*}}) : (tensor<3xi1>, tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
 func.func @test_bool_and_unsigned(%b: tensor<3xi1>, %u: tensor<3xui8>) -> (tensor<3xi1>, tensor<3xi1>, tensor<3xui8>) {

@@ -15,8 +15,10 @@ func.func @test_gather(%x: tensor<5x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x4xf
 // index_vector_dim and broadcast over the window dimensions.
 // CHECK-LABEL: func.func @test_gather_fill
 // CHECK:         %[[G:.*]] = "stablehlo.gather"(%arg0, %arg1)
-// CHECK:         %[[HI:.*]] = "stablehlo.constant"() {value = dense<3> : tensor<2x1xi32>}
-// CHECK:         %[[LO:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<2x1xi32>}
+// CHECK:         %[[HI_SCALAR:.*]] = "stablehlo.constant"() {value = dense<3> : tensor<i32>}
+// CHECK-NEXT:    %[[HI:.*]] = "stablehlo.broadcast_in_dim"(%[[HI_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<2x1xi32>
+// CHECK:         %[[LO_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i32>}
+// CHECK-NEXT:    %[[LO:.*]] = "stablehlo.broadcast_in_dim"(%[[LO_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<2x1xi32>
 // CHECK:         %[[GE:.*]] = "stablehlo.compare"(%arg1, %[[LO]]) {compare_type = #stablehlo<comparison_type SIGNED>, comparison_direction = #stablehlo<comparison_direction GE>}
 // CHECK:         %[[LE:.*]] = "stablehlo.compare"(%arg1, %[[HI]]) {{.*}}comparison_direction LE
 // CHECK:         %[[IN:.*]] = "stablehlo.and"(%[[GE]], %[[LE]])
@@ -24,7 +26,8 @@ func.func @test_gather(%x: tensor<5x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x4xf
 // CHECK:           "stablehlo.and"
 // CHECK:         }) {dimensions = array<i64: 1>} : (tensor<2x1xi1>, tensor<i1>) -> tensor<2xi1>
 // CHECK:         %[[MASK:.*]] = "stablehlo.broadcast_in_dim"(%[[FITS]]) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi1>) -> tensor<2x2xi1>
-// CHECK:         %[[NAN:.*]] = "stablehlo.constant"() {value = dense<0x7FC00000> : tensor<2x2xf32>}
+// CHECK:         %[[NAN_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0x7FC00000> : tensor<f32>}
+// CHECK-NEXT:    %[[NAN:.*]] = "stablehlo.broadcast_in_dim"(%[[NAN_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<2x2xf32>
 // CHECK:         "stablehlo.select"(%[[MASK]], %[[G]], %[[NAN]])
 func.func @test_gather_fill(%x: tensor<5xf32>, %i: tensor<2x1xi32>) -> tensor<2x2xf32> {
   %0 = "mlax.gather"(%x, %i) {offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 2>, mode = "fill"} : (tensor<5xf32>, tensor<2x1xi32>) -> tensor<2x2xf32>
@@ -43,7 +46,8 @@ func.func @test_gather_batching(%x: tensor<3x4xi16>, %i: tensor<3xui8>) -> tenso
 // ui64 indices saturate at the i64 maximum before turning signed (they clamp high, never
 // become negative).
 // CHECK-LABEL: func.func @test_gather_ui64
-// CHECK-NEXT:    %[[MAX:.*]] = "stablehlo.constant"() {value = dense<9223372036854775807> : tensor<2x1xui64>}
+// CHECK-NEXT:    %[[MAX_SCALAR:.*]] = "stablehlo.constant"() {value = dense<9223372036854775807> : tensor<ui64>}
+// CHECK-NEXT:    %[[MAX:.*]] = "stablehlo.broadcast_in_dim"(%[[MAX_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<ui64>) -> tensor<2x1xui64>
 // CHECK-NEXT:    %[[SAT:.*]] = "stablehlo.minimum"(%arg1, %[[MAX]])
 // CHECK-NEXT:    %[[I:.*]] = "stablehlo.convert"(%[[SAT]]) : (tensor<2x1xui64>) -> tensor<2x1xi64>
 // CHECK-NEXT:    "stablehlo.gather"(%arg0, %[[I]])
@@ -71,7 +75,8 @@ func.func @test_scatter_add(%x: tensor<5x4xf32>, %i: tensor<3x1xi32>, %u: tensor
 // CHECK-LABEL: func.func @test_scatter_clip
 // CHECK-NEXT:    %[[LIMITS:.*]] = "stablehlo.constant"() {value = dense<[4, 2]> : tensor<2xi64>}
 // CHECK-NEXT:    %[[HI:.*]] = "stablehlo.broadcast_in_dim"(%[[LIMITS]]) {broadcast_dimensions = array<i64: 1>} : (tensor<2xi64>) -> tensor<2x2xi64>
-// CHECK-NEXT:    %[[LO:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<2x2xi64>}
+// CHECK-NEXT:    %[[LO_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i64>}
+// CHECK-NEXT:    %[[LO:.*]] = "stablehlo.broadcast_in_dim"(%[[LO_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<i64>) -> tensor<2x2xi64>
 // CHECK-NEXT:    %[[I:.*]] = "stablehlo.clamp"(%[[LO]], %arg1, %[[HI]])
 // CHECK-NEXT:    "stablehlo.scatter"(%arg0, %[[I]], %arg2) ({
 // CHECK-NEXT:    ^bb0(%{{.*}}: tensor<f32>, %[[NEW:.*]]: tensor<f32>):
@@ -93,7 +98,8 @@ func.func @test_scatter_max_bool(%x: tensor<4xi1>, %i: tensor<3x1xi8>, %u: tenso
 // A rank-0 operand (XLA's scatter simplifier rejects it) scatters into a one-element vector
 // at start 0 for every update.
 // CHECK-LABEL: func.func @test_scatter_rank0
-// CHECK-NEXT:    %[[ZEROS:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<3x1xi32>}
+// CHECK-NEXT:    %[[ZEROS_SCALAR:.*]] = "stablehlo.constant"() {value = dense<0> : tensor<i32>}
+// CHECK-NEXT:    %[[ZEROS:.*]] = "stablehlo.broadcast_in_dim"(%[[ZEROS_SCALAR]]) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<3x1xi32>
 // CHECK-NEXT:    %[[V:.*]] = "stablehlo.reshape"(%arg0) : (tensor<f16>) -> tensor<1xf16>
 // CHECK-NEXT:    %[[S:.*]] = "stablehlo.scatter"(%[[V]], %[[ZEROS]], %arg2)
 // CHECK:           "stablehlo.multiply"

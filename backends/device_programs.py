@@ -90,6 +90,22 @@ def transformer_step(m: Any, ln1: Any, wqkv: Any, wo: Any, ln2: Any, w1: Any, w2
     return tuple(p - 0.1 * g for p, g in zip(params, grads, strict=True))
 
 
+def transformer_scan_step(m: Any, ln1: Any, wqkv: Any, wo: Any, ln2: Any, w1: Any, w2: Any, x: Any,
+                          y: Any, causal: Any) -> Any:
+    """One SGD step of a stack of decoder blocks run by ``lax.scan`` over the layers (each
+    parameter has a leading layer axis): the reverse scan's residuals are what it measures."""
+    def loss(params: Any) -> Any:
+        def layer(h: Any, p: Any) -> Any:
+            return _decoder_block(m, p, h, causal, heads=8), None
+
+        out, _ = m.lax.scan(layer, x, params)
+        return m.numpy.mean((out - y) ** 2)
+
+    params = (ln1, wqkv, wo, ln2, w1, w2)
+    grads = m.grad(loss)(params)
+    return tuple(p - 0.1 * g for p, g in zip(params, grads, strict=True))
+
+
 def leaves(tree: Any) -> list[np.ndarray]:
     """A program's results (nested tuples of arrays) as a flat list of NumPy arrays."""
     if isinstance(tree, (tuple, list)):

@@ -9,10 +9,10 @@ BUFFERIZE = ("inline{default-pipeline=}, symbol-dce, mlax-buffer-abi, mlax-disti
              "canonicalize, buffer-results-to-out-params{hoist-static-allocs modify-public-functions}, "
              "buffer-deallocation-pipeline, inline")
 
-# mlax to fused linalg on tensors, which both native backends share (each then orders the ops
+# mlax to fused linalg on tensors, which both native backends share (products stay
+# `out + a * b` for the gemm passes: mlax-unfuse-contractions; each backend then orders the ops
 # for memory; the CPU first splits long float reductions, which the GPU's block reductions
 # already sum as trees).
 TO_FUSED_LINALG = ("mlax-expand-transforms, mlax-simulate-devices, mlax-lower-control-flow, mlax-inline, "
-                   "mlax-lower-callbacks, mlax-lower-to-linalg, "
-                   "canonicalize, linalg-fuse-elementwise-ops, mlax-unfuse-contractions, mlax-approximate-math, "
-                   "canonicalize, cse")
+                   "mlax-lower-callbacks, mlax-lower-to-linalg, canonicalize, linalg-fuse-elementwise-ops, "
+                   "mlax-unfuse-contractions, mlax-approximate-math, canonicalize, cse")

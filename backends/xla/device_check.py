@@ -4,14 +4,16 @@
     python DIR/xla_device_check.py run DIR [OUT]       # there: needs only numpy and jax
                                                        # (--repeats N timed calls, default 50)
 
-The machine with the GPU has jax but not mlax's MLIR wheels, so ``prepare`` lowers each
-program below with mlax's XLA road (``jit(f, backend="xla").lower(...).as_text("stablehlo")``)
-and writes it as a StableHLO portable artifact (versioned bytecode that later XLA releases
-read), with the results mlax's native CPU backend computes. ``run`` compiles each artifact
-with the default jax device's PJRT client, checks its results against those and against the
-same program written with jax on the same device, and times both (median of repeated calls
-on device-resident inputs). Inputs are drawn from a seed on both sides, so none travel;
-``prepare`` copies this script and backends/device_programs.py next to the artifacts.
+The machine with the accelerator has jax but not mlax's MLIR wheels, so ``prepare`` lowers
+each program below with mlax's XLA road (``jit(f, backend="xla").lower(...).as_text("stablehlo")``)
+and writes its text and signature, with the results mlax's native CPU backend computes.
+``run`` compiles and calls each program the way mlax's XLA backend does (through
+``backends/xla/pjrt.py``, which needs only jax: the program wrapped as a ``jax.export``
+module and called through jax's C++ dispatch), checks its results against those and against
+the same program written with jax on the same device, and times both: compiles, one call
+waited for, and calls issued back to back. Inputs are drawn from a seed on both sides, so
+none travel; ``prepare`` copies this script, backends/device_programs.py and
+backends/xla/pjrt.py next to the programs.
 
 Each program is written once against a namespace ``m`` (``m.numpy``, ``m.lax``, ``m.grad``)
 that is mlax for ``prepare`` and jax for ``run``. ``prepare`` is handed the front end (a backend
@@ -39,6 +41,22 @@ except ImportError:  # run where mlax is not installed: a copy next to device_pr
     import device_programs as programs  # type: ignore[no-redef]
 
 
+def _pjrt() -> Any:
+    """mlax's interface to jax's PJRT client (it needs only jax): imported from mlax where it is
+    installed, else the copy ``prepare`` put beside this script."""
+    try:
+        from mlax.backends.xla import pjrt
+    except ImportError:
+        import importlib.util
+
+        path = Path(__file__).resolve().with_name("pjrt.py")
+        spec = importlib.util.spec_from_file_location("mlax_pjrt", path)
+        pjrt = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = pjrt  # its dataclasses look their module up there
+        spec.loader.exec_module(pjrt)
+    return pjrt
+
+
 def _sort(m: Any, x: Any) -> Any:
     return m.numpy.sort(x)
 
@@ -57,7 +75,7 @@ def _conv_highest(m: Any, x: Any, k: Any) -> Any:
 
 
 def _f32(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
-    return lambda rng: rng.normal(size=shape).astype(np.float32) / np.sqrt(shape[-1])
+    return lambda rng: (rng.normal(size=shape) / np.sqrt(shape[-1])).astype(np.float32)
 
 
 def _ones(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
@@ -88,6 +106,11 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator
     "transformer_step": (programs.transformer_step, [_ones(512), _f32(512, 1536), _f32(512, 512), _ones(512),
                                             _f32(512, 2048), _f32(2048, 512), _f32(4, 1024, 512),
                                             _f32(4, 1024, 512), _causal(1024)], 5e-2, 1e-3),
+    # four such blocks (sequence 512) run by lax.scan over the stacked layers
+    "transformer_scan_step": (programs.transformer_scan_step,
+                              [_ones(4, 512), _f32(4, 512, 1536), _f32(4, 512, 512), _ones(4, 512),
+                               _f32(4, 512, 2048), _f32(4, 2048, 512), _f32(4, 512, 512), _f32(4, 512, 512),
+                               _causal(512)], 5e-2, 1e-3),
 }
 
 
@@ -97,10 +120,12 @@ def inputs(name: str) -> list[np.ndarray]:
 
 
 def prepare(folder: Path, front: ModuleType) -> None:
-    """Write ``<name>.stablehlo`` (portable artifact) and ``<name>.expected.npz`` per program,
-    and copy the scripts ``run`` needs; ``front`` is the front end (``mlax``) whose jit lowers
-    the programs."""
-    from mlax.backends.xla import pjrt
+    """Write ``<name>.mlir`` (the StableHLO text), ``<name>.json`` (its arguments' and results'
+    shapes and dtypes) and ``<name>.expected.npz`` per program (the CPU's results, each a fixed
+    sample of at most ``_SAMPLE`` elements: the folder travels, and must fit the device
+    machine's 64 MiB; every element is still compared with jax's result on the device), and
+    copy the scripts ``run`` needs; ``front`` is the front end (``mlax``) whose jit lowers the
+    programs."""
 
     folder.mkdir(parents=True, exist_ok=True)
     m = SimpleNamespace(numpy=front.numpy, lax=front.lax, nn=front.nn, grad=front.grad)
@@ -108,22 +133,26 @@ def prepare(folder: Path, front: ModuleType) -> None:
         args = inputs(name)
         f = lambda *a, program=program: program(m, *a)  # noqa: E731
         text = front.jit(f, backend="xla").lower(*args).as_text("stablehlo", debug_info=False)
-        (folder / f"{name}.stablehlo").write_bytes(pjrt.portable_artifact(text))
+        (folder / f"{name}.mlir").write_text(text)
         expected = programs.leaves(front.jit(f, backend="cpu")(*args))
-        np.savez(folder / f"{name}.expected.npz", *expected)
+        signature = {"in": [[list(a.shape), str(a.dtype)] for a in args],
+                     "out": [[list(r.shape), str(r.dtype)] for r in expected]}
+        (folder / f"{name}.json").write_text(json.dumps(signature))
+        np.savez(folder / f"{name}.expected.npz", *map(_sample, expected))
         print(f"{name}: {len(text)} characters of StableHLO, {len(expected)} result(s)")
     shutil.copy(__file__, folder / "xla_device_check.py")
     shutil.copy(programs.__file__, folder / "device_programs.py")
+    shutil.copy(Path(__file__).with_name("pjrt.py"), folder / "pjrt.py")
 
 
-def _compile_artifact(artifact: bytes, device: Any) -> Any:
-    """The artifact compiled by ``device``'s PJRT client (jaxlib's API, private to jax: older
-    releases call it ``compile``)."""
-    from jax._src.lib import xla_client
+_SAMPLE = 1 << 16
 
-    client = device.client
-    compile_and_load = getattr(client, "compile_and_load", None) or client.compile
-    return compile_and_load(artifact, xla_client.DeviceList((device,)), xla_client.CompileOptions())
+
+def _sample(result: np.ndarray) -> np.ndarray:
+    """``result`` itself if small, else ``_SAMPLE`` of its elements evenly spread (flat)."""
+    if result.size <= _SAMPLE:
+        return result
+    return result.reshape(-1)[np.linspace(0, result.size - 1, _SAMPLE).astype(np.int64)]
 
 
 def _block(results: Any) -> Any:
@@ -153,27 +182,68 @@ def _check(got: list[np.ndarray], want: list[np.ndarray], rtol: float) -> str | 
 
 def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, device: Any,
              rtol_cpu: float, rtol_jax: float, repeats: int) -> dict[str, Any]:
-    """Compile, check and time one prepared program against jax's version on ``device``."""
+    """Compile, check and time one prepared program against jax's version on ``device``.
+
+    Both compile times are medians of three compiles of fresh objects (the first compile of a
+    process also pays the runtime's start, which must not land on one side). A step is timed
+    two ways: *latency*, one call waited for (what a loop that reads each result pays), and
+    *throughput*, ``_PIPELINED`` calls issued back to back and waited for once (what a
+    training loop pays, and the one that measures the device's work)."""
     import jax
 
+    pjrt = _pjrt()
     args = [jax.device_put(a, device) for a in inputs(name)]
-    start = time.perf_counter()
-    executable = _compile_artifact((folder / f"{name}.stablehlo").read_bytes(), device)
-    compile_s = time.perf_counter() - start
-    mlax_call = lambda: _block(executable.execute(args))  # noqa: E731
-    got = [np.asarray(x) for x in mlax_call()]
-    jitted = jax.jit(lambda *a: program(m, *a))
-    start = time.perf_counter()
+    text = (folder / f"{name}.mlir").read_text()
+    signature = json.loads((folder / f"{name}.json").read_text())
+    avals = {side: [(tuple(shape), np.dtype(dtype)) for shape, dtype in signature[side]]
+             for side in ("in", "out")}
+
+    def mlax_compile() -> Any:  # what backends/xla/executable.py does
+        jax.clear_caches()
+        return pjrt.compile_jitted(pjrt.jitted_program(text, avals["in"], avals["out"], device), avals["in"])
+
+    def jax_compile() -> Any:
+        jax.clear_caches()
+        return jax.jit(lambda *a: program(m, *a)).lower(*args).compile()
+
+    compiles = [_timed(mlax_compile) for _ in range(3)]
+    executable = compiles[-1][1]
+    mlax_call = lambda: executable(*args)  # noqa: E731
+    got = [np.asarray(x) for x in _block(mlax_call())]
+    jax_compiles = [_timed(jax_compile) for _ in range(3)]
+    jitted = jax_compiles[-1][1]
     reference = [np.asarray(x) for x in _leaves_jax(_block(jitted(*args)))]
-    jax_first_s = time.perf_counter() - start
     expected_file = np.load(folder / f"{name}.expected.npz")
     expected = [expected_file[f"arr_{i}"] for i in range(len(expected_file.files))]
-    problems = [p for p in (_check(got, expected, rtol_cpu), _check(got, reference, rtol_jax)) if p]
-    mlax_s = programs.median_seconds(mlax_call, repeats)
-    jax_s = programs.median_seconds(lambda: _block(jitted(*args)), repeats)
-    return {"ok": not problems, "problems": problems, "compile_s": round(compile_s, 4),
-            "jax_first_call_s": round(jax_first_s, 4), "mlax_us": round(mlax_s * 1e6, 1),
-            "jax_us": round(jax_s * 1e6, 1), "ratio": round(mlax_s / jax_s, 3)}
+    checks = (_check(list(map(_sample, got)), expected, rtol_cpu), _check(got, reference, rtol_jax))
+    problems = [p for p in checks if p]
+    jax_call = lambda: jitted(*args)  # noqa: E731
+    latency = [programs.median_seconds(lambda c=c: _block(c()), repeats) for c in (mlax_call, jax_call)]
+    throughput = [programs.median_seconds(lambda c=c: _pipelined(c), max(repeats // 10, 3)) / _PIPELINED
+                  for c in (mlax_call, jax_call)]
+    compile_s = [float(np.median([t for t, _ in c])) for c in (compiles, jax_compiles)]
+    return {"ok": not problems, "problems": problems,
+            "compile_s": round(compile_s[0], 4), "jax_compile_s": round(compile_s[1], 4),
+            "compile_ratio": round(compile_s[0] / compile_s[1], 3),
+            "mlax_us": round(throughput[0] * 1e6, 1), "jax_us": round(throughput[1] * 1e6, 1),
+            "ratio": round(throughput[0] / throughput[1], 3),
+            "mlax_latency_us": round(latency[0] * 1e6, 1), "jax_latency_us": round(latency[1] * 1e6, 1),
+            "latency_ratio": round(latency[0] / latency[1], 3)}
+
+
+_PIPELINED = 20  # calls issued back to back per throughput sample
+
+
+def _timed(make: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    made = make()
+    return time.perf_counter() - start, made
+
+
+def _pipelined(call: Callable[[], Any]) -> None:
+    """``_PIPELINED`` calls without waiting between them, then wait for the last."""
+    results = [call() for _ in range(_PIPELINED)]
+    _block(results[-1])
 
 
 def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, Any]:
@@ -190,9 +260,12 @@ def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, A
         except Exception as error:  # one program's failure must not hide the others' figures
             row = {"ok": False, "problems": [f"{type(error).__name__}: {error}"]}
         report["programs"][name] = row
-        figures = (f"mlax {row['mlax_us']:9.1f} us  jax {row['jax_us']:9.1f} us  ratio {row['ratio']:5.2f}"
+        figures = (f"step mlax {row['mlax_us']:9.1f} us  jax {row['jax_us']:9.1f} us  "
+                   f"ratio {row['ratio']:5.2f}  (one call waited for: {row['latency_ratio']:5.2f})  "
+                   f"compile {row['compile_s']:6.2f} s / {row['jax_compile_s']:6.2f} s "
+                   f"= {row['compile_ratio']:4.2f}"
                    if "ratio" in row else "")
-        print(f"{name:12s} {'ok ' if row['ok'] else 'BAD'} {figures}  {'; '.join(row['problems'])}")
+        print(f"{name:22s} {'ok ' if row['ok'] else 'BAD'} {figures}  {'; '.join(row['problems'])}")
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "xla_device_check.json").write_text(json.dumps(report, indent=2))

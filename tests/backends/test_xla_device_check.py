@@ -1,7 +1,8 @@
-"""backends/xla/device_check.py end to end on this machine's CPU: ``prepare`` writes portable
-artifacts and copies the check beside them; ``run``, from that folder alone (numpy and jax only,
-as on the device machine), compiles them, checks against mlax's CPU results and jax's, and
-times. The command line (tools/device_check.py) hands ``prepare`` the front end."""
+"""backends/xla/device_check.py end to end on this machine's CPU: ``prepare`` writes StableHLO
+programs and copies the check beside them; ``run``, from that folder alone (numpy and jax only,
+as on the device machine), compiles and calls them as mlax's XLA backend does, checks against
+mlax's CPU results and jax's, and times. The command line (tools/device_check.py) hands
+``prepare`` the front end."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from mlax.tools import device_check
 def test_prepare_then_run_without_mlax(tmp_path: Path) -> None:
     xla_device_check.prepare(tmp_path / "artifacts", mlax)
     names = {p.name for p in (tmp_path / "artifacts").iterdir()}
-    assert {f"{n}.stablehlo" for n in xla_device_check.PROGRAMS} <= names
-    assert {"xla_device_check.py", "device_programs.py"} <= names
+    assert {f"{n}.{kind}" for n in xla_device_check.PROGRAMS for kind in ("mlir", "json")} <= names
+    assert {"xla_device_check.py", "device_programs.py", "pjrt.py"} <= names
     script = tmp_path / "artifacts" / "xla_device_check.py"
     # The run side must not need mlax: a fresh interpreter that cannot import it.
     argv = ["check", "run", str(tmp_path / "artifacts"), str(tmp_path / "out"), "--repeats", "2"]

@@ -187,8 +187,9 @@ def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, devic
     Both compile times are medians of three compiles of fresh objects (the first compile of a
     process also pays the runtime's start, which must not land on one side). A step is timed
     two ways: *latency*, one call waited for (what a loop that reads each result pays), and
-    *throughput*, ``_PIPELINED`` calls issued back to back and waited for once (what a
-    training loop pays, and the one that measures the device's work)."""
+    *throughput*, up to ``_PIPELINED`` calls issued back to back and waited for once (what a
+    training loop pays, and the one that measures the device's work). Few ``repeats`` (a test
+    on the CPU) time less: one compile each, ``repeats`` calls back to back, once."""
     import jax
 
     pjrt = _pjrt()
@@ -206,11 +207,13 @@ def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, devic
         jax.clear_caches()
         return jax.jit(lambda *a: program(m, *a)).lower(*args).compile()
 
-    compiles = [_timed(mlax_compile) for _ in range(3)]
+    samples = 3 if repeats >= 10 else 1
+    batch = min(_PIPELINED, repeats)
+    compiles = [_timed(mlax_compile) for _ in range(samples)]
     executable = compiles[-1][1]
     mlax_call = lambda: executable(*args)  # noqa: E731
     got = [np.asarray(x) for x in _block(mlax_call())]
-    jax_compiles = [_timed(jax_compile) for _ in range(3)]
+    jax_compiles = [_timed(jax_compile) for _ in range(samples)]
     jitted = jax_compiles[-1][1]
     reference = [np.asarray(x) for x in _leaves_jax(_block(jitted(*args)))]
     expected_file = np.load(folder / f"{name}.expected.npz")
@@ -219,7 +222,7 @@ def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, devic
     problems = [p for p in checks if p]
     jax_call = lambda: jitted(*args)  # noqa: E731
     latency = [programs.median_seconds(lambda c=c: _block(c()), repeats) for c in (mlax_call, jax_call)]
-    throughput = [programs.median_seconds(lambda c=c: _pipelined(c), max(repeats // 10, 3)) / _PIPELINED
+    throughput = [programs.median_seconds(lambda c=c: _pipelined(c, batch), max(repeats // 10, samples)) / batch
                   for c in (mlax_call, jax_call)]
     compile_s = [float(np.median([t for t, _ in c])) for c in (compiles, jax_compiles)]
     return {"ok": not problems, "problems": problems,
@@ -240,9 +243,9 @@ def _timed(make: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, made
 
 
-def _pipelined(call: Callable[[], Any]) -> None:
-    """``_PIPELINED`` calls without waiting between them, then wait for the last."""
-    results = [call() for _ in range(_PIPELINED)]
+def _pipelined(call: Callable[[], Any], count: int) -> None:
+    """``count`` calls without waiting between them, then wait for the last."""
+    results = [call() for _ in range(count)]
     _block(results[-1])
 
 

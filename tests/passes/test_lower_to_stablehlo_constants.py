@@ -1,5 +1,7 @@
 """`lower_to_stablehlo.common.constant`: values repeated along a dimension are a constant of
-the values and a broadcast_in_dim, one value a splat; never an array of the result's size."""
+the values and a broadcast_in_dim, one value a scalar constant and a broadcast_in_dim (as jax
+writes it: XLA would build a literal of a splat's full size); never an array of the result's
+size."""
 
 from __future__ import annotations
 
@@ -20,8 +22,16 @@ def _printed(values: np.ndarray | int, shape: list[int]) -> str:
         return str(module)
 
 
-def test_one_value_is_a_splat() -> None:
-    assert f"dense<7> : tensor<{HUGE}x3xi32>" in _printed(np.full(3, 7, np.int32), [HUGE, 3])
+def test_one_value_is_a_scalar_and_a_broadcast() -> None:
+    text = _printed(np.full(3, 7, np.int32), [HUGE, 3])
+    assert "dense<7> : tensor<i32>" in text
+    assert (f'"stablehlo.broadcast_in_dim"(%0) {{broadcast_dimensions = array<i64>}} : '
+            f"(tensor<i32>) -> tensor<{HUGE}x3xi32>") in text
+
+
+def test_one_element_stays_one_constant() -> None:
+    text = _printed(np.int32(7), [1, 1])
+    assert "dense<7> : tensor<1x1xi32>" in text and "broadcast_in_dim" not in text
 
 
 def test_repeated_values_are_a_constant_and_a_broadcast() -> None:

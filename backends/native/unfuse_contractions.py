@@ -175,12 +175,14 @@ def _unfuse(op: ir.Operation) -> bool:
     factors = [_factor(v, block, n_inputs) for v in mul.operands]
     if None in factors:
         return False
+    if any(not f.inputs for f in factors):  # a value from outside the op (a scalar): no product
+        return False
     kept = [not f.ops or _is_widening(f) for f in factors]  # an input as it is, or widened in the body
     if all(kept):
         return False
     for factor, keep in zip(factors, kept, strict=True):
         reads = {d for i in factor.inputs for d in _map_dims(maps[i])}
-        if not keep and (not factor.inputs or len(reads) == loops):  # a reduction of a product: fusion pays
+        if not keep and len(reads) == loops:  # a reduction of a product: fusion pays
             return False
     inputs: list[ir.Value] = []
     input_maps: list[ir.Attribute] = []

@@ -72,8 +72,28 @@ module {
     return %r : tensor<4x5xf32>
   }
 
-  // Left alone: a reduction of a product whose factors read every loop (fusion is the win),
-  // a widening of half inputs (what mlax-gpu-matmul reads), and a plain contraction.
+  // Left alone: a product with a value from outside the op (a scalar: nothing to make a gemm
+  // of), a reduction of a product whose factors read every loop (fusion is the win), a
+  // widening of half inputs (what mlax-gpu-matmul reads), and a plain contraction.
+  // CHECK-LABEL: func.func @test_outside_scalar
+  // CHECK:         linalg.generic
+  // CHECK-NEXT:    ^bb0
+  // CHECK-NEXT:      math.exp
+  // CHECK-NEXT:      arith.mulf
+  // CHECK-NEXT:      arith.addf
+  func.func @test_outside_scalar(%a: tensor<4x6xf32>, %init: tensor<4xf32>, %c: f32) -> tensor<4xf32> {
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                         iterator_types = ["parallel", "reduction"]}
+        ins(%a : tensor<4x6xf32>) outs(%init : tensor<4xf32>) {
+    ^bb0(%u: f32, %acc: f32):
+      %e = math.exp %u : f32
+      %p = arith.mulf %c, %e : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+
   // CHECK-LABEL: func.func @test_left_alone
   // CHECK:         linalg.generic
   // CHECK:           math.exp

@@ -40,6 +40,7 @@ _ATTRIBUTES = {
     "default_matmul_precision": "mlax.configuration",
     "disable_jit": "mlax.configuration",
     "enable_x64": "mlax.configuration",
+    "enable_custom_prng": "mlax.configuration",
     "ensure_compile_time_eval": "mlax.configuration",
     "numpy_dtype_promotion": "mlax.configuration",
     "numpy_rank_promotion": "mlax.configuration",

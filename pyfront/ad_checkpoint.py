@@ -33,7 +33,7 @@ from mlax.errors import check_callable
 from mlax.passes.symbols import unique_name
 from mlax.remat_policy import mark_saveable, name_value, policy_name
 from mlax.source_info import current_location
-from mlax.staging import traced_with_known
+from mlax.staging import Staged, traced_with_known
 from mlax.tracing import flatten_arguments, function_name
 
 checkpoint_policies = jax.checkpoint_policies
@@ -61,7 +61,8 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool | Sequence[bool] = 
     inputs). ``static_argnums``/``static_argnames`` arguments are passed as the Python values
     they are (usable in Python control flow). ``prevent_cse`` (a tuple: per argument; mlax
     applies it when any is set) keeps the recomputation from being merged back into the
-    forward values."""
+    forward values. Called outside any trace, ``fun`` is traced all the same, as jax's, and
+    runs as a program of its own (pyfront/staging.py)."""
     check_callable(fun, "fun of mlax.checkpoint")
     if concrete is not _DEPRECATED:
         raise NotImplementedError("The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, "
@@ -87,13 +88,19 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool | Sequence[bool] = 
         static = _static_positions(static_argnums, len(args))
         trace = current_trace()
         if trace is None:
-            return fun(*args, **kwargs)
+            # As jax, fun is traced even outside any trace (its Python sees tracers of a trace
+            # of its own, as code that checks which trace it runs in expects): run as a program.
+            if not static and not static_names & kwargs.keys():
+                return staged(*args, **kwargs)
+            target, dynamic = _dynamic_part(fun, args, kwargs, static, static_names)
+            return Staged(lambda trace, *a: emit(trace, frozenset(), a, {}, target), target)(*dynamic)
         return traced_with_known(lambda: emit(trace, static, args, kwargs), args, kwargs, fun)
 
-    def emit(trace: Trace, static: frozenset[int], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        target, dynamic = fun, args
+    def emit(trace: Trace, static: frozenset[int], args: tuple[Any, ...], kwargs: dict[str, Any],
+             target: Callable[..., Any] = fun) -> Any:
+        dynamic = args
         if static or kwargs:
-            target, dynamic = _dynamic_part(fun, args, kwargs, static, static_names)
+            target, dynamic = _dynamic_part(target, args, kwargs, static, static_names)
         sub, leaves, _ = _trace_callee(target, dynamic, trace)
         module = trace.block.owner.parent
         with get_context(), current_location():
@@ -107,6 +114,7 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool | Sequence[bool] = 
                         f"result of checkpoint {function_name(fun)}")
         return tree_util.tree_unflatten(sub.out_tree, results)
 
+    staged = Staged(lambda trace, *args, **kwargs: emit(trace, frozenset(), args, kwargs), fun)
     return checkpointed
 
 

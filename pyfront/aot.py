@@ -310,7 +310,11 @@ def jax_style_text(text: str, fun_name: str, results: Sequence[str], nr_devices:
             entries["jax.result_info"] = jir.StringAttr.get(result)
             res_attrs.append(jir.DictAttr.get(entries))
         main.attributes["res_attrs"] = jir.ArrayAttr.get(res_attrs)
-        return module.operation.get_asm(enable_debug_info=debug_info)
+        text = module.operation.get_asm(enable_debug_info=debug_info)
+    # jax names main's arguments by their names alone (``loc("x")``): no source line under them
+    return re.sub(r"^\s*func\.func public @main\(.*$",
+                  lambda m: re.sub(r'loc\(("(?:[^"\\]|\\.)*")\(#loc\d*\)\)', r"loc(\1)", m.group(0)),
+                  text, count=1, flags=re.M)
 
 
 def _xla_lowered(program: XlaProgram) -> Any:

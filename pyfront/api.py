@@ -453,10 +453,18 @@ class JittedFunction:
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """The traced program for these arguments (arrays, scalars, ``ShapeDtypeStruct``s, pytrees
         of them; static arguments as values), as jax's ``jit(f).trace``: shares the jit's cache."""
+        if refs.any_alive() and current_trace() is None:  # refs passed or closed over (pyfront/refs.py)
+            staged = refs.stage_jit(self, args, kwargs, "trace")
+            if staged is not refs.UNHANDLED:
+                return staged
         return Traced(self._entry(args, kwargs, abstract=True)[0], self._fun)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """``trace(*args, **kwargs).lower()``: the program ready to compile."""
+        if refs.any_alive() and current_trace() is None:
+            staged = refs.stage_jit(self, args, kwargs, "lower")
+            if staged is not refs.UNHANDLED:
+                return staged
         return Lowered(self._entry(args, kwargs, abstract=True)[0])
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
@@ -466,6 +474,10 @@ class JittedFunction:
             from mlax.shape_eval import eval_shape
 
             return eval_shape(self, *args, **kwargs)
+        if refs.any_alive():  # the discharged program's outputs: the function's, then the refs' values
+            staged = refs.stage_jit(self, args, kwargs, "trace")
+            if staged is not refs.UNHANDLED:
+                return staged.out_info[0]
         return self.trace(*args, **kwargs).out_info
 
     def _cache_size(self) -> int:

@@ -22,14 +22,15 @@ from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.core import Aval, Trace, Tracer, abstractify, is_array_like, known_of
+from mlax.core import Aval, Trace, Tracer, abstractify, held_tracer, is_array_like, known_of
+from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
-from mlax.staging import Staged, aux_static, restore_static, static_arguments, wraps
+from mlax.staging import Staged, as_static, aux_static, restore_static, static_arguments, wraps
 from mlax.tracing import SubFunction, _leaf_type_error, flatten_arguments, function_name, trace_subfunction
 
 _FLOAT0 = np.dtype(jax_dtypes.float0)
@@ -218,6 +219,13 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"but it returned {sub.out_tree}", output)
         n_out = sub.out_tree.children()[0].num_leaves if has_aux else sub.out_tree.num_leaves
         if n_out != 1 or sub.out_avals[0].shape != ():
+            from mlax.callbacks import callback_jvp_error
+
+            offsets = _leaf_offsets(in_tree)
+            error = callback_jvp_error(trace.block.owner.parent, sub.name,
+                                       [p for i in nums for p in range(offsets[i], offsets[i + 1])])
+            if error is not None:  # jax differentiates first: a callback's error comes first
+                raise user_error(ValueError, error, f"the callbacks of {function_name(fun)}")
             shapes = [tuple(a.shape) for a in sub.out_avals[:n_out]]
             raise user_error(TypeError, "Gradient only defined for scalar-output functions. Output had "
                              f"shape: {shapes[0] if len(shapes) == 1 else shapes}.", output)
@@ -227,7 +235,9 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
         positions = [p for i in nums for p in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
         cotangents = [np.ones((), np.dtype(out_aval.dtype))] + [_zeros(a) for a in sub.out_avals[n_out:]]
-        result_avals = [*sub.out_avals, *(abstractify(leaves[p]) for p in positions)]
+        real_output = not mlir_dtypes.is_complex(np.dtype(out_aval.dtype))
+        result_avals = [*sub.out_avals, *(cotangent_aval(trace, sub.name, p, leaves[p], holomorphic,
+                                                         real_output) for p in positions)]
         results = _call(trace, name, ftype, [*leaves, *sub.captured, *cotangents], result_avals,
                         f"gradient of {function_name(fun)}")
         outs, grads = results[:len(sub.out_avals)], results[len(sub.out_avals):]
@@ -292,8 +302,11 @@ def _checked_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tu
     return tree_util.tree_unflatten(tangent_tree, checked)
 
 
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """``(fun(*primals), d fun(primals) . tangents)``: forward mode, as jax.jvp."""
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """``(fun(*primals), d fun(primals) . tangents)``: forward mode, as jax.jvp (``(out, tangent,
+    aux)`` with ``has_aux``). As in jax, an output ``fun`` did not trace (a Python float, a
+    constant array) comes back as it was, its tangent zero (equinox's filter_jvp relies on it)."""
     check_callable(fun, "fun of mlax.jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise user_error(TypeError, "primal and tangent arguments to mlax.jvp must be tuples or lists; found "
@@ -302,18 +315,40 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     tangents = _checked_tangents(primals, tuple(tangents))
 
     def run(trace: Trace, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
-        sub, leaves, _ = _trace_callee(fun, primals, trace, range(len(primals)), "jvp")
+        returned: list[Any] = []
+
+        def recorded(*args: Any) -> Any:
+            returned.append(out := fun(*args))
+            return out
+
+        callee = wraps(fun)(recorded)
+        sub, leaves, _ = _trace_callee(aux_static(callee) if has_aux else callee, primals, trace,
+                                       range(len(primals)), "jvp")
+        out_tree = sub.out_tree
+        if has_aux:
+            if len(out_tree.children()) != 2:
+                raise user_error(TypeError, "expected function with aux output to return a two-element "
+                                 f"tuple, but it returned {out_tree}", f"the output of {function_name(fun)}")
+            out_tree, aux_tree = out_tree.children()
         tangent_leaves = tree_util.tree_leaves(tangents)
         captured_zeros = [_zeros(abstractify(c)) for c in sub.captured]
         name, ftype = _declare(trace, "jvp", sub.name)
         avals = [*sub.out_avals, *sub.out_avals]
         results = _call(trace, name, ftype, [*leaves, *sub.captured, *tangent_leaves, *captured_zeros], avals,
                         f"jvp of {function_name(fun)}")
-        n = len(sub.out_avals)
-        return (tree_util.tree_unflatten(sub.out_tree, results[:n]),
-                tree_util.tree_unflatten(sub.out_tree, results[n:]))
+        n, n_out = len(sub.out_avals), out_tree.num_leaves
+        raw = tree_util.tree_leaves(returned[-1][0] if has_aux else returned[-1])
+        outs = results[:n_out]
+        if len(raw) == n_out:
+            flags = [held_tracer(leaf) is None for leaf in raw]
+            outs = as_static([r if f else o for r, o, f in zip(raw, outs, flags, strict=True)], flags)
+        primal_out = tree_util.tree_unflatten(out_tree, outs)
+        tangent_out = tree_util.tree_unflatten(out_tree, results[n:n + n_out])
+        if has_aux:
+            return primal_out, tangent_out, tree_util.tree_unflatten(aux_tree, results[n_out:n])
+        return primal_out, tangent_out
 
-    return _traced(run)(primals, tangents)
+    return _traced(run, static_outputs=True)(primals, tangents)
 
 
 def _stacked_basis(avals: Sequence[Aval], position: int) -> list[np.ndarray]:
@@ -332,6 +367,7 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
     structure (a tuple over argnums when argnums is a tuple). With ``has_aux``, ``fun`` returns
     ``(output, aux)`` and the result is ``(jacobian, aux)``, aux as the primal call gives it."""
     from mlax.batching import vmap
+    from mlax.numpy import asarray
     from mlax.vjp_object import vjp
 
     api = "jacfwd" if forward else "jacrev"
@@ -343,6 +379,9 @@ def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bo
         _check_float_inputs(fun, args, nums, api, holomorphic)
         chosen = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(chosen)
+        # as jax's, fun sees arrays where it is handed Python scalars (``x.sum()`` works)
+        in_leaves = [asarray(leaf) if isinstance(leaf, (bool, int, float, complex)) else leaf
+                     for leaf in in_leaves]
 
         def call(*leaves: Any) -> Any:
             full = list(args)

@@ -24,6 +24,7 @@ from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
+from mlax.sharding_types import varying_as
 from mlax.source_info import current_location
 from mlax.staging import Staged, as_static, restore_static, static_leaves, wraps
 from mlax.tracing import flatten_arguments, function_name, trace_subfunction
@@ -117,7 +118,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         if size is None:
             raise user_error(ValueError, "vmap must have at least one non-None value in in_axes or axis_size "
                              "must be specified", "in_axes of mlax.vmap")
-        inner = [Aval(tuple(d for i, d in enumerate(v.shape) if i != a), v.dtype, v.weak_type)
+        inner = [varying_as(Aval(tuple(d for i, d in enumerate(v.shape) if i != a), v.dtype, v.weak_type), v)
                  for v, a in zip(avals, axes, strict=True)]
 
         knowns = [known_of(leaf) if axis == -1 else None for leaf, axis in zip(leaves, axes, strict=True)]
@@ -146,7 +147,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             shape = list(aval.shape)
             if axis != -1:
                 shape.insert(axis, size)
-            out_avals.append(Aval(tuple(shape), aval.dtype, aval.weak_type))
+            out_avals.append(varying_as(Aval(tuple(shape), aval.dtype, aval.weak_type), aval))  # jax's vma
         results = _call(trace, decl, ir.FunctionType(declared.type), [*leaves, *sub.captured], out_avals,
                         f"vmap of {name}")
         return tree_util.tree_unflatten(sub.out_tree, results)

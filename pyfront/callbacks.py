@@ -216,3 +216,40 @@ def effects_barrier() -> None:
     """Wait until the side effects of the programs already called have happened (jax's
     effects_barrier). mlax runs a program with host callbacks to its end before the call returns
     (so that a callback's error is raised by that call), so there is nothing left to wait for."""
+
+
+def callback_jvp_error(module: ir.Operation, function: str, differentiated: Sequence[int]) -> str | None:
+    """jax's error for a pure or io callback in ``function`` (of ``module``) whose operands depend
+    on its ``differentiated`` arguments, None if there is none. jax meets that error while it
+    differentiates, before it checks what grad's output is: grad's own checks ask here first."""
+    from mlax.dialect.callbacks import callback_declarations, callee_of
+    from mlax.passes.autodiff.callbacks import NO_JVP
+
+    declared = callback_declarations(module)
+    body = ir.SymbolTable(module)[function].regions[0].blocks[0]
+    wanted = set(differentiated)
+    for op in body.operations:
+        op = op.operation
+        if op.name != "func.call" or callee_of(op) not in declared:
+            continue
+        kind = declared[callee_of(op)][1].fields["kind"]
+        if kind in NO_JVP and any(_depends_on(value, body, wanted) for value in op.operands):
+            return NO_JVP[kind]
+    return None
+
+
+def _depends_on(value: ir.Value, body: ir.Block, arguments: set[int]) -> bool:
+    """Whether ``value`` is computed (in ``body``, through its ops) from one of its ``arguments``."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if isinstance(v, ir.BlockArgument):
+            if v.owner == body and v.arg_number in arguments:
+                return True
+            continue
+        if v in seen:
+            continue
+        seen.add(v)
+        stack.extend(v.owner.operands)
+    return False
+

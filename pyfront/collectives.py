@@ -253,11 +253,13 @@ def pcast(x: Any, axis_name: AxisName, *, to: str) -> Any:
                          "to of mlax.lax.pcast")
     if not axis_name:
         return x
-    _axes(axis_name, "pcast")
+    names = _axes(axis_name, "pcast")
     if to != "varying":
         raise user_error(NotImplementedError, f"pcast to {to!r} (explicit sharding's reduced states) is not "
                          "supported by mlax", "to of mlax.lax.pcast")
-    return x
+    from mlax.sharding_types import made_varying
+
+    return tree_util.tree_map(lambda leaf: made_varying(leaf, _attr(names)), x)  # its type varies now
 
 
 # --- indices and sizes ---------------------------------------------------------------------------

@@ -14,7 +14,8 @@ lives:
 - Options about mlax's own execution are mlax's (`State`, thread-local as jax's config states):
   ``jax_disable_jit``, ``jax_debug_nans``, ``jax_debug_infs``, ``jax_default_matmul_precision``,
   ``jax_numpy_rank_promotion`` ("allow", "warn" or "raise", checked by mlax.numpy's broadcasting
-  with jax's warning and error). They never change what the real jax does in the same process
+  with jax's warning and error), ``jax_enable_custom_prng`` (PRNGKey, split and fold_in give typed
+  keys). They never change what the real jax does in the same process
   (mlax's XLA backend itself calls ``jax.jit``). Their environment variables (``JAX_DEBUG_NANS``,
   ...) are read once, at import, as jax reads them.
 - Options that change what jax computes in a way mlax does not (yet): ``_UNHONOURED`` below.
@@ -88,7 +89,6 @@ _UNHONOURED: dict[str, tuple[Any, str]] = {
     "jax_default_prng_impl": ("threefry2x32", "mlax.random implements threefry2x32 only"),
     "jax_threefry_partitionable": (True, "mlax.random computes jax's partitionable threefry bits"),
     "jax_random_seed_offset": (0, "mlax.random seeds keys with the seed as given"),
-    "jax_enable_custom_prng": (False, "mlax.random.PRNGKey gives raw uint32 keys"),
     "jax_legacy_prng_key": ("allow", "mlax.random accepts raw uint32 keys silently"),
     "jax_high_dynamic_range_gumbel": (False, "mlax.random.gumbel draws one sample per value"),
     "jax_debug_key_reuse": (False, "mlax does not check PRNG key reuse"),
@@ -271,10 +271,15 @@ numpy_rank_promotion = State(
     'Control NumPy-style automatic rank promotion broadcasting ("allow", "warn", or "raise"): checked '
     "where mlax.numpy broadcasts the arguments of an elementwise function or operator called from "
     "outside mlax (mlax.numpy.util.check_rank_promotion), with jax's warning and ValueError.")
+enable_custom_prng = _bool_state(
+    "jax_enable_custom_prng", "Enables an internal upgrade that allows one to define custom pseudo-random "
+    "number generator implementations: in mlax, PRNGKey, split and fold_in give typed key arrays (as "
+    "jax.random.key does) where they would give raw uint32 keys.")
 compile_time_eval_state = State("mlax_compile_time_eval", False, _parse_bool,
                                 "Evaluate ops with concrete operands, even those with none, at trace time.")
 _STATES: dict[str, State[Any]] = {s.name: s for s in (disable_jit_state, debug_nans, debug_infs,
-                                                      default_matmul_precision, numpy_rank_promotion)}
+                                                      default_matmul_precision, numpy_rank_promotion,
+                                                      enable_custom_prng)}
 
 enable_x64 = jax.enable_x64
 numpy_dtype_promotion = jax.numpy_dtype_promotion
@@ -516,7 +521,7 @@ class Config:
         cache): a function traced under one dtype mode, rank promotion mode or default matmul
         precision is retraced under another."""
         return (enable_x64.value, numpy_dtype_promotion.value, numpy_rank_promotion.value,
-                default_matmul_precision.value)
+                default_matmul_precision.value, enable_custom_prng.value)
 
     # -------------------------------------------------------------- absl flags, as jax's
 

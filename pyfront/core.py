@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,8 @@ class Aval:
     dtype: np.dtype
     weak_type: bool = False
     sharding: Any = None  # jax's type sharding (mlax.sharding_types); None: no mesh
+    # the manual mesh axes a shard_map body's value varies over (jax's vma; mlax.sharding_types)
+    vma: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def spec(self) -> TensorSpec:
@@ -79,6 +81,12 @@ class Trace:
         self.batch = batch
         self.thread = threading.current_thread().name
         self.captures: dict[int, tuple[Tracer, ir.Value]] = {}
+
+    @property
+    def main(self) -> Trace:
+        """What jax's (deprecated) ``Trace.main`` names: the trace itself, one object per trace
+        (equinox's filter_jvp keeps the outputs whose ``_trace.main`` is its own trace's)."""
+        return self
 
     def encloses(self, other: Trace) -> bool:
         """Whether ``other`` is this trace or one it was started inside."""
@@ -331,6 +339,11 @@ class Tracer(ArrayMethods):
         self.known = known
 
     @property
+    def _trace(self) -> Trace:
+        """The trace, under jax's attribute name (libraries that tell tracers apart read it)."""
+        return self.trace
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return self.aval.shape
 
@@ -402,6 +415,15 @@ class Tracer(ArrayMethods):
 
     def _origin_msg(self) -> str:
         return tracer_text.origin_message(self)
+
+
+def held_tracer(x: Any) -> Tracer | None:
+    """The tracer ``x`` is or holds (a key array's traced data), None for a concrete value:
+    what a transformation must give back as its output rather than as the object it was."""
+    if isinstance(x, Tracer):
+        return x
+    data = getattr(x, "_base_array", None)  # PRNGKeyArray (mlax.prng)
+    return data if isinstance(data, Tracer) else None
 
 
 def is_array_like(x: Any) -> bool:

@@ -375,12 +375,25 @@ class _VjpRules:
         with _tracing_rules_of(owner):
             fwd_sub = into(fwd, tuple(placeholder(a) for a in self.avals))
         _check_fwd_outputs(self.sub.out_avals, fwd_sub.out_avals[:n_out], name)
-        bwd_sub = self._trace_bwd(into, residual_tree[0], fwd_sub.out_avals[n_out:], (False,) * n_out)
-        if owner.symbolic_zeros:
-            def make(into: TraceInto, ct_zero: tuple[bool, ...]) -> list[str]:
-                return [self._trace_bwd(into, residual_tree[0], fwd_sub.out_avals[n_out:], ct_zero).name]
+        residual_avals = fwd_sub.out_avals[n_out:]
+        if not owner.symbolic_zeros:
+            return fwd_sub, self._trace_bwd(into, residual_tree[0], residual_avals, (False,) * n_out)
 
-            register_variants(bwd_sub.name, into.module, make)
+        def make(into: TraceInto, ct_zero: tuple[bool, ...]) -> list[str]:
+            return [self._trace_bwd(into, residual_tree[0], residual_avals, ct_zero).name]
+
+        before = _functions(into.module)
+        try:
+            bwd_sub = self._trace_bwd(into, residual_tree[0], residual_avals, (False,) * n_out)
+        except Exception as error:  # noqa: BLE001 (raised again if the pass needs this variant)
+            # a bwd that refuses nonzero cotangents for all outputs (equinox asserts the zeros
+            # it was promised): a stand-in, traced at pass time for the cotangents of the use
+            _erase_new_functions(into.module, before)
+            symbol = _failed_rule(into, (*residual_avals, *self.sub.out_avals), self.avals,
+                                  f"{self.sub.name}_bwd", error, make)
+            return fwd_sub, SubFunction(symbol, (*residual_avals, *self.sub.out_avals), tuple(self.avals),
+                                        None, [])
+        register_variants(bwd_sub.name, into.module, make)
         return fwd_sub, bwd_sub
 
     def _trace_bwd(self, into: TraceInto, residual_tree: tuple[Any, dict[int, Any]],

@@ -156,7 +156,7 @@ def place_output(array: Any, aval: Any) -> Any:
     typed = aval.sharding
     if typed is not None and explicit(typed.mesh):
         mesh = current.mesh if current is not None and current.mesh.abstract_mesh == typed.mesh \
-            else concrete_for(typed.mesh)
+            else concrete_for(typed.mesh) or _on_devices_of(current, typed.mesh)
         if mesh is None:
             return array
         want = NamedSharding(mesh, PartitionSpec(*entries(spec_of(typed, len(aval.shape)))))
@@ -169,6 +169,15 @@ def place_output(array: Any, aval: Any) -> Any:
         want = NamedSharding(mesh, PartitionSpec(*(None,) * len(aval.shape)) if explicit(mesh.abstract_mesh)
                              else PartitionSpec())
     return array if current == want else put(array, want)
+
+
+def _on_devices_of(current: NamedSharding | None, mesh: AbstractMesh) -> Mesh | None:
+    """``mesh`` made concrete on the devices the program ran on, in their order: where jax puts
+    a result typed on an abstract mesh no concrete mesh is known for (a ``reshard`` inside
+    ``use_abstract_mesh``); None when those devices are not as many as the mesh's."""
+    if current is None or not isinstance(current.mesh, Mesh) or current.mesh.devices.size != mesh.size:
+        return None
+    return Mesh(current.mesh.devices.reshape(mesh.axis_sizes), mesh.axis_names, axis_types=mesh.axis_types)
 
 
 # --- reshard -------------------------------------------------------------------------------------------

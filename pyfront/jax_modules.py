@@ -34,7 +34,7 @@ def _names(text: str) -> frozenset[str]:
 
 # Modules that carry no tracing: the real jax module, whole.
 PASSTHROUGH_MODULES = (
-    "jax.api_util", "jax.errors", "jax.interpreters",
+    "jax.api_util", "jax.errors",
     "jax.lib", "jax.monitoring", "jax.stages", "jax.tree_util",
     "jax.typing", "jax.version",
 )
@@ -129,8 +129,18 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.extend": Redirect(None, real_submodules=True, passthrough_rest=True),
     "jax.extend.core": Redirect(None, extras=(("get_opaque_trace_state",
                                                "mlax.trace_state:get_opaque_trace_state"),
+                                              ("find_top_trace", "mlax.trace_state:find_top_trace"),
                                               ("valid_jaxtype", "mlax.trace_state:valid_jaxtype")),
                                 passthrough_rest=True),
+    # jax's tracer internals, jax's own (libraries register their primitives' rules there) but
+    # for the class of forward-mode tracers, which must know mlax's (equinox's filter_jvp)
+    "jax.interpreters": Redirect(None, real_submodules=True, passthrough_rest=True),
+    "jax.interpreters.ad": Redirect(None, extras=(("JVPTracer", "mlax.trace_state:JVPTracer"),),
+                                    passthrough_rest=True),
+    # which outputs are known from the known inputs (flax's lazy_init and nn.scan ask)
+    "jax.interpreters.partial_eval": Redirect(None, extras=(("trace_to_jaxpr_nounits",
+                                                             "mlax.partial_eval:trace_to_jaxpr_nounits"),),
+                                              passthrough_rest=True),
     "jax.experimental.checkify": Redirect("mlax.experimental.checkify",
                                           _names("init_error NaNError DivisionByZeroError OOBError")),
 }
@@ -155,7 +165,7 @@ _MISSING_REASONS = {
         jax.nn:get_scaled_dot_general_config""",
     "a switch of jax's tracer or runtime that mlax does not read (passed through, it would do nothing)":
         """jax:allow_f16_reductions jax:array_garbage_collection_guard jax:debug_key_reuse
-        jax:default_prng_impl jax:enable_custom_prng jax:jax2tf_associative_scan_reductions
+        jax:default_prng_impl jax:jax2tf_associative_scan_reductions
         jax:legacy_prng_key jax:softmax_custom_jvp
         jax:threefry_partitionable jax:remove_size_one_mesh_axis_from_type jax:no_execution jax:no_tracing
         jax:thread_guard jax:make_user_context""",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import jax.extend.core as jex
 import numpy as np
 from jax import ShapeDtypeStruct, tree_util
@@ -32,7 +33,7 @@ from mlir import ir
 
 from mlax import prng
 from mlax.api import JittedFunction
-from mlax.core import Aval, current_trace
+from mlax.core import Aval, abstractify, current_trace
 from mlax.dialect import get_op, read_attributes
 from mlax.dialect.attrs import dense_attribute, dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
@@ -115,8 +116,17 @@ def _scalar_literal(literal: jex.Literal) -> jex.Literal:
 
 @functools.cache
 def primitive(name: str) -> jex.Primitive:
-    """The one Primitive object of each name (names are finitely many: op names and kinds)."""
-    return jex.Primitive(name)
+    """The one Primitive object of each name (names are finitely many: op names and kinds).
+    dot_general prints by jax's own rule (which leaves out None params): jax keys its printing
+    rules by its primitive objects, so ours is registered beside jax's."""
+    prim = jex.Primitive(name)
+    if name == "dot_general":
+        from jax._src import core as jax_core
+
+        rule = jax_core.pp_eqn_rules.get(jax.lax.dot_general_p)
+        if rule is not None:
+            jax_core.pp_eqn_rules[prim] = rule
+    return prim
 
 
 def shaped_array(aval: Aval) -> ShapedArray:
@@ -143,6 +153,7 @@ class _Entry:
     in_avals: list[ShapedArray]
     out_avals: list[ShapedArray]
     debug_info: jex.DebugInfo
+    captured: tuple[Any, ...] = ()  # values of an enclosing trace the function uses: its consts
 
 
 def _entry(fun: Callable[..., Any], traced: TracedFunction, arg_paths: list[str], out_shape: Any) -> _Entry:
@@ -151,7 +162,7 @@ def _entry(fun: Callable[..., Any], traced: TracedFunction, arg_paths: list[str]
     paths = tree_util.tree_flatten_with_path(out_shape)[0]
     results = tuple("result" + tree_util.keystr(path) for path, _ in paths)
     return _Entry([shaped_array(a) for a in traced.in_avals], [shaped_array(a) for a in traced.out_avals],
-                  jex.DebugInfo("jit", source, tuple(arg_paths), results))
+                  jex.DebugInfo("jit", source, tuple(arg_paths), results), traced.captured)
 
 
 class _Reader:
@@ -214,11 +225,15 @@ class _FunctionReader:
         block = function.regions[0].blocks[0]
         self.block = block
         avals = entry.in_avals if entry else [_type_aval(a.type) for a in block.arguments]
+        captured = list(entry.captured) if entry else []
+        arguments = list(block.arguments)
         self.invars = [jex.Var(aval) for aval in avals]
-        self.atoms: dict[ir.Value, Atom] = dict(zip(block.arguments, self.invars, strict=True))
+        # the values of an enclosing trace it uses (extra arguments after its own): constvars
+        # whose consts are those tracers, as jax's make_jaxpr inside a trace gives them
+        self.constvars: list[jex.Var] = [jex.Var(shaped_array(abstractify(c))) for c in captured]
+        self.consts: list[Any] = captured
+        self.atoms: dict[ir.Value, Atom] = dict(zip(arguments, [*self.invars, *self.constvars], strict=True))
         self.weak: dict[ir.Value, bool | None] = {a: v.aval.weak_type for a, v in self.atoms.items()}
-        self.constvars: list[jex.Var] = []
-        self.consts: list[np.ndarray] = []
         self.eqns: list[jex.JaxprEqn] = []
 
     def closed(self, debug: jex.DebugInfo) -> jex.ClosedJaxpr:
@@ -344,11 +359,6 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
 
         traced = trace_function(traced_fun, build_args, in_avals, paths, current_trace(), "make_jaxpr")
         reader = _Reader(traced.module)
-        if len(reader.functions[traced.entry].regions[0].blocks[0].arguments) != len(in_avals):
-            raise user_error(
-                NotImplementedError, f"mlax.make_jaxpr inside a trace: {name} uses values of the enclosing "
-                "traced function, which mlax cannot yet show as constvars; pass them as arguments.",
-                "fun of mlax.make_jaxpr")
         structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals]
         out_shape = tree_util.tree_unflatten(traced.out_tree, structs)  # keys as abstract keys
         closed = traced_jaxpr(traced_fun, traced, paths, out_shape, reader)

@@ -21,6 +21,7 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax, prng
 from mlax import numpy as mnp
+from mlax.configuration import enable_custom_prng
 from mlax.core import is_array_like
 from mlax.errors import user_error
 from mlax.numpy.util import asarray, normalize_axis
@@ -120,8 +121,9 @@ def _check_key(name: str, key: Any) -> Any:
 
 
 def _keys_like(data: Any, typed: bool) -> Any:
-    """New key data returned as the kind of key it was made from: typed keys stay typed."""
-    return prng.PRNGKeyArray._from_data(data) if typed else data
+    """New key data returned as the kind of key it was made from: typed keys stay typed, raw
+    ones become typed under ``jax_enable_custom_prng`` (as jax's ``_return_prng_keys``)."""
+    return prng.PRNGKeyArray._from_data(data) if typed or enable_custom_prng.value else data
 
 
 def _seed_data(name: str, seed: Any) -> Any:
@@ -146,9 +148,11 @@ def _seed_data(name: str, seed: Any) -> Any:
 
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
-    """The raw key ``uint32[2]`` of an integer seed (JAX's legacy key)."""
-    prng.resolve_dtype(impl, None, "PRNGKey")
-    return _seed_data("PRNGKey", seed)
+    """The raw key ``uint32[2]`` of an integer seed (JAX's legacy key); a typed key, as
+    `key` gives, under ``jax_enable_custom_prng``."""
+    key_dtype = prng.resolve_dtype(impl, None, "PRNGKey")
+    data = _seed_data("PRNGKey", seed)
+    return prng.PRNGKeyArray._from_data(data, key_dtype) if enable_custom_prng.value else data
 
 
 def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> prng.PRNGKeyArray:

@@ -73,7 +73,10 @@ def abstract_argument(leaf: Any, path: str, fun_name: str, api: str = "eval_shap
         dtype = front_dtypes.canonicalize(leaf.dtype)
     except TypeError as err:
         raise user_error(TypeError, str(err), f"argument {path} of mlax.{api}") from None
-    return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)))
+    from mlax.array import Array
+
+    sharding = leaf.aval.sharding if type(leaf) is Array else None  # one on a mesh: its type's sharding
+    return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)), sharding)
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -85,6 +88,9 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     only read for their types.
     """
     check_callable(fun, "fun of mlax.eval_shape")
+    from mlax.ref_type import refs_as_values
+
+    fun, args, kwargs = refs_as_values(fun, args, kwargs)  # Ref arguments: fresh refs of their values
     fun, args, kwargs, arg_names = _dynamic_part(fun, args, kwargs)
     name = function_name(fun)
     paths_and_leaves, in_tree = prng.tree_flatten_with_path((args, kwargs))  # keys as their data
@@ -118,7 +124,6 @@ def typeof(x: Any) -> Any:
     if not is_array_like(x):
         raise user_error(TypeError, f"Argument {x!r} of type {type(x)} is not a valid JAX type",
                          "x of mlax.typeof")
-    aval = abstractify(x)
-    if aval.sharding is not None:  # a traced value's type sharding (mlax.sharding_types)
-        return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=aval.sharding)
-    return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)
+    from mlax.sharding_types import jax_type
+
+    return jax_type(abstractify(x))  # with a traced value's type sharding and varying axes

@@ -7,26 +7,35 @@ collectives of mlax.lax communicate over them), into a private function of the m
 declares an `mlax.shard_map` of that body (the declaration has the GLOBAL types) and calls
 the declaration on the arguments. Values of the enclosing program the body uses are captured
 and passed replicated. The module's mesh (its ``mlax.mesh`` attribute) becomes ``m``: one mesh
-per program. Outside a trace the same code runs as a jitted program, as jax's does.
+per program. Outside a trace the same code runs as a jitted program; what the body prints of its
+values shows each device's block, as jax's eager shard_map does (`_eager`).
 
-``check_vma`` is recorded on the declaration: with it (the default, as in jax) reverse mode
-taken inside the body types values by the mesh axes they vary over, as jax does
+``check_vma`` is recorded on the declaration: with it (the default, as in jax) the body's values
+are typed by the mesh axes they vary over (``jax.typeof(x)`` shows ``float32[3]{V:i}``;
+mlax.sharding_types has the rule per op), and reverse mode taken inside the body follows them
 (passes/autodiff/varying.py), so the gradient of a replicated parameter is summed over the
-devices. Not supported: partially manual meshes (``axis_names`` a strict subset of the mesh's
-axes), and jax's static replication check itself: an out_specs entry that leaves a mesh axis
-out promises that the value is the same on every device along it, and mlax takes that promise.
+devices; an out spec that leaves out an axis a result varies over is jax's error (its static
+replication check). On a mesh whose axes are all Explicit, an in_spec must be its argument's
+type sharding (jax's error). Not supported: partially manual meshes (``axis_names`` a strict
+subset of the mesh's axes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import math
+import re
+import sys
 from collections.abc import Callable, Sequence, Set
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from jax import tree_util
 from jax._src.api_util import flatten_axes
+from jax.core import ShapedArray
 from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 from mlir import ir
 
@@ -47,7 +56,7 @@ from mlax.sharding import (
     use_abstract_mesh,
     use_program_mesh,
 )
-from mlax.sharding_types import entries, explicit, named
+from mlax.sharding_types import entries, explicit, named, vma_checked
 from mlax.sharding_types import spec_of as typed_spec
 from mlax.source_info import current_location
 from mlax.staging import Staged, restore_static, static_leaves
@@ -243,6 +252,61 @@ def _out_specs(fun: Callable[..., Any], out_specs: Any, out_tree: Any,
     return [pspec_to_spec(spec, aval.ndim) for (_, spec), aval in zip(specs, out_avals, strict=True)]
 
 
+def _specs_match_types(mesh: Mesh, manual: frozenset[str], keyed: Sequence[tuple[str, PartitionSpec]],
+                       avals: Sequence[Aval]) -> None:
+    """jax's error for an in_spec other than its argument's type sharding, where every mesh axis
+    is Explicit and made manual (the spec would reshard the argument: jax asks for ``reshard``)."""
+    if manual != frozenset(mesh.axis_names) or any(t != AxisType.Explicit for t in mesh.axis_types):
+        return
+    for (_, spec), aval in zip(keyed, avals, strict=True):
+        if aval.sharding is None:  # a value mlax has no type sharding for (a host array): not checked
+            continue
+        wanted = spec._normalized_spec_for_aval(aval.ndim)
+        have = aval.sharding.spec
+        if have != wanted:
+            arg = ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=aval.sharding)
+            # jax's words alone (pages print this error)
+            raise ValueError(f"in_specs passed to shard_map: {wanted} does not match the specs of the input: "
+                             f"{have} for arg: {arg}. `in_specs` is an optional argument so you can omit "
+                             "specifying it and shard_map will infer the in_specs from the arguments. If you "
+                             "want to reshard your inputs, you can use `jax.reshard` on the arguments and "
+                             "then pass those args to shard_map.")
+
+
+def _check_replication(fun: Callable[..., Any], mesh: Mesh, manual: frozenset[str], out_specs: Any,
+                       out_tree: Any, out_avals: Sequence[Aval]) -> None:
+    """jax's static check of a checked body's outputs: an out spec that leaves a manual axis out
+    says the value is the same on every device along it, so its type must not vary over it."""
+    messages = []
+    for (key, spec), aval in zip(_spec_of_leaves(out_specs, out_tree), out_avals, strict=True):
+        mentioned = {axis for entry in spec for axis in ((entry,) if isinstance(entry, str) else entry or ())}
+        unmentioned = [a for a in mesh.axis_names if a not in mentioned and a in manual]
+        if not set(unmentioned) & aval.vma:
+            continue
+        head = f"* out_specs{key} is {spec} which implies that the corresponding output value is"
+        if len(unmentioned) > 1:
+            need = ",".join(a for a in mesh.axis_names if a in mentioned)
+            got = ",".join(a for a in mesh.axis_names if a in aval.vma)
+            diff = ",".join(a for a in unmentioned if a in aval.vma)
+            messages.append(f"{head} only varying across mesh axes {{{need}}} and not {{{diff}}}, but it was "
+                            f"inferred to be possibly varying over {{{got}}}")
+        else:
+            messages.append(f"{head} replicated across mesh axis '{unmentioned[0]}', but could not infer "
+                            "replication over any axes")
+    if not messages:
+        return
+    if len(messages) == 1:
+        messages = [messages[0][2:]]
+    raise ValueError(  # jax's words alone (pages print this error)
+        f"shard_map applied to the function '{getattr(fun, '__name__', str(fun))}' was given out_specs which "
+        "require replication which can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {tuple(mesh.shape.values())} with corresponding axis names "
+        f"{mesh.axis_names}.\n\n" + "\n\n".join(messages) + "\n\nCheck if these output values are meant "
+        "to be replicated over those mesh axes. If not, consider revising the corresponding out_specs "
+        "entries. If so, consider disabling the check by passing the check_vma=False argument to "
+        "`jax.shard_map`.")
+
+
 def _scaled(aval: Aval, spec: Spec, sizes: dict[str, int], local: bool) -> Aval:
     factors = [math.prod(sizes[a] for a in axes) for axes in spec]
     shape = tuple(d // f if local else d * f for d, f in zip(aval.shape, factors, strict=True))
@@ -291,7 +355,8 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
         manual = _manual_axes(the_mesh, axis_names)
         specs = _inferred_specs(args, the_mesh, manual) if _is_infer(in_specs) else in_specs
         _check_specs("in", specs, manual)
-        _check_specs("out", out_specs, manual)
+        user_out_specs = out_specs.specs if isinstance(out_specs, _Shown) else out_specs
+        _check_specs("out", user_out_specs, manual)
         name = function_name(fun)
         names = _positional_names(fun, len(args))
         try:
@@ -308,6 +373,7 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
                  if spec is not None or is_array_like(leaf)]
         avals = [abstractify(leaf) for leaf in leaves]
         _in_specs_errors(fun, the_mesh, names, paths, avals, keyed)
+        _specs_match_types(the_mesh, manual, keyed, avals)
         sizes = dict(zip(the_mesh.axis_names, the_mesh.devices.shape, strict=True))
         in_dims = [pspec_to_spec(spec, aval.ndim) for (_, spec), aval in zip(keyed, avals, strict=True)]
         local = [_scaled(a, s, sizes, local=True) for a, s in zip(avals, in_dims, strict=True)]
@@ -319,9 +385,19 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
         with get_context():
             use_program_mesh(module, the_mesh, f"the mesh of shard_map of {name}")
         body_mesh = the_mesh.abstract_mesh.update_axis_types({a: AxisType.Manual for a in manual})
-        with named_axes.bind(sizes, "shard_map"), use_abstract_mesh(body_mesh):  # jax's Manual axes
+        if check_vma:  # an argument varies over the axes its spec splits it over (jax's vma)
+            local = [replace(a, sharding=named(body_mesh, ((),) * a.ndim),
+                             vma=frozenset(axis for dim in s for axis in dim) & manual)
+                     for a, s in zip(local, in_dims, strict=True)]
+        with named_axes.bind(sizes, "shard_map"), use_abstract_mesh(body_mesh), vma_checked(bool(check_vma)):
             sub = trace_subfunction(fun, build_args, local, paths, trace)
-        out_dims = _out_specs(fun, out_specs, sub.out_tree, sub.out_avals)
+        resolved = user_out_specs
+        if isinstance(out_specs, _Shown):  # then a value per device for each value the body showed
+            shown = sub.out_tree.children()[1].num_leaves
+            resolved = (user_out_specs, [PartitionSpec(tuple(the_mesh.axis_names))] * shown)
+        out_dims = _out_specs(fun, resolved, sub.out_tree, sub.out_avals)
+        if check_vma:
+            _check_replication(fun, the_mesh, manual, resolved, sub.out_tree, sub.out_avals)
         captured = [((),) * c.aval.ndim for c in sub.captured]
         with get_context(), current_location():
             decl = unique_name(module, f"{sub.name}_shard_map")
@@ -338,9 +414,15 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
 
     staged = Staged(run, fun)
     inferred: dict[Any, Callable[..., Any]] = {}  # in_specs=Infer outside a trace: per argument specs
+    quiet: dict[Any, Callable[..., Any]] = {}  # per signature: the eager program of a quiet body
 
     @functools.wraps(fun)
     def mapped(*args: Any) -> Any:
+        if current_trace() is None and not isinstance(out_specs, _Shown):
+            key = _signature(args)
+            if key in quiet:  # (its Python shows nothing: its compiled program runs, as any jit's)
+                return quiet[key](*args)[0]
+            return _eager(fun, mesh, in_specs, out_specs, axis_names, check_vma, args, quiet, key)
         if _is_infer(in_specs) and current_trace() is None:
             # the arguments' shardings are known only here, before the staged program traces them
             specs = _inferred_specs(args, _resolve_mesh(mesh), _manual_axes(_resolve_mesh(mesh), axis_names))
@@ -352,6 +434,88 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
         return staged(*args)
 
     return mapped
+
+
+class _Shown:
+    """The out_specs of an eager shard_map's body that also returns the values it showed (the
+    user's out_specs, then one spec splitting a new first axis over every mesh axis per value)."""
+
+    def __init__(self, specs: Any) -> None:
+        self.specs = specs
+
+
+_TOKEN = re.compile("\ue000(\\d+)\ue001")  # a shown value's place in the text the body printed
+
+
+def _signature(args: tuple[Any, ...]) -> Any:
+    """What an eager call's program depends on: the pytree, each array's type and sharding, the
+    other leaves themselves (None where one cannot be a key: such calls trace each time)."""
+    leaves, tree = tree_util.tree_flatten(args)
+    key = tree, tuple((type(x), getattr(x, "shape", None), str(getattr(x, "dtype", "")),
+                       str(getattr(x, "sharding", None)) if is_array_like(x) else x)
+                      for x in leaves)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _eager(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_specs: Any, out_specs: Any,
+           axis_names: Set[Any], check_vma: bool, args: tuple[Any, ...], quiet: dict[Any, Callable[..., Any]],
+           key: Any) -> Any:
+    """A shard_map called outside any trace. jax runs its body eagerly, so a value the body
+    prints shows each device's block (``On cpu:0 at mesh coordinates (i,) = (0,): ...``). mlax
+    traces the body: a body value's text is a placeholder while it traces (what it prints is held
+    back), the program also returns those values from every device, and the held-back text is
+    printed with them in place. A body that shows nothing runs this program from then on."""
+    import mlax.lax as lax
+
+    shown: list[Tracer] = []
+
+    def show(tracer: Tracer) -> str:
+        index = next((i for i, t in enumerate(shown) if t is tracer), None)
+        if index is None:
+            index = len(shown)
+            shown.append(tracer)
+        return f"\ue000{index}\ue001"
+
+    @functools.wraps(fun)
+    def body(*a: Any, **k: Any) -> Any:
+        trace = current_trace()
+        shown.clear()  # (a body traced again in concrete mode shows its values anew)
+        trace.show = show  # type: ignore[union-attr] (mlax.tracer_text asks for it)
+        try:
+            out = fun(*a, **k)
+        finally:
+            trace.show = None  # type: ignore[union-attr]
+        return out, [lax.expand_dims(t, (0,)) for t in shown]
+
+    held = io.StringIO()
+    values: list[Any] = []
+    program = _shard_map(body, mesh, in_specs, _Shown(out_specs), axis_names, check_vma)
+    try:
+        with contextlib.redirect_stdout(held):
+            out, values = program(*args)
+    finally:
+        text = _TOKEN.sub(lambda m: _per_device(values, int(m.group(1)), mesh), held.getvalue())
+        sys.stdout.write(text)
+    if not shown and not held.getvalue() and key is not None:
+        quiet[key] = program
+    return out
+
+
+def _per_device(values: Sequence[Any], index: int, given: Mesh | AbstractMesh | None) -> str:
+    """jax's text of a shard_map value outside jit: each device's block under its mesh coordinates."""
+    if index >= len(values):  # the body failed before its values were computed
+        return "<a value of the shard_map body>"
+    from mlax.array import Array
+
+    mesh = _resolve_mesh(given)
+    blocks = np.asarray(values[index])
+    names = f"({', '.join(map(str, mesh.axis_names))},)"
+    return "\n".join(f"On {device} at mesh coordinates {names} = {idx}:\n{Array._wrap(blocks[k])}\n"
+                     for k, (idx, device) in enumerate(np.ndenumerate(mesh.devices)))
 
 
 def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_specs: Any = Infer,

@@ -14,6 +14,12 @@ Types never change a value (mlax traces global programs): they reach the partiti
 jax's do, as a jit's result specs and the constraints ``reshard``/``out_sharding=`` emit. The
 rules (pyfront/sharding_type_rules.py, registered into `RULES` on import) are jax's
 per-primitive ones keyed by mlax op name.
+
+Inside a shard_map body traced with ``check_vma``, an Aval's ``vma`` is the set of manual mesh
+axes its value varies over (jax's ``typeof(x).manual_axis_type.varying``): the axes its
+argument's spec splits, the union of an op's operands', less the axes of an all-reduce
+(psum/pmax/pmin), plus those of the collectives whose results vary (all_gather, psum_scatter,
+all_to_all, ppermute, axis_index) and of ``pcast(..., to="varying")``.
 """
 
 from __future__ import annotations
@@ -196,6 +202,87 @@ def _duplicates(call: Call, specs: list[Spec], out_avals: Sequence[Any]) -> None
                                     f"sharded result: {out}")
 
 
+# --- the axes a shard_map body's values vary over (jax's vma) ------------------------------------
+
+
+class _Varying(threading.local):
+    def __init__(self) -> None:
+        self.checked: list[bool] = []  # per shard_map body being traced, innermost last: check_vma
+
+
+_VARYING = _Varying()
+# Collectives whose results are the same on every instance along their axes, and those whose
+# results vary along them (jax makes their operand varying first); other ops: their operands'.
+_INVARIANT_RESULTS = frozenset({"psum", "pmax", "pmin"})
+_VARYING_RESULTS = frozenset({"all_gather", "psum_scatter", "all_to_all", "ppermute", "axis_index"})
+
+
+@contextmanager
+def vma_checked(checked: bool) -> Iterator[None]:
+    """While a shard_map body traces: whether its values' types track the axes they vary over."""
+    _VARYING.checked.append(checked)
+    try:
+        yield
+    finally:
+        _VARYING.checked.pop()
+
+
+def tracking() -> bool:
+    """Whether the values traced now track their varying axes (a body traced with check_vma)."""
+    return bool(_VARYING.checked) and _VARYING.checked[-1]
+
+
+def _vma(op_name: str, avals: Sequence[Any], attrs: dict[str, Any]) -> frozenset[str]:
+    """jax's varying axes of an op's results in a checked shard_map body."""
+    vma = frozenset().union(*(a.vma for a in avals))
+    axes = frozenset(attrs.get("axes", ()))
+    if op_name in _INVARIANT_RESULTS:
+        return vma - axes
+    if op_name in _VARYING_RESULTS:
+        return vma | axes
+    return vma
+
+
+def made_varying(x: Any, axes: Sequence[str]) -> Any:
+    """``x`` typed as varying over ``axes`` too (jax's pvary: the value is unchanged)."""
+    from mlax.core import Tracer, abstractify, current_trace, is_array_like, known_of
+
+    if not tracking():
+        return x
+    if not isinstance(x, Tracer):  # a constant (jax's pcast(0.0, ...)): a value of the body, varying
+        trace = current_trace()
+        if trace is None or not is_array_like(x):
+            return x
+        x = Tracer(trace, trace.value_of(x), abstractify(x), "result of mlax.lax.pcast", known_of(x))
+    aval = x.aval
+    if aval.sharding is None and CONTEXT.abstract is not None:
+        aval = replace(aval, sharding=named(CONTEXT.abstract, ((),) * len(aval.shape)))
+    return Tracer(x.trace, x.value, replace(aval, vma=aval.vma | frozenset(axes)), x.origin, x.known)
+
+
+def varying_as(aval: Any, like: Any) -> Any:
+    """``aval`` (a loop's or a vmap's result, a scanned slice) varying over the manual axes
+    ``like`` (the body's result, the scanned array) varies over, inside a shard_map body traced
+    with check_vma (jax types those results as their bodies'), with the body mesh's type
+    sharding that carries them; ``aval`` itself elsewhere."""
+    if not like.vma or like.sharding is None or not tracking():
+        return aval
+    return replace(aval, sharding=named(like.sharding.mesh, ((),) * len(aval.shape)), vma=like.vma)
+
+
+def jax_type(aval: Any) -> Any:
+    """An mlax abstract value as jax's ``ShapedArray``: its type sharding and varying axes too."""
+    from jax.core import ShapedArray
+    from jax.sharding import ManualAxisType
+
+    if aval.sharding is None:
+        return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)
+    if not aval.vma:
+        return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=aval.sharding)
+    return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=aval.sharding,
+                       manual_axis_type=ManualAxisType(varying=frozenset(aval.vma)))
+
+
 def result_avals(op_name: str, avals: Sequence[Any], out_avals: list[Any],
                  attrs: dict[str, Any]) -> list[Any]:
     """``out_avals`` with their type shardings (core.bind's hook; jax's call_sharding_rule):
@@ -203,7 +290,8 @@ def result_avals(op_name: str, avals: Sequence[Any], out_avals: list[Any],
     context's) mesh; with one, the op's rule decides and may raise jax's ShardingTypeError."""
     context = CONTEXT.abstract
     if context is not None and manual(context):  # a shard_map body: local values, typed on its mesh
-        return [replace(a, sharding=named(context, ((),) * len(a.shape))) for a in out_avals]
+        vma = _vma(op_name, avals, attrs) if tracking() else frozenset()
+        return [replace(a, sharding=named(context, ((),) * len(a.shape)), vma=vma) for a in out_avals]
     mesh = _operand_mesh(avals)
     if not explicit(mesh) and not explicit(context):
         where = mesh if mesh is not None else context
@@ -239,4 +327,5 @@ def result_avals(op_name: str, avals: Sequence[Any], out_avals: list[Any],
 from mlax import sharding_type_rules  # noqa: E402, F401 (registers the rules in RULES)
 
 __all__ = ["RULES", "Call", "Operand", "Rule", "ShardingTypeError", "aval_text", "entries", "explicit",
-           "lenient", "manual", "named", "of_buffer", "replicated", "result_avals", "rule", "spec_of"]
+           "jax_type", "lenient", "made_varying", "manual", "named", "of_buffer", "replicated",
+           "result_avals", "rule", "spec_of", "tracking", "varying_as", "vma_checked"]

@@ -37,6 +37,7 @@ from mlax.core import (
     captures_logged,
     concrete_mode,
     current_trace,
+    held_tracer,
     is_array_like,
     known_of,
     mode_scope,
@@ -128,13 +129,18 @@ def static_arguments(args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def aux_static(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """``fun``, returning ``(out, aux)``, with the non-array leaves of ``aux`` as static
-    placeholders: as in jax, an aux output may hold any Python objects (equinox returns
-    strings and Modules there); the transformation gives them back with ``restore_static``."""
+    """``fun``, returning ``(out, aux)``, with the leaves of ``aux`` that are not traced as
+    static placeholders: as in jax, an aux output may hold any Python objects (equinox returns
+    strings and Modules there), and what the trace did not compute comes back as it was (a
+    Python float stays a float, a NumPy array that array: equinox's filter_vjp returns its
+    non-differentiable outputs through aux); the transformation gives them back with
+    ``restore_static``."""
     def with_static_aux(*args: Any, **kwargs: Any) -> Any:
         out = fun(*args, **kwargs)
         if isinstance(out, (tuple, list)) and len(out) == 2:
-            return type(out)((out[0], static_leaves(out[1])))
+            aux = out[1]
+            flags = [held_tracer(leaf) is None for leaf in tree_util.tree_leaves(aux)]
+            return type(out)((out[0], as_static(aux, flags)))
         return out  # the caller's check reports the bad output
 
     return wraps(fun)(with_static_aux)

@@ -25,16 +25,20 @@ _WALK_LIMIT = 10_000  # values looked at to find the arguments a value depends o
 
 def jax_aval(aval: Any) -> ShapedArray:
     """mlax's abstract value as jax's ``ShapedArray`` (whose printer gives jax's exact text:
-    ``~float32[3]`` for a weak type, ``float32[4@X]`` under explicit sharding)."""
-    if aval.sharding is not None:
-        return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=aval.sharding)
-    return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)
+    ``~float32[3]`` for a weak type, ``float32[4@X]`` under explicit sharding, ``float32[3]{V:i}``
+    varying over a shard_map's axis)."""
+    from mlax.sharding_types import jax_type
+
+    return jax_type(aval)
 
 
 def describe(tracer: Any, aval_text: str | None = None) -> str:
     """jax's ``repr`` of the tracer's counterpart in the same place; ``aval_text`` overrides the
     text of the aval (a key array's ``key<fry>[2]``)."""
     trace = tracer.trace
+    show = getattr(trace, "show", None)
+    if show is not None:  # the body of a shard_map outside jit: its blocks (mlax.shard_mapping)
+        return show(tracer)
     text = aval_text if aval_text is not None else str(jax_aval(tracer.aval))
     if trace.batch is not None:
         batched = _batched_text(tracer, aval_text)

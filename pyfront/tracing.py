@@ -31,6 +31,7 @@ class TracedFunction:
     in_avals: tuple[Aval, ...]
     out_avals: tuple[Aval, ...]
     out_tree: Any
+    captured: tuple[Tracer, ...] = ()  # enclosing values used (a parent trace's): extra arguments
 
 
 def function_name(fun: Callable[..., Any]) -> str:
@@ -172,7 +173,7 @@ def trace_function(
         except ir.MLIRError as err:
             raise RuntimeError(f"internal error: the traced module of {name} does not verify: "
                                f"{err}") from None
-    return TracedFunction(module, name, tuple(in_avals), body.out_avals, body.out_tree)
+    return TracedFunction(module, name, tuple(in_avals), body.out_avals, body.out_tree, tuple(body.captured))
 
 
 @dataclass

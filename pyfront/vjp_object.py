@@ -12,6 +12,7 @@ traced once per function and signature, not once per vjp call.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,7 +32,8 @@ from mlax.autodiff import (
     _zeros,
     jvp,
 )
-from mlax.core import Aval, Trace, abstractify
+from mlax.core import Aval, Trace, abstractify, current_trace
+from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.staging import aux_static
@@ -42,21 +44,59 @@ class _Meta:
     """The static part of a `VJP` (its treedef's data): hashable, equal for the same function
     (by identity), argnums and output structure, so jit's cache keys on it."""
 
-    __slots__ = ("fun", "argnums", "has_aux", "in_tree", "out_tree", "out_avals")
+    __slots__ = ("fun", "origin", "closure", "argnums", "has_aux", "in_tree", "out_tree", "out_avals")
 
     def __init__(self, fun: Callable[..., Any], argnums: tuple[int, ...], has_aux: bool, in_tree: Any,
-                 out_tree: Any, out_avals: tuple[Aval, ...]) -> None:
+                 out_tree: Any, out_avals: tuple[Aval, ...],
+                 origin: Callable[..., Any] | None = None, closure: tuple[int, ...] = ()) -> None:
         self.fun, self.argnums, self.has_aux = fun, argnums, has_aux
+        self.origin = fun if origin is None else origin  # the user's function, for identity
+        self.closure = closure  # the identities of the values the snapshot holds (_snapshot)
         self.in_tree, self.out_tree, self.out_avals = in_tree, out_tree, out_avals
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.argnums, self.has_aux, self.in_tree, self.out_tree, self.out_avals)
+        return (self.argnums, self.has_aux, self.in_tree, self.out_tree, self.out_avals, self.closure)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Meta) and self.fun is other.fun and self._key() == other._key()
+        return isinstance(other, _Meta) and self.origin is other.origin and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((id(self.fun), self._key()))
+        return hash((id(self.origin), self._key()))
+
+
+def _closure_ids(fun: Callable[..., Any]) -> tuple[int, ...]:
+    """The identities of the values ``fun`` closes over: two snapshots of one function are the
+    same function (for jit's cache) only when they hold the same objects."""
+    cells = getattr(fun, "__closure__", None) or ()
+    ids = []
+    for cell in cells:
+        try:
+            ids.append(id(cell.cell_contents))
+        except ValueError:  # an empty cell
+            ids.append(0)
+    return tuple(ids)
+
+
+def _snapshot(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun`` with the variables it closes over bound to their values now. jax runs the forward
+    pass when vjp is called and keeps residuals; mlax runs it again when the VJP is called, so a
+    closed-over variable the caller rebinds in between (jax's gradient-checkpointing guide rebinds
+    ``in_tree``) must keep the value it had at the vjp call. Values are not copied (as jax's
+    residuals, a mutated object is seen mutated); empty cells stay shared."""
+    cells = getattr(fun, "__closure__", None)
+    if not isinstance(fun, types.FunctionType) or not cells:
+        return fun
+    fresh = []
+    for cell in cells:
+        try:
+            fresh.append(types.CellType(cell.cell_contents))
+        except ValueError:
+            fresh.append(cell)
+    copy = types.FunctionType(fun.__code__, fun.__globals__, fun.__name__, fun.__defaults__, tuple(fresh))
+    copy.__kwdefaults__, copy.__dict__ = fun.__kwdefaults__, dict(fun.__dict__)
+    copy.__qualname__, copy.__module__, copy.__doc__ = fun.__qualname__, fun.__module__, fun.__doc__
+    copy.__wrapped__ = fun  # type: ignore[attr-defined]
+    return copy
 
 
 class VJP:
@@ -148,7 +188,7 @@ def _pullback(fun: Callable[..., Any], argnums: tuple[int, ...], has_aux: bool) 
         offsets = _leaf_offsets(in_tree)
         positions = [k for i in argnums for k in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
-        avals = [*sub.out_avals, *(abstractify(leaves[k]) for k in positions)]
+        avals = [*sub.out_avals, *(cotangent_aval(trace, sub.name, k, leaves[k]) for k in positions)]
         results = _call(trace, name, ftype, [*leaves, *sub.captured, *ct_leaves], avals,
                         f"vjp of {function_name(fun)}")
         cotangents, per_arg = results[len(sub.out_avals):], []
@@ -165,6 +205,8 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], argnums: tuple[int, 
          api: str) -> tuple[Any, ...]:
     """``(out, VJP)`` or ``(out, VJP, aux)``: the forward pass now, the pullback when called."""
     flatten_arguments((primals, {}), function_name(fun), _positional_names(fun, len(primals)))  # arrays only
+    origin = fun
+    fun = snapshot = _snapshot(fun) if current_trace() is None else fun
     if has_aux:
         fun = aux_static(fun)
     out = _forward(fun, has_aux)(*primals)
@@ -174,7 +216,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], argnums: tuple[int, 
     value = out[0] if has_aux else out
     out_leaves, out_tree = tree_util.tree_flatten(value)
     meta = _Meta(fun, argnums, has_aux, tree_util.tree_structure(primals), out_tree,
-                 tuple(abstractify(leaf) for leaf in out_leaves))
+                 tuple(abstractify(leaf) for leaf in out_leaves), origin, _closure_ids(snapshot))
     f_vjp = VJP(meta, primals)
     return (value, f_vjp, out[1]) if has_aux else (out, f_vjp)
 
@@ -230,7 +272,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     ``jax.tree_util.Partial`` whose leaves are the primals (each call runs forward mode
     again: mlax does no partial evaluation)."""
     check_callable(fun, "fun of mlax.linearize")
-    out = _forward(fun)(*primals)
+    out = _forward(aux_static(fun) if has_aux else fun, has_aux)(*primals)
     if has_aux and not (isinstance(out, tuple) and len(out) == 2):
         raise user_error(TypeError, "expected function with aux output to return a two-element tuple, but "
                          f"got {type(out).__name__}", f"the output of {function_name(fun)} (mlax.linearize)")

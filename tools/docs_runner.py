@@ -3,8 +3,9 @@
     python tools/docs_runner.py --jax-src DIR [--pages P ...] [--devices N] [--timeout S]
                                 [--site DIR] [--json OUT] [--markdown]
 
-DIR is a checkout of jax's source at the installed version; the pages (MyST ``.md`` or
-``.ipynb``, paths relative to DIR/docs) are read from it, never copied into mlax. Each page
+DIR is a checkout of jax's source at the installed version; the pages (MyST ``.md``, ``.ipynb``,
+or markdown whose examples are doctests; paths relative to DIR/docs) are read from it, never
+copied into mlax. Each page
 runs twice, one process each: on the real jax, and on mlax (``mlax.install_as_jax()`` runs
 before the first cell, so the page's ``import jax`` gets mlax). A cell shows what a notebook
 shows: its stdout and the repr of its last expression. The two are compared by value: numbers
@@ -42,11 +43,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# The classic pages of issue 36, as they are named in jax 0.10.2's docs/, with the number of
-# host devices each needs. (jax 0.10.2 has no docs/new_docs/ 101 and 201 pages; "jit, autodiff,
-# vmap tutorials" are jit-compilation, automatic-differentiation and automatic-vectorization;
-# "working with pytrees" is custom_pytrees; tracing completes JAX 101; shard_map is the sharding
-# page run on 8 devices beside parallel.)
+# The pages of issue 36, as they are named in jax 0.10.2's docs/, with the number of host
+# devices each needs. The classic ones first (jax 0.10.2 has no docs/new_docs/ 101 and 201
+# pages; "jit, autodiff, vmap tutorials" are jit-compilation, automatic-differentiation and
+# automatic-vectorization; "working with pytrees" is custom_pytrees; tracing completes JAX 101;
+# shard_map is the sharding page run on 8 devices beside parallel, which holds explicit
+# sharding); then the guides to the current API: mutable refs, ahead-of-time stages and export
+# (doctest pages), and callbacks with their effects.
 DEFAULT_PAGES: tuple[tuple[str, int], ...] = (
     ("notebooks/thinking_in_jax.md", 1), ("notebooks/Common_Gotchas_in_JAX.md", 1),
     ("key-concepts.md", 1), ("jit-compilation.md", 1), ("automatic-vectorization.md", 1),
@@ -54,6 +57,7 @@ DEFAULT_PAGES: tuple[tuple[str, int], ...] = (
     ("random-numbers.md", 1), ("control-flow.md", 1), ("stateful-computations.md", 1),
     ("tracing.md", 1), ("gradient-checkpointing.md", 1), ("notebooks/autodiff_cookbook.md", 1),
     ("parallel.md", 8), ("notebooks/shard_map.md", 8),
+    ("array_refs.md", 1), ("aot.md", 1), ("export/export.md", 8), ("external-callbacks.md", 1),
 )
 RTOL, ATOL = 1e-5, 1e-6
 STATUSES = ("match", "fail", "jax-error", "skipped", "after-crash")
@@ -176,9 +180,40 @@ def split_ipynb(text: str) -> list[Cell]:
     return cells
 
 
+# What jax's doctest run (its conftest.py) puts in every page's namespace.
+DOCTEST_PRELUDE = "import numpy as np\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax\n"
+
+
+def split_doctest(text: str) -> list[Cell]:
+    """The examples of a page written as doctests (```python fences holding ``>>>`` lines, as
+    aot.md and export.md are): one cell per example, so that each one's output is compared. An
+    example whose expected output is a traceback is tagged raises-exception; ``+SKIP`` ones are
+    skipped. The first cell starts with the names jax's doctest namespace provides."""
+    import doctest
+
+    parser = doctest.DocTestParser()
+    cells: list[Cell] = []
+    for fence in re.finditer(r"^```python[^\n]*\n(.*?)^```", text, re.M | re.S):
+        first_line = text.count("\n", 0, fence.start(1)) + 1
+        for example in parser.get_examples(fence.group(1)):
+            skip = "doctest +SKIP" if example.options.get(doctest.OPTIONFLAGS_BY_NAME["SKIP"]) else None
+            tags = ("raises-exception",) if example.exc_msg is not None else ()
+            source = example.source.rstrip("\n")
+            if not any(line.strip() and not line.lstrip().startswith("#") for line in source.splitlines()):
+                continue  # a comment line of its own: nothing to run
+            cells.append(Cell(len(cells) + 1, python_of(source), tags, first_line + example.lineno,
+                              skip or skip_reason(source, tags)))
+    if cells:
+        cells[0].source = DOCTEST_PRELUDE + cells[0].source
+    return cells
+
+
 def read_page(path: Path) -> list[Cell]:
+    """A page's code cells: a notebook's, a MyST page's code-cells, or else its doctest examples."""
     text = path.read_text(encoding="utf-8")
-    return split_ipynb(text) if path.suffix == ".ipynb" else split_myst(text)
+    if path.suffix == ".ipynb":
+        return split_ipynb(text)
+    return split_myst(text) or split_doctest(text)
 
 
 # ---------------------------------------------------------------- comparing what cells show

@@ -21,7 +21,7 @@ from mlax.passes.registry import PassFailure
 from mlax.passes.walk import nested_ops
 
 # jax's errors for a callback with a nonzero tangent on an operand.
-_NO_JVP = {
+NO_JVP = {
     "pure": "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while taking "
             "gradients.",
     "io": "IO callbacks do not support JVP.",
@@ -38,9 +38,9 @@ def emit_callback_jvp(
 ) -> tuple[list[ir.Value], list[MaybeValue]]:
     """The call of ``declaration`` on the primal ``operands`` at ``point``, and its (zero) tangents."""
     kind = transform.fields["kind"]
-    if kind in _NO_JVP and any(t is not None for t in tangents):
+    if kind in NO_JVP and any(t is not None for t in tangents):
         raise PassFailure(
-            f"mlax-autodiff: {_NO_JVP[kind]} (the callback {transform.fields['name']}, @{transform.name})",
+            f"mlax-autodiff: {NO_JVP[kind]} (the callback {transform.fields['name']}, @{transform.name})",
             location,
         )
     results = list(ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value).results)

@@ -29,6 +29,7 @@ from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.symbols import unique_name
+from mlax.sharding_types import jax_type, tracking, varying_as
 from mlax.source_info import current_location
 from mlax.staging import traced_with_known
 from mlax.tracing import SubFunction, function_name, trace_subfunction
@@ -150,6 +151,57 @@ def _scalar_selector(value: Any, what: str, argument: str) -> Aval:
 # ---- cond and switch ---------------------------------------------------------------------------
 
 
+def _vma_mismatch_text(diffs: list[str], fixes: list[str], item_end: str) -> tuple[str, str]:
+    """jax's wording of a varying-axes mismatch: the differences, and the ``pcast`` that might fix
+    them (jax's cond and loop messages end their list items differently: ``item_end``)."""
+    def listed(items: list[str]) -> str:
+        return "\n".join(f"  * {d};{item_end}" for d in items[:-1]) + ("" if item_end else "\n") + \
+            f"  * {items[-1]}.\n"
+
+    differences = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n" if len(diffs) == 1 else listed(diffs)
+    hint = ""
+    if fixes:
+        hint = f"This might be fixed by {fixes[0]}.\n" if len(fixes) == 1 else \
+            f"This might be fixed by:\n{listed(fixes)}"
+        hint += ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more "
+                 "information.\n\n")
+    return differences, hint
+
+
+def _check_branch_vma(api: str, branches: Sequence[Callable[..., Any]], subs: Sequence[SubFunction]) -> None:
+    """jax's TypeError for branches whose outputs vary over other manual axes, inside a shard_map
+    body traced with check_vma (jax's _check_branch_outputs; its text). A cond's branches are
+    (false_fun, true_fun) here; jax compares true_fun's outputs with false_fun's."""
+    if not tracking():
+        return
+    from jax._src.api_util import fun_sourceinfo
+
+    if api == "cond":
+        pairs = [("true_fun", "false_fun", 1, 0)]
+    else:
+        pairs = [("branch 0", f"branch{i}", 0, i) for i in range(1, len(subs))]
+    for name1, name2, i1, i2 in pairs:
+        avals1, avals2 = subs[i1].out_avals, subs[i2].out_avals
+        if all(a.vma == b.vma for a, b in zip(avals1, avals2, strict=True)):
+            continue
+        dummy = tree_util.tree_unflatten(subs[i1].out_tree, [0] * len(avals1))
+        paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+        component = [f" at path {p}" if p else "" for p in paths]
+        diffs = [f"the output of {name1}{c} has type {jax_type(a).str_short()} but the corresponding output "
+                 f"of {name2} has type {jax_type(b).str_short()}, so the manual axis types do not match"
+                 for c, a, b in zip(component, avals1, avals2, strict=True) if a.vma != b.vma]
+        fixes = [f"applying `jax.lax.pcast(..., {tuple(sorted(x1.vma - x2.vma))}, to='varying')` to the "
+                 f"output of {n}{c}"
+                 for c, a1, a2 in zip(component, avals1, avals2, strict=True)
+                 for n, x1, x2 in [(name1, a2, a1), (name2, a1, a2)]
+                 if x1.vma != x2.vma and x2.vma - x1.vma]
+        differences, hint = _vma_mismatch_text(diffs, fixes, item_end="")
+        info1, info2 = fun_sourceinfo(branches[i1]), fun_sourceinfo(branches[i2])
+        raise TypeError(f"{api} branches must have equal output types but they differ.\n\n"
+                        f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n{hint}"
+                        f"Revise {name1} and/or {name2} so that all output types match.")
+
+
 def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]], operands: tuple,
               names: Sequence[str], api: str) -> Any:
     if refs.any_alive() and not refs.threaded(branches[0]):  # branches writing refs return their values
@@ -165,6 +217,7 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
                 TypeError, f"{names[0]} and {name} output must have identical types, got\n"
                 f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
                 f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}", f"{name} of mlax.lax.{api}")
+    _check_branch_vma(api, branches, subs)
     out_avals = list(first.out_avals)  # JAX types the result as the first branch's (weak types included)
     outs = _emit(trace, "cond", first.name, [selector, *leaves, *consts], out_avals,
                  f"result of cond over {', '.join(function_name(b) for b in branches)}",
@@ -233,7 +286,37 @@ def _check_carry(what: str, argument: str, paths: Sequence[str], in_tree: Any, i
 
 def _carry_avals(in_avals: Sequence[Aval], out_avals: Sequence[Aval]) -> list[Aval]:
     pairs = zip(in_avals, out_avals, strict=True)
-    return [Aval(a.shape, a.dtype, a.weak_type and b.weak_type) for a, b in pairs]
+    return [varying_as(Aval(a.shape, a.dtype, a.weak_type and b.weak_type), b) for a, b in pairs]
+
+
+def _check_carry_vma(what: str, body_fun: Callable[..., Any], root: str | list[str], paths: Sequence[str],
+                     in_avals: Sequence[Aval], out_avals: Sequence[Aval]) -> None:
+    """jax's TypeError for a loop carry whose varying manual axes (vma) change in the body of a
+    shard_map traced with check_vma (jax's _check_carry_type; its text)."""
+    if not tracking() or all(a.vma == b.vma for a, b in zip(in_avals, out_avals, strict=True)):
+        return
+    try:
+        carry = next(iter(inspect.signature(body_fun).parameters), None)
+    except (TypeError, ValueError):
+        carry = None
+
+    def component(path: str) -> str:
+        suffix = path[len(root):] if isinstance(root, str) and path.startswith(root) else path
+        if carry:
+            return f"the input carry component {carry}{suffix}" if suffix else f"the input carry {carry}"
+        return f"the input carry at path {suffix}" if suffix else "the input carry"
+
+    bad = [(p, a, b) for p, a, b in zip(paths, in_avals, out_avals, strict=True) if a.vma != b.vma]
+    diffs = [f"{component(p)} has type {jax_type(a).str_short()} but the corresponding output carry "
+             f"component has type {jax_type(b).str_short()}, so the manual axis types do not match"
+             for p, a, b in bad]
+    fixes = [f"applying `jax.lax.pcast(..., {tuple(sorted(b.vma - a.vma))}, to='varying')`, to the initial "
+             f"carry value corresponding to {component(p)}" for p, a, b in bad if b.vma - a.vma]
+    differences, hint = _vma_mismatch_text(diffs, fixes, item_end="\n")
+    # jax's text exactly (pages print it), so without user_error's argument and source lines
+    raise TypeError(f"{what} function carry input and carry output must have equal types, but they differ:"
+                    f"\n\n{differences}\n{hint}Revise the function so that all output types match the "
+                    "corresponding input types.")
 
 
 def _promote_weak_carry(trace: Trace, leaves: list[Any], avals: list[Aval],
@@ -285,6 +368,7 @@ def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], 
                              f"{_avals_text(cond_sub.out_avals)}", f"cond_fun of {api}")
         _check_carry("body_fun", f"body_fun of {api}", paths, tree, avals, body_sub.out_tree,
                      body_sub.out_avals)
+        _check_carry_vma("while_loop body", body_fun, name, paths, avals, body_sub.out_avals)
         outs = _emit(trace, "while", body_sub.name, [*leaves, *consts],
                      _carry_avals(avals, body_sub.out_avals),
                      f"result of while_loop {function_name(body_fun)}",
@@ -331,7 +415,7 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
             raise user_error(ValueError, "scan got no values to scan over and `length` not provided.",
                              "xs of mlax.lax.scan")
         steps = int(length) if length is not None else sizes.pop()
-        slice_avals = [Aval(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
+        slice_avals = [varying_as(Aval(a.shape[1:], a.dtype, a.weak_type), a) for a in x_avals]
         in_tree = prng.tree_flatten((init, xs))[1]
         n = len(carry_leaves)
         while True:
@@ -345,7 +429,8 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
             _discard(trace, [sub])
         _check_carry("scan body function carry", body_argument, carry_paths, carry_tree, carry_avals,
                      carry_out_tree, sub.out_avals[:n])
-        y_avals = [Aval((steps, *a.shape), a.dtype, a.weak_type) for a in sub.out_avals[n:]]
+        _check_carry_vma("scan body", f, name, carry_paths, carry_avals, sub.out_avals[:n])
+        y_avals = [varying_as(Aval((steps, *a.shape), a.dtype, a.weak_type), a) for a in sub.out_avals[n:]]
         outs = _emit(trace, "scan", sub.name, [*carry_leaves, *x_leaves, *consts],
                      [*_carry_avals(carry_avals, sub.out_avals[:n]), *y_avals],
                      f"result of scan {function_name(f)}", body=sub.name, length=steps,

@@ -28,6 +28,8 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None, order: str | No
     if prng.is_key(a) and (dtype is None or prng.is_key_dtype(dtype)):
         return a  # typed keys stay keys, as jax's
     dtype = user_dtype("asarray", dtype)
+    if not is_traced_or_array(a) and hasattr(type(a), "__jax_array__"):
+        a = a.__jax_array__()  # as jax's (flax.nnx's Variables: their NumPy conversion is eager only)
     if is_traced_or_array(a):
         return a if dtype is None else lax.convert_element_type(a, dtype)
     if isinstance(a, (list, tuple)) and any(_contains_traced(e) for e in a):

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental import io_callback as jax_io_callback
 
 import mlax
 import mlax.numpy as mnp
@@ -262,6 +263,26 @@ def test_pure_callback_under_grad_is_an_error(backend: str) -> None:
     for lib in (jax, mlax):
         with pytest.raises(ValueError, match="Pure callbacks do not support JVP"):
             lib.jit(lib.grad(lambda x, lib=lib: _pure(lib, (3,), np.float32)(x, x).sum()))(x)
+
+
+def test_a_callback_s_grad_error_comes_before_the_output_check() -> None:
+    """jax differentiates before it checks grad's output: a callback on the differentiated input
+    of a function with a non-scalar output is the callback's error; one on another argument
+    leaves the output's TypeError."""
+    rng = np.random.default_rng(19)
+    x = random_array(rng, (int(rng.integers(2, 6)),), np.float32)
+    for lib, io_callback in ((jax, jax_io_callback), (mlax, mlax.experimental.io_callback)):
+        pure = _pure(lib, x.shape, np.float32)
+
+        def io(v, lib=lib, io_callback=io_callback):
+            return io_callback(lambda a: a, lib.ShapeDtypeStruct(v.shape, v.dtype), v)
+
+        with pytest.raises(ValueError, match="Pure callbacks do not support JVP"):
+            lib.grad(lambda v, pure=pure: pure(v, v))(x)
+        with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+            lib.grad(io)(x)
+        with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions"):
+            lib.grad(lambda v, w, pure=pure: pure(w, w) * v)(x, x)
 
 
 def test_pure_callback_inside_custom_jvp_is_differentiable(backend: str) -> None:

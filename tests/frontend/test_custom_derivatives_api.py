@@ -144,6 +144,35 @@ def test_custom_vjp_symbolic_zeros() -> None:
     assert results["mlax"][2] == results["jax"][2] == (("fwd", True, False), ("bwd", False, True))
 
 
+def test_custom_vjp_symbolic_zeros_bwd_that_refuses_nonzero_cotangents() -> None:
+    """A bwd that asserts the zero cotangents it is promised (equinox's filter_custom_vjp tests
+    do): mlax's trace of it with every cotangent present, at the call, fails; the pass then
+    traces it for the cotangents of the use, and the gradient is jax's."""
+    x, y = _rand(4, 3), _rand(7, 3)
+    zero = jax.custom_derivatives.SymbolicZero
+    results = {}
+    for lib, np_ in LIBS:
+        @lib.custom_vjp
+        def f(x, y):
+            return x * y, x, y
+
+        def fwd(x, y, f=f):
+            return f(x.value, y.value), (x.value, y.value)
+
+        def bwd(res, cts):
+            (a, b, c), (x, y) = cts, res
+            assert not isinstance(a, zero) and isinstance(b, zero) and not isinstance(c, zero)
+            return a * y, a * x + c
+
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        def loss(a, b, f=f, np_=np_):
+            out = f(a, b)
+            return np_.sum(out[0] * 2.0 + np_.sin(out[2]))
+
+        results[lib.__name__] = lib.grad(loss, (0, 1))(x, y)
+    assert_same(results["mlax"], results["jax"], rtol=RTOL, check_weak_type=False)
+
+
 def test_custom_vjp_primal_tree_values() -> None:
     record = jax.custom_derivatives.CustomVJPPrimal(1.0, True)
     assert mlax.custom_derivatives.custom_vjp_primal_tree_values({"a": record}) == {"a": 1.0}

@@ -121,8 +121,8 @@ def test_export_errors(rng: np.random.Generator) -> None:
     with pytest.raises(ValueError) as error:
         mexport.export(fun)
     assert str(error.value).startswith(str(expected.value))
-    with pytest.raises(NotImplementedError, match="one platform"):
-        mexport.export(mlax.jit(fun), platforms=("cpu", "tpu"))
+    with pytest.raises(ValueError, match="distinct"):
+        mexport.export(mlax.jit(fun), platforms=("cpu", "cpu"))
     with pytest.raises(TypeError, match="bytes"):
         mexport.deserialize("not bytes")
     wider = np.zeros((x.shape[0], x.shape[1] + 1), np.float32)
@@ -134,3 +134,87 @@ def test_export_errors(rng: np.random.Generator) -> None:
         assert str(error.value).startswith(str(expected.value).splitlines()[0])
     with pytest.raises(ValueError, match="same pytree structure"):
         ours.call(x, y)
+
+
+def _both(fun_of: Any, *specs: Any, **options: Any) -> tuple[mexport.Exported, Any]:
+    """``fun_of(lib)`` exported by mlax and by jax for ``specs``."""
+    ours = mexport.export(fun_of(mlax), **options)(*specs)
+    return ours, jax.export.export(fun_of(jax), **options)(*specs)
+
+
+def _main_line(exported: Any) -> str:
+    return next(line for line in exported.mlir_module().splitlines() if "@main(" in line).strip()
+
+
+@needs_flatbuffers
+def test_several_platforms_take_jax_s_platform_index(rng: np.random.Generator) -> None:
+    x = random_array(rng, (3, int(rng.integers(2, 5))), np.float32)
+    platforms = ("tpu", "cpu", "cuda")
+    ours, theirs = _both(lambda lib: lib.jit(lambda a: lib.numpy.tanh(a) * 2.0), x, platforms=platforms)
+    for name in ("platforms", "uses_global_constants", "module_kept_var_idx", "in_avals", "out_avals"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert _main_line(ours).split(", %")[0] == _main_line(theirs).split(", %")[0]  # the index argument
+    expected = theirs.call(x)
+    assert_same(ours.call(x), expected, rtol=1e-6, atol=1e-6)
+    assert_same(mlax.jit(ours.call)(x), expected, rtol=1e-6, atol=1e-6)
+    restored = jax.export.deserialize(ours.serialize())  # jax alone runs mlax's bytes
+    assert_same(restored.call(x), expected, rtol=1e-6, atol=1e-6)
+    assert_same(mexport.deserialize(theirs.serialize()).call(x), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_platform_check_and_its_opt_out(rng: np.random.Generator) -> None:
+    value = float(rng.standard_normal())
+    ours, theirs = _both(lambda lib: lib.jit(lib.lax.cos), value, platforms=["tpu"])
+    with pytest.raises(ValueError) as expected:
+        theirs.call(value)
+    with pytest.raises(ValueError) as error:
+        ours.call(value)
+    assert str(error.value).startswith(str(expected.value))
+    unchecked = [jax.export.DisabledSafetyCheck.platform()]
+    ours, theirs = _both(lambda lib: lib.jit(lib.lax.cos), value, platforms=["tpu"],
+                         disabled_checks=unchecked)
+    assert_same(ours.call(value), theirs.call(value), rtol=1e-6, atol=1e-6)  # weak_type=True on both
+
+
+def test_library_functions_export_as_jax_s_jitted_ones(rng: np.random.Generator) -> None:
+    x = random_array(rng, (int(rng.integers(1, 6)),), np.float32)
+    ours, theirs = _both(lambda lib: lib.numpy.cos, x)
+    assert ours.fun_name == theirs.fun_name == "cos"
+    assert_same(ours.call(x), theirs.call(x), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="must be the result of `jit`"):
+        mexport.export(lambda a: mnp.cos(a))
+
+
+def test_main_s_arguments_are_named_as_jax_names_them(rng: np.random.Generator) -> None:
+    x = random_array(rng, (2, 3), np.float32)
+    ours, theirs = _both(lambda lib: lib.jit(lambda first, second: first * second), x, x)
+    assert _main_line(ours) == _main_line(theirs)
+
+
+def _shards(array: Any) -> list[tuple[str, Any]]:
+    return [(str(s.device), s.index) for s in array.addressable_shards]
+
+
+def test_an_export_for_an_abstract_mesh_runs_where_its_arguments_are(rng: np.random.Generator) -> None:
+    """An export over an AbstractMesh of 4 devices: jax's recorded shardings, and calls on two
+    placements of the session's devices (jax runs it on the argument's devices)."""
+    from jax.sharding import AbstractMesh, Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    n = 8 * int(rng.integers(1, 4))
+    abstract = AbstractMesh((4,), ("a",))
+    spec = jax.ShapeDtypeStruct((n,), np.int32, sharding=NamedSharding(abstract, P("a")))
+    ours, theirs = _both(lambda lib: lib.jit(lambda v: (v * 3).T), spec)
+    assert ours.nr_devices == theirs.nr_devices == 4
+    for name in ("in_shardings_jax", "out_shardings_jax"):
+        assert getattr(ours, name)(abstract) == getattr(theirs, name)(abstract), name
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    devices = jax.devices()[:4]
+    line = Mesh(np.array(devices), ("a",))
+    square = Mesh(np.array(devices[::-1]).reshape(2, 2), ("b", "c"))
+    for sharding in (NamedSharding(line, P("a")), NamedSharding(square, P("b"))):
+        expected = theirs.call(jax.device_put(x, sharding))
+        got = ours.call(mlax.device_put(x, sharding))
+        assert isinstance(got, mlax.Array)
+        assert_same(got, expected)
+        assert _shards(got) == _shards(expected)

@@ -605,3 +605,35 @@ def test_eval_shape_changes_no_ref() -> None:
         return run
 
     both(make)
+
+
+# ---------------------------------------------------------------- ahead-of-time stages
+
+
+def test_trace_and_lower_with_refs_passed_and_closed_over(rng: np.random.Generator) -> None:
+    """``jit(f).trace`` / ``.lower`` of a function writing a ref it closes over and one passed:
+    the stages exist (their program takes the refs' values) and leave the refs as they were;
+    compiled and called, the result is jax's."""
+    init, passed, x = f32(rng, 3), f32(rng, 3), float(rng.standard_normal())
+
+    def make(L: Any) -> Callable[..., Any]:
+        def run() -> Any:
+            closed = L.new_ref(init)
+            arg = L.new_ref(passed)
+
+            def f(ref: Any, v: Any) -> Any:
+                closed[...] += v
+                ref[...] = ref[...] * v
+                return closed[...].sum() + ref[...].sum()
+
+            jitted = L.jit(f)
+            traced = jitted.trace(arg, x)
+            lowered = jitted.lower(arg, x)
+            assert "func" in lowered.as_text() and traced.jaxpr is not None
+            shape = jitted.eval_shape(arg, x)
+            assert (shape.shape, shape.dtype) == ((), np.float32)
+            untouched = (L.freeze(closed), L.freeze(arg))
+            return untouched, jitted(arg, x), L.freeze(closed), L.freeze(arg)
+        return run
+
+    both(make)

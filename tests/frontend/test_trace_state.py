@@ -12,6 +12,8 @@ import mlax
 from mlax import jax_modules
 from mlax.trace_state import get_opaque_trace_state
 
+RNG = np.random.default_rng(35)
+
 
 def _pattern(lib, state) -> list[bool]:
     """Which comparisons of trace states hold: eager vs eager, eager vs jit, within a jit, within
@@ -59,3 +61,64 @@ def test_valid_jaxtype_knows_mlax_arrays() -> None:
     mlax.jit(lambda x: seen.append(valid_jaxtype(x)) or x)(np.ones(2, np.float32))
     assert seen == [True]
     assert jax_modules.resolve("jax.extend.core", "valid_jaxtype", {}) is valid_jaxtype
+
+
+def test_checkpoint_traces_its_function_outside_any_trace_too() -> None:
+    """jax.checkpoint called eagerly still traces ``fun`` (dm-haiku refuses hk.get_parameter in a
+    checkpoint of an untransformed function by comparing trace states): its Python sees a trace
+    of its own, and its values are jax's, with static and keyword arguments as well."""
+    x = RNG.normal(size=(3,)).astype(np.float32)
+    for lib, state in ((mlax, get_opaque_trace_state), (jax, jex.get_opaque_trace_state)):
+        outside, seen = state(), []
+
+        def f(x, n=2.0, seen=seen, state=state, lib=lib):
+            seen.append(state())
+            return lib.numpy.sin(x) * n
+
+        got = [lib.checkpoint(f)(x), lib.checkpoint(f, static_argnums=(1,))(x, 3.0),
+               lib.checkpoint(f)(x, n=np.float32(0.5)),
+               lib.grad(lambda v, f=f, lib=lib: lib.checkpoint(f)(v).sum())(x)]
+        assert [s == outside for s in seen] == [False] * len(seen)
+        if lib is mlax:
+            mine = got
+        else:
+            for a, b in zip(mine, got, strict=True):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-6)
+
+
+def _jvp_pattern(lib, jvp_tracer, top) -> list[bool]:
+    """Which values inside a jvp (itself inside a jit) are forward-mode tracers of the jvp's own
+    trace: computed from its input (also through a nested jit), from a value the jit closes
+    over, from a constant, and from the input through a call of a jitted function of both."""
+    seen: list[bool] = []
+    c = np.float32(RNG.normal())
+
+    def outer(x, y):
+        inner_jit = lib.jit(lambda a, b: (a * 2.0, b + 1.0))
+
+        def f(v):
+            main = top(()).main
+            values = [v * 2.0, y * 3.0, lib.numpy.ones(2) * c, *inner_jit(v, y), lib.jit(lambda a: a + y)(v)]
+            seen.extend(isinstance(t, jvp_tracer) and t._trace.main is main for t in values)
+            return v
+
+        return lib.jvp(f, (x,), (x,))[1]
+
+    lib.jit(outer)(np.float32(1.5), np.float32(0.5))
+    return seen
+
+
+def test_jvp_tracers_and_top_trace_as_jax() -> None:
+    """jax.interpreters.ad.JVPTracer and jax.extend.core.find_top_trace under install_as_jax are
+    mlax's (trace_state.py): a value is a forward-mode tracer of the jvp's trace exactly where
+    jax's is one (equinox's filter_jvp keeps those outputs differentiated, the others as they are)."""
+    from jax.interpreters import ad
+
+    from mlax.trace_state import JVPTracer, find_top_trace
+
+    ours = _jvp_pattern(mlax, JVPTracer, find_top_trace)
+    assert ours == _jvp_pattern(jax, ad.JVPTracer, jex.find_top_trace)
+    assert jax_modules.resolve("jax.interpreters.ad", "JVPTracer", {}) is JVPTracer
+    assert jax_modules.resolve("jax.extend.core", "find_top_trace", {}) is find_top_trace
+    assert jax_modules.resolve("jax.interpreters.ad", "primitive_jvps", {}) is ad.primitive_jvps
+    assert find_top_trace(()) is None and not isinstance(mlax.numpy.ones(2), JVPTracer)

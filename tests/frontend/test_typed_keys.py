@@ -356,3 +356,34 @@ def test_key_arrays_through_numpy_functions(op: str) -> None:
     jks = jr.split(jr.key(seed), 3)
     assert_same(mnp.isclose(ks, ks[1]), jax.numpy.isclose(jks, jks[1]))  # keys: equality, as jax's
     assert bool(mnp.allclose(ks, ks)) and not bool(mnp.allclose(ks[0], ks[1]))
+
+
+def test_enable_custom_prng_makes_legacy_keys_typed() -> None:
+    """Under ``jax_enable_custom_prng`` PRNGKey, split and fold_in give typed keys, as jax's
+    (the context manager and config.update both), eagerly and under jit; off again, raw."""
+    seed = _seed()
+    raw = np.asarray(jr.PRNGKey(seed))
+    make = mlax.jit(lambda: mr.PRNGKey(seed))
+    assert make().dtype == np.uint32
+    with mlax.enable_custom_prng():
+        key = mr.PRNGKey(seed)
+        jitted = make()  # the option is part of the trace context: retraced
+        raw_split = mr.split(raw, 3)
+        folded = mr.fold_in(mr.PRNGKey(seed), 5)
+        bits = mr.uniform(key, (4,))
+    with jax.enable_custom_prng():
+        jkey = jr.PRNGKey(seed)
+        jsplit = jr.split(jr.PRNGKey(seed), 3)
+        jfolded = jr.fold_in(jr.PRNGKey(seed), 5)
+        jbits = jr.uniform(jkey, (4,))
+    for actual, expected in ((key, jkey), (jitted, jkey), (raw_split, jsplit), (folded, jfolded)):
+        assert_keys(actual, expected)
+    assert_same(bits, jbits)
+    assert mr.PRNGKey(seed).dtype == np.uint32 and not mlax.config.jax_enable_custom_prng
+    assert make().dtype == np.uint32
+    mlax.config.update("jax_enable_custom_prng", True)
+    try:
+        assert_keys(mr.PRNGKey(seed), jr.key(seed))
+    finally:
+        mlax.config.update("jax_enable_custom_prng", False)
+    assert mr.PRNGKey(seed).dtype == np.uint32

@@ -88,6 +88,43 @@ def test_ipynb_cells() -> None:
     assert cells[1].tags == ("raises-exception",) and cells[1].skip == "needs a GPU or TPU"
 
 
+# A small page written as doctests (as jax's aot.md is), written for this test.
+DOCTEST_PAGE = """# Stages
+
+Prose, then examples:
+
+```python
+>>> a = 2
+>>> # a comment on its own is not a cell
+>>> def double(v):
+...   return 2 * v
+>>> double(a)
+4
+>>> double(None)  # doctest: +IGNORE_EXCEPTION_DETAIL
+Traceback (most recent call last):
+TypeError: ...
+>>> open_the_network()  # doctest: +SKIP
+
+```
+
+```shell
+>>> not_python = True
+```
+"""
+
+
+def test_doctest_examples_are_cells() -> None:
+    cells = dr.split_doctest(DOCTEST_PAGE)
+    assert [c.source.removeprefix(dr.DOCTEST_PRELUDE) for c in cells] == [
+        "a = 2", "def double(v):\n  return 2 * v", "double(a)",
+        "double(None)  # doctest: +IGNORE_EXCEPTION_DETAIL", "open_the_network()  # doctest: +SKIP"]
+    assert cells[0].source.startswith(dr.DOCTEST_PRELUDE)
+    assert cells[3].tags == ("raises-exception",) and cells[3].skip is None
+    assert cells[4].skip == "doctest +SKIP"
+    assert DOCTEST_PAGE.splitlines()[cells[2].line - 1] == ">>> double(a)"
+    assert dr.split_myst(DOCTEST_PAGE) == []
+
+
 def test_skip_reasons_ignore_comments() -> None:
     assert dr.skip_reason("x = 1  # see https://example.com", ()) is None
     assert dr.skip_reason("# pip install foo\nx = 1", ()) is None

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from mlax.dialect.opviews import linalg
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.walk import nested_ops
 

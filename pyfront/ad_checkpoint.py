@@ -31,7 +31,7 @@ from mlax.dialect import get_context
 from mlax.dialect.transforms import CHECKPOINT_NAMES_ATTR, RECOMPUTED_ATTR, declare_transform, read_transform
 from mlax.errors import check_callable
 from mlax.passes.symbols import unique_name
-from mlax.remat_policy import mark_saveable, name_value, policy_name
+from mlax.remat_policy import CHECKPOINT_NAME_SITES_ATTR, mark_saveable, name_value, policy_name
 from mlax.source_info import current_location
 from mlax.staging import Staged, traced_with_known
 from mlax.tracing import flatten_arguments, function_name
@@ -158,7 +158,7 @@ def checkpoint_name(x: Any, name: Any) -> Any:
                             f"type {type(leaf)} and was passed to name at position 0.")
         if isinstance(leaf, Tracer) and leaf.trace is trace:
             with get_context():
-                name_value(leaf.value, str(name))
+                name_value(leaf.value, str(name), current_location())
     return x
 
 
@@ -173,9 +173,9 @@ def _type_text(value: ir.Value) -> str:
     return f"{element}[{','.join(map(str, tensor.shape))}]"
 
 
-def _where(op: ir.Operation) -> str:
-    """`` from file:line:col (function)``, jax's form (0-based column), from an op's location."""
-    match = _LOCATION.search(str(op.location))
+def _where(location: ir.Location | str) -> str:
+    """`` from file:line:col (function)``, jax's form (0-based column), from a location."""
+    match = _LOCATION.search(str(location))
     if match is None:
         return ""
     return f" from {match['file']}:{match['line']}:{int(match['col']) - 1} ({match['function']})"
@@ -263,12 +263,13 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
                 source = "from a literal"
             else:
                 op = value.owner.operation
-                if CHECKPOINT_NAMES_ATTR in op.attributes:
+                if CHECKPOINT_NAMES_ATTR in op.attributes:  # where the (last) name was given, as jax
                     names = ir.ArrayAttr(op.attributes[CHECKPOINT_NAMES_ATTR])
-                    what = f"named '{ir.StringAttr(names[len(names) - 1]).value}'"
+                    sites = ir.ArrayAttr(op.attributes[CHECKPOINT_NAME_SITES_ATTR])
+                    source = (f"named '{ir.StringAttr(names[len(names) - 1]).value}'"
+                              f"{_where(ir.StringAttr(sites[len(sites) - 1]).value)}")
                 else:
-                    what = f"output of {_producer(op, table)}"
-                source = f"{what}{_where(op)}"
+                    source = f"output of {_producer(op, table)}{_where(op.location)}"
             described.append((_type_text(value), source))
     return described
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -77,27 +78,48 @@ def executable_of(entry: CacheEntry) -> Executable:
     return executable
 
 
-def donate_inputs(entry: CacheEntry, leaves: list[Any]) -> None:
-    """After a call: the donated argument Arrays that an output can take the place of (same
-    shape and dtype, each output once) are deleted, as jax deletes the buffers it donates; the
-    others stay, with jax's warning (once per traced signature). The XLA backend donates itself."""
+def donate_inputs(entry: CacheEntry, leaves: list[Any], result: Any) -> None:
+    """After a call: each output takes a donated argument of its shape and dtype (the first
+    unused one, as jax pairs them), whose Array is deleted and whose buffer becomes the output's,
+    so the output lives where the argument did, as jax's aliased outputs do; the donated
+    arguments no output can take stay, with jax's warning (once per traced signature). The XLA
+    backend donates itself."""
     if not entry.donated or entry.backend == "xla":
         return
-    free = [(a.shape, np.dtype(a.dtype)) for a in entry.traced.out_avals]
+    outputs = tree_util.tree_leaves(result)
+    free = {j: (a.shape, np.dtype(a.dtype)) for j, a in enumerate(entry.traced.out_avals)}
     unusable = []
     for i in entry.donated:
         aval = entry.traced.in_avals[i]
         key = (aval.shape, np.dtype(aval.dtype))
-        if key in free:
-            free.remove(key)
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
-        else:
+        j = next((j for j, k in free.items() if k == key), None)
+        if j is None:
             unusable.append(_type_text(aval.shape, aval.dtype))
+            continue
+        del free[j]
+        if type(leaves[i]) is Array:
+            _move_into(leaves[i], outputs[j])
+            leaves[i].delete()
     if unusable and not getattr(entry, "donation_warned", False):
         entry.donation_warned = True  # type: ignore[attr-defined]
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\nSee an explanation at "
                       "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=4)  # jax's text
+
+
+def _move_into(donor: Array, output: Any) -> None:
+    """Give ``output`` the donated ``donor``'s host buffer, holding ``output``'s values. The
+    native backends write their results into fresh buffers; one copy puts them where the
+    argument was, and the fresh one is freed at once. Only a buffer the donor alone holds (no
+    NumPy view of it, no other reference: ``sys.getrefcount`` counts its slot, ``buffer`` and the
+    call's argument) is written, so no other Array's values change."""
+    buffer, values = donor._host, getattr(output, "_host", None)
+    if (type(output) is not Array or buffer is None or values is None or donor._device is not None
+            or not buffer.flags.owndata or not buffer.flags.c_contiguous or sys.getrefcount(buffer) > 3):
+        return
+    buffer.flags.writeable = True
+    np.copyto(buffer, values, casting="no")
+    buffer.flags.writeable = False
+    output._host = buffer
 
 
 def _inputs(executable: Executable, leaves: list[Any]) -> list[Any]:

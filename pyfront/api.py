@@ -421,7 +421,7 @@ class JittedFunction:
                 return wrap_outputs(entry.traced, executable(_fast_buffers(executable, fast_leaves)))
         entry, leaves = self._entry(args, kwargs)
         result = run_program(entry.traced, executable_of(entry), leaves)
-        donate_inputs(entry, leaves)
+        donate_inputs(entry, leaves, result)
         in_avals = entry.traced.in_avals
         if fast_key is not None and len(leaves) == len(fast_leaves) and all(
                 arg.dtype == aval.dtype for arg, aval in zip(fast_leaves, in_avals, strict=True)):

@@ -152,10 +152,18 @@ class Array(ArrayMethods, metaclass=ArrayType):
             device.delete()
 
     def unsafe_buffer_pointer(self) -> int:
-        """The address of the buffer's first byte (the host buffer, or the device buffer's)."""
+        """The address of the buffer's first byte (the host buffer, or the device buffer's). A
+        host array that is a view of another's buffer (a reshape, a broadcast constant) gets a
+        buffer of its own first, as every jax Array has: its own address, which a donation can
+        hand on to an output (pyfront/aot.py)."""
         if self._host is None and self._device is not None and not isinstance(self._device, _Deleted):
             return int(self._device.unsafe_buffer_pointer())
-        return int(self._value.ctypes.data)
+        host = self._value
+        if not host.flags.owndata or not host.flags.c_contiguous:
+            host = np.array(host, order="C")
+            host.flags.writeable = False
+            self._host = host
+        return int(host.ctypes.data)
 
     def block_until_ready(self) -> Array:
         if self._device is not None:

@@ -477,18 +477,30 @@ def abstractify(x: Any) -> Aval:
     return Aval(array.shape, array.dtype, False)
 
 
-def _find_trace(operands: tuple[Any, ...]) -> Trace | None:
-    """The trace an op goes into: its tracers' trace; for an op with no operands (iota), the
-    current one, so it is emitted rather than folded into a constant."""
+# Ops that stay evaluated under a trace when no operand is a tracer: the conversions and
+# broadcasts the numpy layer applies to Python scalars and NumPy constants (jax does those with
+# NumPy and shows literals), which would otherwise fill every program with ops on constants.
+_FOLDED_IN_TRACES = frozenset({"convert", "broadcast_in_dim", "reshape"})
+
+
+def _find_trace(op_name: str, operands: tuple[Any, ...]) -> Trace | None:
+    """The trace an op goes into: its tracers' trace; when none of its operands is a tracer,
+    the current one, as jax stages every op under a trace, constants' too (``make_jaxpr`` shows
+    ``log 2.0``; ``jnp.array(x.shape).prod()`` is a tracer), except the ops in
+    `_FOLDED_IN_TRACES` and under ``ensure_compile_time_eval``; None outside traces (eager)."""
     trace = current_trace()
+    substituted = False
     for x in operands:
         if isinstance(x, Tracer):
             if _TRACES.substitutes and x.value in _TRACES.substitutes:
-                continue  # a value a construct closed over, while its known value is computed
+                substituted = True  # a value a construct closed over, while its known value is computed
+                continue
             if trace is None or not x.trace.active or not trace.encloses(x.trace):
                 raise UnexpectedTracerError(x, trace)
             return trace
-    return trace if not operands else None
+    if substituted or op_name in _FOLDED_IN_TRACES or compile_time_eval_state.value:
+        return None
+    return trace
 
 
 def _weak_result(rule: str, avals: list[Aval]) -> bool:
@@ -564,9 +576,7 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     typed = _MESH_CONTEXT.abstract is not None or any(a.sharding is not None for a in avals)
     if typed:  # sharding in types: jax's rule for the op (mlax.sharding_types)
         out_avals = _typed_results(op_name, avals, out_avals, attrs)
-    trace = _find_trace(operands)
-    if trace is not None and not operands and compile_time_eval_state.value:
-        trace = None  # mlax.ensure_compile_time_eval: an op of no operands (iota) is concrete too
+    trace = _find_trace(op_name, operands)
     if trace is None:
         _check_numpy_rank(op_name, out_avals)
         results = _evaluate(op, out_avals, [to_numpy(x) for x in operands], attrs)

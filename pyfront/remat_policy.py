@@ -131,14 +131,19 @@ def mark_saveable(module: ir.Operation, callee: str, policy: Policy | None) -> N
                 del op.attributes[SAVEABLE_ATTR]
 
 
-def name_value(value: ir.Value, name: str) -> None:
-    """Record ``name`` on the op that computes ``value`` (`checkpoint_name`); a function's
-    argument needs none: a checkpoint always keeps its inputs."""
+# Where each of an op's `CHECKPOINT_NAMES_ATTR` names was given: the ``checkpoint_name`` call's
+# location as text, which `print_saved_residuals` shows for a named residual, as jax shows its
+# ``name`` equation's.
+CHECKPOINT_NAME_SITES_ATTR = "mlax.checkpoint_name_sites"
+
+
+def name_value(value: ir.Value, name: str, site: ir.Location) -> None:
+    """Record ``name``, given at ``site``, on the op that computes ``value``
+    (`checkpoint_name`); a function's argument needs none: a checkpoint always keeps its inputs."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return
     op = owner.operation
-    names = list(ir.ArrayAttr(op.attributes[CHECKPOINT_NAMES_ATTR])) \
-        if CHECKPOINT_NAMES_ATTR in op.attributes else []
-    op.attributes[CHECKPOINT_NAMES_ATTR] = ir.ArrayAttr.get([*names, ir.StringAttr.get(name, op.context)],
-                                                            op.context)
+    for attribute, text in ((CHECKPOINT_NAMES_ATTR, name), (CHECKPOINT_NAME_SITES_ATTR, str(site))):
+        held = list(ir.ArrayAttr(op.attributes[attribute])) if attribute in op.attributes else []
+        op.attributes[attribute] = ir.ArrayAttr.get([*held, ir.StringAttr.get(text, op.context)], op.context)

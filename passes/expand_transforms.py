@@ -28,6 +28,8 @@ from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
+from mlax.dialect.user_primitives import USER_PRIMITIVE_KIND
+from mlax.passes import user_primitives
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 
 if TYPE_CHECKING:
@@ -35,8 +37,9 @@ if TYPE_CHECKING:
 
 THROUGH = ("custom_jvp_call", "custom_vjp_call", "checkpoint")
 # Declarations that stay what they are (the transformations of their calls are rules):
-# control flow, host callbacks and shard_map.
-PERSISTENT = (*CONTROL_FLOW_KINDS, CALLBACK_KIND, SHARD_MAP_KIND)
+# control flow, host callbacks, shard_map and user primitives (until mlax-expand-transforms
+# gives them their lowering).
+PERSISTENT = (*CONTROL_FLOW_KINDS, CALLBACK_KIND, SHARD_MAP_KIND, USER_PRIMITIVE_KIND)
 
 
 class Resolver:
@@ -150,12 +153,16 @@ def _call_callee(declaration: ir.Operation, kind: str, callee: str) -> None:
 @register_pass
 @dataclass
 class ExpandTransforms(ModulePass):
-    """Resolve every transformation declaration (jvp, vjp, vmap, ...) innermost first."""
+    """Resolve every transformation declaration (jvp, vjp, vmap, ...) innermost first, then
+    give each user primitive its lowering (which may bind more of them: to a fixpoint)."""
 
     argument = "mlax-expand-transforms"
-    summary = "resolve all transformation declarations (autodiff and batching) to a fixpoint"
+    summary = "resolve all transformation declarations (autodiff and batching), then lower user primitives"
 
     def run(self, module: ir.Operation) -> None:
-        if has_declarations_to_resolve(module):
-            load_handlers()
-        Resolver(module, tuple(HANDLERS), self.argument).run()
+        while True:
+            if has_declarations_to_resolve(module):
+                load_handlers()
+            Resolver(module, tuple(HANDLERS), self.argument).run()
+            if not user_primitives.expand(module, self.argument):
+                return

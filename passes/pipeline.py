@@ -200,6 +200,7 @@ def _as_callable(instance: ModulePass) -> Callable[[ir.Operation, object], None]
             if str(failure):
                 (failure.location or op.location).emit_error(str(failure))
             _local.failure_kind = failure.kind
+            _local.failure_raised = failure.raised
             pass_.signal_pass_failure()
 
     return run
@@ -260,11 +261,15 @@ def reusable_stages(context: ir.Context, pipeline: str) -> list[Stage]:
 def run_stage(stage: Stage, module: ir.Operation, *, verify_each: bool = True) -> None:
     """Run one stage on ``module``; PipelineError names the element if it fails."""
     module = module.operation
-    _local.failure_kind = ValueError
+    _local.failure_kind, _local.failure_raised = ValueError, None
     with capture(module.context) as found:
         try:
             stage.manager.run(module)
         except ir.MLIRError:
+            raised = _local.failure_raised
+            if raised is not None:
+                raised.add_note(f"(in pass '{stage.element}')\n{format_all(found)}")
+                raise raised from None
             raise _error_of_kind(_local.failure_kind)(f"pass '{stage.element}' failed", found) from None
         except Exception as error:  # a bug in a Python pass, not bad input: name it, keep the cause
             raise PipelineError(f"pass '{stage.element}' failed with an internal error: "

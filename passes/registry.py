@@ -32,10 +32,13 @@ class PassFailure(Exception):
     also of that type, so a user's ``except`` written for jax catches mlax's error."""
 
     def __init__(self, message: str, location: ir.Location | None = None,
-                 kind: type[Exception] = ValueError) -> None:
+                 kind: type[Exception] = ValueError, raised: Exception | None = None) -> None:
         super().__init__(message)
         self.location = location
         self.kind = kind
+        # an exception of the user's code the pass ran (a user primitive's rule): the pipeline
+        # raises it as it is, as jax lets a rule's exception through, with the location as a note
+        self.raised = raised
 
 
 class ModulePass:

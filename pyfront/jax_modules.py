@@ -123,11 +123,16 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.experimental": Redirect("mlax.experimental", _names("EArray cur_qdd primal_tangent_dtype"),
                                  real_submodules=True),
     "jax.experimental.shard_map": Redirect("mlax.experimental.shard_map"),
+    # jax's own but for HiPrimitive, bound eagerly on mlax values (pyfront/extend_primitive.py)
+    "jax.experimental.hijax": Redirect(None, extras=(("HiPrimitive", "mlax.extend_primitive:HiPrimitive"),),
+                                       passthrough_rest=True),
     # jax's extension API, jax's own but for the trace state libraries compare (flax.nnx's
-    # TraceContextError, haiku's JaxUsageError), which must name mlax's traces, and the test
-    # of array data (distrax's pytrees), which must know mlax's arrays
+    # TraceContextError, haiku's JaxUsageError), which must name mlax's traces, the test
+    # of array data (distrax's pytrees), which must know mlax's arrays, and Primitive, whose
+    # bind on mlax values is mlax's (pyfront/extend_primitive.py)
     "jax.extend": Redirect(None, real_submodules=True, passthrough_rest=True),
-    "jax.extend.core": Redirect(None, extras=(("get_opaque_trace_state",
+    "jax.extend.core": Redirect(None, extras=(("Primitive", "mlax.extend_primitive:Primitive"),
+                                              ("get_opaque_trace_state",
                                                "mlax.trace_state:get_opaque_trace_state"),
                                               ("find_top_trace", "mlax.trace_state:find_top_trace"),
                                               ("valid_jaxtype", "mlax.trace_state:valid_jaxtype")),

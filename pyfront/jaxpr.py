@@ -39,6 +39,7 @@ from mlax.dialect.attrs import dense_attribute, dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import JIT_NAME_ATTR, KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
+from mlax.extend_primitive import bound_primitive
 from mlax.shape_eval import abstract_argument
 from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
 
@@ -279,10 +280,11 @@ class _FunctionReader:
             self.atoms[result] = var
         self.weak[result] = None
 
-    def _emit(self, op: ir.Operation, name: str, params: dict[str, Any], invars: list[Atom],
+    def _emit(self, op: ir.Operation, name: str | jex.Primitive, params: dict[str, Any], invars: list[Atom],
               weak: bool) -> None:
         outvars = [jex.Var(_type_aval(r.type, weak)) for r in op.results]
-        self.eqns.append(jex.new_jaxpr_eqn(invars, outvars, primitive(name), params, frozenset()))
+        prim = primitive(name) if isinstance(name, str) else name
+        self.eqns.append(jex.new_jaxpr_eqn(invars, outvars, prim, params, frozenset()))
         for result, var in zip(op.results, outvars, strict=True):
             self.atoms[result] = var
             self.weak[result] = weak
@@ -302,7 +304,10 @@ class _FunctionReader:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         function = self.reader.functions[callee]
         invars = [self.atoms[v] for v in op.operands]
-        if read_transform(function) is not None:
+        bound = bound_primitive(function)
+        if bound is not None:  # a primitive of jax's extension API: its own equation
+            name, params = bound
+        elif read_transform(function) is not None:
             name, params = self.reader.declaration(function)
         elif JIT_NAME_ATTR in function.attributes:  # a nested jit (pyfront/nested_jit.py)
             name, params = "jit", {"name": ir.StringAttr(function.attributes[JIT_NAME_ATTR]).value,

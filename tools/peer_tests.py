@@ -486,6 +486,7 @@ class PeerTimeout(BaseException):  # noqa: N818 (the name in the report)
 
 
 _STDLIB = frozenset(sys.stdlib_module_names)
+_DELEGATING_BIND = "mlax.extend_primitive"
 
 
 class RealJaxWatch:
@@ -517,7 +518,8 @@ class RealJaxWatch:
         while frame is not None:
             module = frame.f_globals.get("__name__", "")
             top = module.partition(".")[0]
-            if top in ("jax", "jaxlib") or top in _STDLIB or top == "__main__":
+            # mlax's jax.extend.core.Primitive hands jax's tracers to jax's bind: not mlax's work
+            if top in ("jax", "jaxlib") or top in _STDLIB or top == "__main__" or module == _DELEGATING_BIND:
                 frame = frame.f_back
                 continue
             return None if top == "mlax" else module

@@ -22,7 +22,8 @@ name, the object file. A read checks all of it, so a truncated, corrupted or for
 (another key under this name, another format) is a miss: the program is compiled and its entry
 rewritten. Writes go to a temporary file in the directory, renamed over the entry
 (``os.replace``), so readers in other processes see a whole entry or none. Programs that call
-host callbacks are not cached (their objects hold this process's callback ids).
+host callbacks are not cached (their objects hold this process's callback ids), nor programs
+binding user primitives (their text names this process's ids, not the primitives' rules).
 
 **Bound.** ``compilation_cache_max_size`` bytes (1 GiB by default; jax's name
 ``jax_compilation_cache_max_size``; 0: no cache, -1: no limit): after a write, the least

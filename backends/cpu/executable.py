@@ -42,6 +42,7 @@ from mlax.backends.native.lapack import calls_lapack, lapack_symbols
 from mlax.configuration import config
 from mlax.dialect import get_context
 from mlax.dialect.tensor_spec import TensorSpec
+from mlax.passes import user_primitives
 from mlax.passes.abi import PROFILE_KERNELS_ATTRIBUTE, entry_symbol
 
 _RUNTIME_LIBRARIES = ("libmlir_c_runner_utils.so",)
@@ -108,8 +109,10 @@ class CpuExecutable:
             orc.expose((), {**gemm_symbols(), **(lapack_symbols() if calls_lapack(module) else {}),
                               **(fft_symbols() if calls_fft(module) else {}),
                               **host_callbacks.cpu_symbols()})
-            # Host callbacks are named by this process's ids, and a dump wants the passes run.
-            cache = None if self._callbacks or config.dump_dir else disk_cache.active()
+            # Host callbacks and user primitives are named by this process's ids (their Python
+            # rules are not in the text), and a dump wants the passes run.
+            own_ids = self._callbacks or user_primitives.declarations(module.operation)
+            cache = None if own_ids or config.dump_dir else disk_cache.active()
             self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)
         self._signature = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)
         self._function = self._signature(self._code.address)

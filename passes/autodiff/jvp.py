@@ -20,12 +20,14 @@ from mlir.dialects import func
 
 from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.transforms import SAVEABLE_ATTR, read_transform
+from mlax.dialect.user_primitives import USER_PRIMITIVE_KIND
 from mlax.passes.autodiff.callbacks import emit_callback_jvp
 from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, emit_control_flow_jvp
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp_rules import JVP_RULES
 from mlax.passes.autodiff.remat import Regions
 from mlax.passes.autodiff.rule_variants import variant
+from mlax.passes.autodiff.user_primitives import emit_user_primitive_jvp
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import derived_function, shared_callee
 
@@ -100,9 +102,12 @@ def _emit_call(callee: ir.Operation, operands: list[ir.Value], tangents: list[Ma
                 return shared
     if transform is None:
         return emit_jvp(callee, operands, tangents, point, lookup, split, regions)
-    if transform.kind in (CALLBACK_KIND, *SPLIT_JVP_RULES):  # new constructs: saved whole or not at all
+    if transform.kind in (CALLBACK_KIND, USER_PRIMITIVE_KIND, *SPLIT_JVP_RULES):  # saved whole or not at all
         if transform.kind == CALLBACK_KIND:
             outs, out_tangents = emit_callback_jvp(callee, transform, operands, tangents, point, location)
+        elif transform.kind == USER_PRIMITIVE_KIND:
+            outs, out_tangents = emit_user_primitive_jvp(callee, operands, tangents, point, lookup, location,
+                                                         emit_jvp)
         else:  # control flow and shard_map
             outs, out_tangents = emit_control_flow_jvp(callee, transform, operands, tangents, point, lookup,
                                                        location, split)

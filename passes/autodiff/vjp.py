@@ -21,12 +21,14 @@ from mlir.dialects import func
 
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
+from mlax.dialect.user_primitives import USER_PRIMITIVE_KIND
 from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, transpose_control_flow
 from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.remat import Regions, Rematerializer, strip_marks
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
+from mlax.passes.autodiff.user_primitives import transpose_user_primitive
 from mlax.passes.autodiff.varying import NONE, Varying, construct_varying, op_varying
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import define_function, derived_function, find_derived, mark_derived, unique_name
@@ -120,6 +122,8 @@ def _transpose_ops(linear_ops: Sequence[ir.Operation], linear: set[ir.Value], ct
                                                        lookup, types)
             elif read_linear_residuals(target) is not None:
                 contributions = _transpose_linear_call(emitter, op, target, result_cts, known, lookup)
+            elif transform is not None and transform.kind == USER_PRIMITIVE_KIND:
+                contributions = transpose_user_primitive(point, op, target, result_cts, known)
             else:
                 contributions = _transpose_custom_vjp(emitter, op, result_cts, known, lookup)
             if typing is not None:

@@ -23,6 +23,7 @@ from mlir.dialects import func
 
 from mlax.dialect.callbacks import read_callback
 from mlax.dialect.transforms import read_transform
+from mlax.dialect.user_primitives import read_user_primitive
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching import shard_map  # noqa: F401  (adds the shard_map rule to control_flow's table)
 from mlax.passes.batching.callbacks import batch_callback
@@ -30,6 +31,7 @@ from mlax.passes.batching.control_flow import batch_control_flow, control_flow
 from mlax.passes.batching.custom_derivatives import batch_custom_call
 from mlax.passes.batching.rules import BATCH_RULES, broadcast_batch
 from mlax.passes.batching.rules_collectives import names_axis, resolve_collective
+from mlax.passes.batching.user_primitives import batch_user_primitive
 from mlax.passes.expand_transforms import HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
 from mlax.passes.symbols import derived_function, shared_callee
@@ -61,6 +63,9 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
         construct = control_flow(target)
         if target is not None and read_callback(target) is not None:
             outs, out_flags = batch_callback(op, target, args, arg_flags, size, point)
+        elif target is not None and read_user_primitive(target) is not None:
+            outs, out_flags = batch_user_primitive(op, target, args, arg_flags, size, point, axis_name) \
+                if any(arg_flags) else _unbatched(op, args, point)
         elif target is not None and construct is None:
             transform = read_transform(target)
             if transform is None and shared_callee(target):

@@ -26,6 +26,7 @@ from mlir import ir
 
 from mlax.dialect.callbacks import read_callback
 from mlax.dialect.transforms import Transform, read_transform
+from mlax.dialect.user_primitives import read_user_primitive
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules import broadcast_batch
 from mlax.passes.batching.rules_collectives import names_axis, resolved_flags
@@ -62,7 +63,8 @@ def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: Funct
             transform = read_transform(target)
             if transform is not None and transform.kind in THROUGH:
                 target = lookup(transform.fields["callee"])
-            if control_flow(target) is None and read_callback(target) is None:
+            if control_flow(target) is None and read_callback(target) is None \
+                    and read_user_primitive(target) is None:  # a user primitive's results: all batched
                 outs = batched_outputs(target, ins, lookup, axis_name)
         batched.update(zip(op.results, outs, strict=True))
     raise PassFailure("mlax-batch: function without func.return", function.location)

@@ -44,8 +44,8 @@ def test_trace_states_compare_as_jax_s() -> None:
 def test_install_as_jax_serves_it_and_passes_the_rest_through() -> None:
     assert jax_modules.resolve("jax.extend.core", "get_opaque_trace_state", {}) is get_opaque_trace_state
     assert jax_modules.status("jax.extend.core", "get_opaque_trace_state") == "mlax"
-    assert jax_modules.resolve("jax.extend.core", "Primitive", {}) is jex.Primitive
-    assert jax_modules.status("jax.extend.core", "Primitive") == "jax"
+    assert jax_modules.resolve("jax.extend.core", "ClosedJaxpr", {}) is jex.ClosedJaxpr
+    assert jax_modules.status("jax.extend.core", "ClosedJaxpr") == "jax"
     assert jax_modules.status("jax.extend", "linear_util") == "jax"
 
 

@@ -102,7 +102,7 @@ PASSES: dict[str, type[ModulePass]] = {}
 # Where passes live: the dialect-level ones, each backend's own, and the StableHLO importer (a
 # front-end pass: it traces the imported program through mlax.lax).
 PASS_PACKAGES = ("mlax.passes", "mlax.backends.native", "mlax.backends.cpu", "mlax.backends.gpu",
-                 "mlax.backends.xla", "mlax.import_stablehlo")
+                 "mlax.backends.xla", "mlax.backends.interpreter", "mlax.import_stablehlo")
 _loaded = False
 
 # Pass argument -> the module that registers it, in one of `PASS_PACKAGES` (names only: looking
@@ -136,6 +136,7 @@ PASS_MODULES: dict[str, str] = {
     "mlax-gpu-vectorize": "mlax.backends.gpu.vectorize",
     "mlax-import-stablehlo": "mlax.import_stablehlo",
     "mlax-inline": "mlax.passes.inline",
+    "mlax-interpreter-pipeline": "mlax.backends.interpreter",
     "mlax-linalg-to-blas": "mlax.backends.cpu.linalg_to_blas",
     "mlax-lower-callbacks": "mlax.backends.native.lower_callbacks",
     "mlax-lower-control-flow": "mlax.passes.lower_control_flow",
@@ -179,7 +180,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     global _loaded
     if not _loaded:
         for package in map(importlib.import_module, PASS_PACKAGES):
-            for info in pkgutil.iter_modules(package.__path__):
+            for info in pkgutil.iter_modules(getattr(package, "__path__", [])):  # a module: itself
                 if not info.name.startswith("_"):
                     importlib.import_module(f"{package.__name__}.{info.name}")
         _loaded = True

@@ -222,7 +222,8 @@ def _run_one(folder: Path, name: str, program: Callable[..., Any], m: Any, devic
     problems = [p for p in checks if p]
     jax_call = lambda: jitted(*args)  # noqa: E731
     latency = [programs.median_seconds(lambda c=c: _block(c()), repeats) for c in (mlax_call, jax_call)]
-    throughput = [programs.median_seconds(lambda c=c: _pipelined(c, batch), max(repeats // 10, samples)) / batch
+    pipelined_repeats = max(repeats // 10, samples)
+    throughput = [programs.median_seconds(lambda c=c: _pipelined(c, batch), pipelined_repeats) / batch
                   for c in (mlax_call, jax_call)]
     compile_s = [float(np.median([t for t, _ in c])) for c in (compiles, jax_compiles)]
     return {"ok": not problems, "problems": problems,

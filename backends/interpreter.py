@@ -1,5 +1,9 @@
 """The reference interpreter: runs any mlax function on NumPy inputs.
 
+`InterpreterBackend` declares it, as the other backends are declared (backends/declaration.py):
+its pipeline, `mlax-interpreter-pipeline`, has one stage, "expanded": transformations given
+their bodies and shard_maps simulated on one device; every other op runs as it is.
+
 Each function is compiled once into a flat list of steps (rule, operand slots, attributes)
 so repeated calls do not re-read the IR. The rules are the dialect's NumPy reference
 semantics (OpDef.reference), keyed by op name; `func.call` recurses into the callee.
@@ -12,14 +16,16 @@ reported at that step's op (`ProgramTooLargeError`, with the op's location).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from mlir import ir
 
 from mlax.backends.declaration import Executable
+from mlax.backends.dumping import lower
 from mlax.backends.memory_limits import (
     ProgramTooLargeError,
     check_numpy_rank,
@@ -34,7 +40,7 @@ from mlax.dialect.control_flow import CONTROL_FLOW_KINDS, REFERENCES
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform, transform_declarations
-from mlax.passes.pipeline import run_pipeline
+from mlax.passes.registry import PassPipeline, option, register_pass
 
 
 class InterpreterError(RuntimeError):
@@ -170,19 +176,46 @@ def run_function(module: ir.Module, name: str, args: Sequence[Any]) -> list[np.n
     return Interpreter(module).run(name, args)
 
 
+INTERPRETER_STAGES: tuple[tuple[str, str], ...] = (
+    ("expanded", "mlax-expand-transforms, mlax-simulate-devices"),
+)
+
+
+@register_pass
+@dataclass(frozen=True)
+class InterpreterPipeline(PassPipeline):
+    """The interpreter's lowering: transformations resolved, shard_maps simulated."""
+
+    argument = "mlax-interpreter-pipeline"
+    summary = "resolve transformations and simulate shard_maps for the interpreter (stage: expanded)"
+
+    to: str = option("expanded", "the last stage to run: expanded")
+
+    @property
+    def stages(self) -> tuple[tuple[str, str], ...]:
+        return INTERPRETER_STAGES
+
+
+@dataclass(frozen=True)
 class InterpreterBackend:
     """The dialect's NumPy reference semantics: slow, exact, always available."""
 
-    name = "interpreter"
-    stages = ()
+    name: str = "interpreter"
+    options: ClassVar[InterpreterPipeline] = InterpreterPipeline()
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        return self.options.stage_names
 
     def compile(self, module: ir.Module, entry: str, donated: tuple[int, ...] = ()) -> Executable:
         if any(True for _ in transform_declarations(module)):  # derivatives get their bodies first
             with module.context:
                 module = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-                run_pipeline(module, "mlax-expand-transforms, mlax-simulate-devices")
+                lower(module, self.options.textual(), entry)
         return Interpreter(module).program(entry)
 
     def stage_text(self, module: ir.Module, entry: str, stage: str, debug_info: bool,
                    donated: tuple[int, ...] = ()) -> str:
-        raise AssertionError("the interpreter has no stages")
+        with module.context:
+            lower(module, dataclasses.replace(self.options, to=stage).textual(), entry)
+        return module.operation.get_asm(enable_debug_info=debug_info)

@@ -25,11 +25,14 @@ from jax import ad_checkpoint as _jax_ad_checkpoint
 from jax import tree_util
 from mlir import ir
 
-from mlax.autodiff import _call, _positional_names, _trace_callee
+from mlax.api import JittedFunction
+from mlax.autodiff import _call, _positional_names, _trace_callee, vjp
 from mlax.core import Trace, Tracer, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import CHECKPOINT_NAMES_ATTR, RECOMPUTED_ATTR, declare_transform, read_transform
 from mlax.errors import check_callable
+from mlax.numpy import zeros_like
+from mlax.passes.pipeline import run_pipeline
 from mlax.passes.symbols import unique_name
 from mlax.remat_policy import CHECKPOINT_NAME_SITES_ATTR, mark_saveable, name_value, policy_name
 from mlax.source_info import current_location
@@ -220,11 +223,6 @@ def _residuals(function: ir.Operation, n_primals: int) -> list[ir.Value]:
 def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tuple[str, str]]:
     """``(type, source)`` of each value mlax's reverse mode keeps for the backward pass of ``f``
     at ``args`` (see `_residuals`), as jax's ``saved_residuals``."""
-    from mlax.api import JittedFunction
-    from mlax.autodiff import vjp
-    from mlax.numpy import zeros_like
-    from mlax.passes.pipeline import run_pipeline
-
     check_callable(f, "f of mlax.ad_checkpoint.print_saved_residuals")
     leaves, tree, paths = flatten_arguments((args, kwargs), function_name(f), _positional_names(f, len(args)))
 

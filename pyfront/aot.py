@@ -35,6 +35,7 @@ from mlax.backends.registry import Executable, compile_cached, get_backend
 from mlax.backends.xla import pjrt
 from mlax.backends.xla.sharded import jax_mesh, named_sharding
 from mlax.core import Aval, Tracer, abstractify, to_numpy
+from mlax.custom_derivatives import raise_failed_rule
 from mlax.dialect import get_context
 from mlax.dialect import sharding as ir_sharding
 from mlax.dialect.callbacks import callback_declarations
@@ -70,8 +71,6 @@ def executable_of(entry: CacheEntry) -> Executable:
         try:
             executable = compile_cached(entry.backend, entry.traced.module, entry.traced.entry, entry.donated)
         except ValueError as error:  # a custom derivative rule that raised was needed: its error
-            from mlax.custom_derivatives import raise_failed_rule
-
             raise_failed_rule(error)
             raise
         entry._executable = weakref.ref(executable)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from mlax.array_methods import ArrayMethods, ArrayType
+from mlax.sharding_types import of_buffer
 
 
 class _Deleted:
@@ -107,8 +108,6 @@ class Array(ArrayMethods, metaclass=ArrayType):
 
         if self._device is None:
             return Aval(self.shape, self.dtype, self._weak_type)
-        from mlax.sharding_types import of_buffer  # an array on a mesh: its type's sharding
-
         return Aval(self.shape, self.dtype, self._weak_type, of_buffer(self._xla_buffer))
 
     @property

@@ -26,9 +26,10 @@ from mlax.array import Array
 from mlax.backends.native.host_callbacks import HostCallback, register
 from mlax.core import Aval, Tracer, current_trace, is_array_like, to_numpy
 from mlax.dialect import get_context
-from mlax.dialect.callbacks import VMAP_METHODS, declare_callback
+from mlax.dialect.callbacks import VMAP_METHODS, callback_declarations, callee_of, declare_callback
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import user_error
+from mlax.passes.autodiff.callbacks import NO_JVP
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
 from mlax.staging import with_known
@@ -222,9 +223,6 @@ def callback_jvp_error(module: ir.Operation, function: str, differentiated: Sequ
     """jax's error for a pure or io callback in ``function`` (of ``module``) whose operands depend
     on its ``differentiated`` arguments, None if there is none. jax meets that error while it
     differentiates, before it checks what grad's output is: grad's own checks ask here first."""
-    from mlax.dialect.callbacks import callback_declarations, callee_of
-    from mlax.passes.autodiff.callbacks import NO_JVP
-
     declared = callback_declarations(module)
     body = ir.SymbolTable(module)[function].regions[0].blocks[0]
     wanted = set(differentiated)

@@ -18,6 +18,7 @@ import numpy as np
 from jax import tree_util
 from mlir import ir
 
+from mlax.autodiff import _call, _trace_callee
 from mlax.core import abstractify, current_trace
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
@@ -27,8 +28,6 @@ from mlax.tracing import function_name
 
 def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list[Any]]:
     """``(converted, consts)``: ``converted(*args, *consts)`` computes ``fun(*args)``."""
-    from mlax.autodiff import _call, _trace_callee
-
     check_callable(fun, "fun of mlax.closure_convert")
     in_tree = tree_util.tree_structure(example_args)
     in_avals = [abstractify(leaf) for leaf in tree_util.tree_leaves(example_args)]

@@ -18,11 +18,13 @@ from mlir import ir
 
 from mlax import dtypes as front_dtypes
 from mlax import tracer_text
+from mlax.array import Array
 from mlax.array_methods import ArrayMethods
 from mlax.configuration import check_values, checks_enabled, compile_time_eval_state
 from mlax.dialect import build, get_context, get_op, infer
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import UnexpectedTracerError, concretization_error, user_error
+from mlax.prng import PRNGKeyArray
 from mlax.sharding import CONTEXT as _MESH_CONTEXT
 from mlax.sharding_types import result_avals as _typed_results
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
@@ -432,17 +434,12 @@ def is_array_like(x: Any) -> bool:
     (transformations take them as their data, and numeric ops refuse them)."""
     import jax
 
-    from mlax.array import Array
-    from mlax.prng import PRNGKeyArray
-
     return isinstance(x, (Tracer, Array, np.ndarray, np.generic, jax.Array, PRNGKeyArray)
                       + front_dtypes.PYTHON_SCALARS)
 
 
 def to_numpy(x: Any) -> np.ndarray:
     """A concrete operand as a NumPy array in its canonical dtype."""
-    from mlax.array import Array
-
     if type(x) is Array:  # not isinstance: tracers are instances of Array too
         return x._value
     if isinstance(x, Tracer):  # its value where concrete mode knows it (jax's concrete_or_error)
@@ -464,9 +461,6 @@ def to_numpy(x: Any) -> np.ndarray:
 def abstractify(x: Any) -> Aval:
     if isinstance(x, Tracer):
         return x.aval
-    from mlax.array import Array
-    from mlax.prng import PRNGKeyArray
-
     if type(x) is PRNGKeyArray:  # programs see a key array as its uint32 data
         return abstractify(x._base_array)
     if isinstance(x, Array):
@@ -523,24 +517,16 @@ def _evaluate(op: Any, out_avals: list[Aval], arrays: Any, attrs: dict[str, Any]
             for r, a in zip(results, out_avals, strict=True)]
 
 
-_ZERO_DERIVATIVE: frozenset[str] | None = None
-
-
 def _known_results(op: Any, operands: tuple[Any, ...], out_avals: list[Aval],
                    attrs: dict[str, Any]) -> list[Known | None]:
     """What concrete mode knows of an op's results: computed when first asked for, from what it
     knows of every operand (nothing if it misses one); differentiated where a float result
     depends on a differentiated operand through an op with a derivative (JAX's nonzero tangents)."""
-    global _ZERO_DERIVATIVE
     mode = _TRACES.mode
     inputs = [known_of(x) for x in operands] if mode is not None else [None]
     if any(k is None for k in inputs):
         return [None] * len(out_avals)
-    if _ZERO_DERIVATIVE is None:
-        from mlax.passes.autodiff.jvp_rules import ZERO_DERIVATIVE
-
-        _ZERO_DERIVATIVE = frozenset(ZERO_DERIVATIVE)
-    flows = op.name not in _ZERO_DERIVATIVE and any(k.differentiated for k in inputs)  # type: ignore[union-attr]
+    flows = not op.zero_derivative and any(k.differentiated for k in inputs)  # type: ignore[union-attr]
     marks = [flows and front_dtypes.issubdtype(a.dtype, np.inexact) for a in out_avals]
     if mode == "deferred":
         return [Known(differentiated=d) for d in marks]
@@ -563,8 +549,6 @@ def _check_numpy_rank(op_name: str, avals: list[Aval]) -> None:
 
 def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     """Apply primitive ``op_name``: emit it into the current trace, or evaluate it eagerly."""
-    from mlax.array import Array
-
     op = get_op(op_name)
     avals = [abstractify(x) for x in operands]
     try:
@@ -604,8 +588,6 @@ __all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bin
 
 def with_weak_type(x: Any, weak: bool) -> Any:
     """The same value with JAX's weak-type flag set to ``weak`` (no op is emitted)."""
-    from mlax.array import Array
-
     if isinstance(x, Tracer):
         if x.aval.weak_type == weak:
             return x

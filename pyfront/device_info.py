@@ -16,6 +16,8 @@ from typing import Any
 
 import jax
 
+from mlax.array import Array
+
 Device = jax.Device
 
 _MLAX_BACKENDS = ("xla", "interpreter")
@@ -76,8 +78,6 @@ def device_get(x: Any) -> Any:
     ``jax.device_get``: read-only, without a copy where the array already lives on the host (a
     sharded one is gathered); other leaves (scalars, tracers) as they are."""
     from jax import tree_util
-
-    from mlax.array import Array
 
     def fetch(leaf: Any) -> Any:
         if type(leaf) is Array:

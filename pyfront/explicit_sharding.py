@@ -21,7 +21,11 @@ import jax
 from jax import tree_util
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
+from mlax.array import Array
+from mlax.core import Tracer, abstractify, bind, current_trace, is_array_like
 from mlax.errors import user_error
+from mlax.passes.partition.factors import absorb, normalize, project
+from mlax.passes.partition.rules import RULES
 from mlax.sharding import (
     CONTEXT,
     concrete_for,
@@ -38,8 +42,6 @@ from mlax.sharding_types import Spec, entries, explicit, lenient, manual, named,
 
 def _array_sharding(x: Any) -> NamedSharding | None:
     """The NamedSharding an mlax Array's buffer lies on (None: a host or one-device array)."""
-    from mlax.array import Array
-
     if type(x) is not Array or x._device is None:
         return None
     sharding = x._device.sharding
@@ -50,9 +52,6 @@ def _propagated(op_name: str, operands: Sequence[Any], avals: Sequence[Any], out
                 attrs: dict[str, Any], mesh: Mesh) -> list[Spec]:
     """The result layouts `mlax-partition`'s factor rule gives from the operands' (replicated
     where the op has no rule): how an op on Auto axes keeps its operands' split, as XLA's."""
-    from mlax.passes.partition.factors import absorb, normalize, project
-    from mlax.passes.partition.rules import RULES
-
     replicated = [((),) * len(a.shape) for a in out_avals]
     factor_rule = RULES.get(op_name)
     if factor_rule is None:
@@ -91,8 +90,6 @@ def _stripped(spec: Spec) -> PartitionSpec:
 def put(x: Any, sharding: NamedSharding) -> Any:
     """An mlax Array of ``x``'s value on ``sharding`` (committed), keeping a host copy that is
     already there, so reading it back costs nothing."""
-    from mlax.array import Array
-
     if type(x) is Array:
         value = x._xla_buffer if x._xla_buffer is not None else x._value
         weak, host = x.weak_type, x._host
@@ -221,16 +218,12 @@ def _typed_target(sharding: Any, api: str) -> tuple[NamedSharding, Mesh | None]:
 
 def retype(x: Any, sharding: NamedSharding | None) -> Any:
     """A tracer with the same value and ``sharding`` as its type (no op is emitted)."""
-    from mlax.core import Tracer
-
     if not isinstance(x, Tracer) or x.aval.sharding == sharding:
         return x
     return Tracer(x.trace, x.value, replace(x.aval, sharding=sharding), x.origin, x.known)
 
 
 def _reshard_one(x: Any, target: NamedSharding, concrete: Mesh | None, api: str) -> Any:
-    from mlax.core import Tracer, abstractify, bind, current_trace, is_array_like
-
     if not is_array_like(x):
         raise user_error(TypeError, f"{api} takes arrays, got {x!r} of type {type(x).__name__}",
                          f"x of mlax.{api}")
@@ -316,8 +309,6 @@ def _changed_mesh(axes: Any, kind: AxisType, api: str, shardings: Any = None) ->
 def _into(x: Any, mesh: AbstractMesh) -> Any:
     """``x`` typed on ``mesh`` (the same axes, other types): the axes that are not Explicit
     there leave its type; its data stays where it is (jax's modify_spec_for_auto_manual)."""
-    from mlax.core import Tracer, abstractify
-
     aval = abstractify(x)
     types = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
     spec = tuple(tuple(a for a in axes if types.get(a) == AxisType.Explicit)
@@ -414,9 +405,6 @@ def with_out_sharding(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: di
 def like_sharding(out: Any, source: Any) -> Any:
     """``zeros_like(a)``'s result where ``a`` is: on ``a``'s devices and of ``a``'s type
     sharding, as jax's ``full_like``."""
-    from mlax.array import Array
-    from mlax.core import Tracer, abstractify
-
     layout = _array_sharding(source)
     if layout is not None and not isinstance(out, Tracer):
         return put(out, layout)

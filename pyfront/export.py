@@ -41,12 +41,16 @@ from jax.export import (
 from jax.sharding import AbstractMesh, Mesh, NamedSharding
 
 from mlax.aot import jax_style_text, result_names
+from mlax.api import JittedFunction, jit, staged_jit
+from mlax.array import Array
+from mlax.autodiff import vjp
 from mlax.backends.xla import pjrt
 from mlax.core import abstractify, current_trace, is_array_like, with_weak_type
 from mlax.cotangent_types import mark_strong
 from mlax.errors import user_error
 from mlax.jit_sharding import UNSPECIFIED
 from mlax.sharding import concrete_for
+from mlax.stablehlo_import import from_stablehlo
 
 __all__ = ["DisabledSafetyCheck", "Exported", "default_export_platform", "deserialize", "export",
            "maximum_supported_calling_convention_version", "minimum_supported_calling_convention_version",
@@ -83,8 +87,6 @@ class Exported(jax.export.Exported):
         (the arguments' shardings place it; jax's errors for a wrong device count), through
         jaxlib's PJRT as the xla backend runs mlax's own programs; the results are mlax Arrays
         on those devices."""
-        from mlax.array import Array
-
         flat = [(leaf._device if leaf._device is not None else leaf._value) if type(leaf) is Array else leaf
                 for leaf in leaves]
         flat = [_placed_as_exported(leaf, sharding)
@@ -117,8 +119,6 @@ class Exported(jax.export.Exported):
 
     @functools.cached_property
     def _imported(self) -> Callable[..., Any]:
-        from mlax.stablehlo_import import from_stablehlo
-
         problem = _unsupported(self)
         if problem:
             raise user_error(NotImplementedError, f"mlax cannot call the exported {self.fun_name}: {problem}",
@@ -189,9 +189,6 @@ def _vjp_of(primal: Exported) -> Exported:
     """The VJP of an mlax export, exported (jax's ``_get_vjp`` contract: it takes the flat
     primal arguments, then one cotangent per primal output, and returns the flat input
     cotangents), by mlax's reverse mode over the primal's module."""
-    from mlax.api import staged_jit
-    from mlax.autodiff import vjp
-
     n = len(primal.in_avals)
 
     def fun_vjp(*args_and_cts: Any) -> Any:
@@ -211,8 +208,6 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
     pytrees of them; static arguments as values) that returns the `Exported` program of
     ``fun_jit`` (an ``mlax.jit`` function, or a function of mlax's numpy/lax/nn, which are jitted
     in jax) for ``platforms`` (jax's default one when None)."""
-    from mlax.api import JittedFunction, jit
-
     if not isinstance(fun_jit, JittedFunction):
         if not _library_function(fun_jit):
             raise user_error(ValueError, "Function to be exported must be the result of `jit` but is: "

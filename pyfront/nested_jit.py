@@ -18,6 +18,7 @@ from typing import Any
 from jax import tree_util
 from mlir import ir
 
+from mlax.autodiff import _call
 from mlax.core import Trace, abstractify
 from mlax.dialect import get_context
 from mlax.dialect.transforms import JIT_NAME_ATTR
@@ -26,8 +27,6 @@ from mlax.tracing import flatten_arguments, function_name, trace_subfunction
 
 def call_jitted(jitted: Any, trace: Trace, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``jitted(*args, **kwargs)`` inside ``trace``: a func.call of its traced body."""
-    from mlax.autodiff import _call
-
     _, dynamic, dyn_names, rebuild = jitted._partition(args, kwargs)
     name = function_name(jitted._fun)
     leaves, in_tree, paths = flatten_arguments(dynamic, name, dyn_names)

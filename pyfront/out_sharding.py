@@ -17,6 +17,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from mlax.explicit_sharding import like_sharding, with_out_sharding
+from mlax.sharding import context_mesh
+
 
 def _has_out_sharding(fun: Any) -> bool:
     try:
@@ -29,8 +32,6 @@ def unpartitioned(sharding: Any) -> bool:
     """Whether ``out_sharding`` asks for nothing: None, a sharding on an empty mesh or of one
     device, a PartitionSpec of no axes without a context mesh."""
     from jax.sharding import NamedSharding, PartitionSpec
-
-    from mlax.sharding import context_mesh
 
     if sharding is None:
         return True
@@ -64,11 +65,7 @@ def _accepting(fun: Callable[..., Any], api: str) -> Callable[..., Any]:
             source = _like_source(like, args, kwargs)
             if source is None:
                 return fun(*args, **kwargs)
-            from mlax.explicit_sharding import like_sharding
-
             return like_sharding(fun(*args, **kwargs), source)
-        from mlax.explicit_sharding import with_out_sharding
-
         return with_out_sharding(fun, args, kwargs, out_sharding, api)
 
     return call

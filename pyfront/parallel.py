@@ -20,9 +20,12 @@ from jax import tree_util
 from jax._src.api_util import flatten_axes
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from mlax.api import staged_jit
 from mlax.caching import LRUCache
 from mlax.configuration import config
 from mlax.errors import check_callable, index_tuple, user_error
+from mlax.lax import expand_dims, squeeze
+from mlax.shard_mapping import shard_map
 
 _DEFAULT_AXIS = "_internal_pmap_axis_name"  # jax's name for the axis of a pmap without axis_name
 
@@ -97,10 +100,6 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axe
 
     def program(in_tree: Any, flat_axes: tuple[int | None, ...], static_values: tuple[Any, ...],
                 devices_used: list[Any], donate: tuple[int, ...]) -> Callable[..., Any]:
-        from mlax.api import staged_jit
-        from mlax.lax import expand_dims, squeeze
-        from mlax.shard_mapping import shard_map
-
         mesh = Mesh(np.array(devices_used, dtype=object), (name,))
         in_specs = tuple(_axes_to_pspec(name, a) for a in flat_axes)
         out_specs = tree_util.tree_map(functools.partial(_axes_to_pspec, name), out_axes,

@@ -24,8 +24,10 @@ import jax
 import numpy as np
 from jax import ShapeDtypeStruct, tree_util
 
+from mlax.array import Array
 from mlax.array_methods import ArrayMethods, ArrayType
 from mlax.errors import user_error
+from mlax.tracer_text import describe
 
 __all__ = ["KEY_DTYPE", "PRNGKeyArray", "is_key", "is_key_dtype", "key_data", "key_mask", "resolve_dtype",
            "tree_flatten", "tree_flatten_with_path", "wrap_key_data"]
@@ -76,8 +78,6 @@ def _data_of(x: Any, argument: str) -> Any:
         return x._base_array
     _check_impl(x.dtype, argument)
     if isinstance(x, jax.Array):
-        from mlax.array import Array
-
         return Array._wrap(np.asarray(jax.random.key_data(x)))
     if isinstance(x, ShapeDtypeStruct):
         return ShapeDtypeStruct((*x.shape, 2), _U32)
@@ -114,8 +114,6 @@ def wrap_key_data(data: Any, dtype: Any = KEY_DTYPE, argument: str = "key_bits_a
     if np.dtype(data.dtype) != _U32:
         raise user_error(TypeError, "invalid PRNG key data: expected key_data.dtype = uint32; got "
                          f"dtype={np.dtype(data.dtype)}", argument)
-    from mlax.array import Array
-
     if not isinstance(data, ArrayMethods):
         data = Array(np.asarray(data))
     return PRNGKeyArray._from_data(data, dtype)
@@ -275,8 +273,6 @@ class PRNGKeyArray:
 
     def __repr__(self) -> str:
         from mlax.core import Tracer
-        from mlax.tracer_text import describe
-
         if isinstance(self._base_array, Tracer):
             return describe(self._base_array, f"{self._dtype.name}[{','.join(map(str, self.shape))}]")
         return f"Array({self.shape}, dtype={self._dtype.name}) overlaying:\n{self._base_array}"

@@ -13,18 +13,19 @@ import numpy as np
 from jax.dtypes import TypePromotionError
 
 from mlax import dtypes as front_dtypes
+from mlax import lax
 from mlax.core import is_array_like
 from mlax.errors import CONCRETIZATION_ERRORS, user_error
-from mlax.numpy.util import asarray
+from mlax.numpy.util import asarray, to_inexact_dtype
 
 _KINDS = {np.floating: "a float", np.integer: "an int", np.inexact: "a float or complex"}
 
 
 def single_key(name: str, key: Any) -> Any:
     """``key``, checked to be one key (not a batch of keys), as jax's ``_check_prng_key``."""
-    import mlax
+    from mlax.random import key_data  # mlax.random's samplers check their arguments here
 
-    data = mlax.random.key_data(key)
+    data = key_data(key)
     if data.ndim != 1:
         raise user_error(ValueError, f"{name} accepts a single key, but was given a key array of shape "
                          f"{tuple(data.shape[:-1])} != (). Use mlax.vmap for batching.",
@@ -118,8 +119,5 @@ def check_arraylike(name: str, *params: Any) -> None:
 def promote_inexact(*params: Any) -> list[Any]:
     """jax's ``promote_dtypes_inexact``: the parameters in their common inexact dtype (weak if
     all are), shapes unchanged."""
-    from mlax import lax
-    from mlax.numpy.util import to_inexact_dtype
-
     dtype, weak = front_dtypes.result_type(*params, return_weak_type_flag=True)
     return [lax.convert_element_type(asarray(p), to_inexact_dtype(dtype), weak_type=weak) for p in params]

@@ -24,6 +24,7 @@ import mlax
 from mlax import lax
 from mlax import numpy as mnp
 from mlax.errors import user_error
+from mlax.numpy.util import promote_dtypes_inexact
 from mlax.random_arguments import (
     broadcast_param_shapes,
     check_arraylike,
@@ -339,8 +340,6 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     """Multivariate normal draws ``mean + factor(cov) @ n`` for standard normals n, the factor
     cov's Cholesky factor (jax's default method), ``u sqrt(s)`` of its SVD or ``v sqrt(w)`` of
     its eigendecomposition."""
-    from mlax.numpy.util import promote_dtypes_inexact
-
     if method not in {"svd", "eigh", "cholesky"}:
         raise user_error(ValueError, "method must be one of {'svd', 'eigh', 'cholesky'}",
                          "method of mlax.random.multivariate_normal")

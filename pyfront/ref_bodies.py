@@ -13,6 +13,7 @@ from jax import tree_util
 from mlax.core import Trace, current_trace, with_weak_type
 from mlax.errors import user_error
 from mlax.ref_type import LIVE, STATE, Ref, aval_text
+from mlax.tracing import definition_info, function_name
 
 
 def _describe_origin(ref: Ref) -> str:
@@ -260,8 +261,6 @@ def threaded(f: Any) -> bool:
 
 def definition(fun: Any, raw: bool = True) -> str:
     """``name at file:line``, as jax's errors name a function."""
-    from mlax.tracing import definition_info, function_name
-
     info = definition_info(fun)
     name = getattr(fun, "__name__", None) if raw else None
     name = name if isinstance(name, str) else function_name(fun)

@@ -12,10 +12,13 @@ import numpy as np
 from jax import tree_util
 from jax.ref import AbstractRef
 
-from mlax.core import Tracer, abstractify, current_trace
-from mlax.errors import user_error
+from mlax.batching import flatten_axes
+from mlax.core import Tracer, abstractify, concrete_mode, current_trace, known_of
+from mlax.errors import index_tuple, user_error
+from mlax.jit_sharding import UNSPECIFIED
 from mlax.ref_bodies import assign_all, check_body, check_outputs, current_values, definition, purge
 from mlax.ref_type import LIVE, STATE, ClosedRef, JaxRef, Ref, aval_text, shaped
+from mlax.tracing import _describe_path
 
 # ---------------------------------------------------------------- jit at the top level
 
@@ -123,8 +126,6 @@ def _inner_jit(jitted: Any, state: JitRefs) -> Any:
 def _known(tracer: Any, ref: Ref) -> Any:
     """A ref's value in a trace of eager grad and co. (concrete mode, pyfront/core.py `Known`):
     known to Python, as jax's eager refs are."""
-    from mlax.core import concrete_mode, known_of
-
     if concrete_mode() is not None and isinstance(tracer, Tracer) and ref._base is not None:
         tracer.known = known_of(ref._base)
     return tracer
@@ -178,8 +179,6 @@ def _discharged(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     # one per jit object (not shared as its traces are, mlax.api._traces_for): it holds the refs
     # the function closes over, which live as long as the jitted function then, and no longer
     state = jitted.__dict__.setdefault("_mlax_ref_state", JitRefs())
-    from mlax.tracing import _describe_path
-
     pairs, _ = tree_util.tree_flatten_with_path((args, kwargs))
     names = jitted._arg_names
     explicit: list[tuple[str, Ref]] = []
@@ -218,8 +217,6 @@ def _discharged(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def jitted_unspecified() -> Any:
-    from mlax.jit_sharding import UNSPECIFIED
-
     return UNSPECIFIED
 
 
@@ -255,8 +252,6 @@ def grad_refs(value_and_grad: Callable[..., Any], fun: Callable[..., Any], argnu
     it writes (closed over, or passed at positions not differentiated) come out as auxiliary
     outputs and are stored back; a written value that depends on a differentiated input is
     jax's error."""
-    from mlax.errors import index_tuple
-
     nums = [n % len(args) for n in index_tuple(argnums, "argnums", api)] if args else []
     written: list[Ref] = []
 
@@ -303,8 +298,6 @@ def vmap_refs(vmap: Callable[..., Any], fun: Callable[..., Any], in_axes: Any, o
     """``vmap(fun, ...)(*args, **kwargs)`` with refs among the arguments: a mapped ref reaches
     ``fun`` as a ref of one example and its written value is stored back batched; an unmapped
     one (in_axes None) may be read, and writing it is jax's error."""
-    from mlax.batching import flatten_axes
-
     axes_tree = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
     leaves, tree = tree_util.tree_flatten((args, kwargs))
     leaf_axes = flatten_axes("vmap in_axes", tree, axes_tree)

@@ -15,8 +15,10 @@ import jax
 import numpy as np
 from jax.ref import AbstractRef
 
-from mlax.core import Trace, Tracer, abstractify, current_trace, to_numpy, with_weak_type
+from mlax.array import Array
+from mlax.core import Trace, Tracer, abstractify, current_trace, is_array_like, to_numpy, with_weak_type
 from mlax.errors import user_error
+from mlax.source_info import user_frame_info
 
 if TYPE_CHECKING:
     from mlax.ref_transforms import JitRefs
@@ -153,8 +155,6 @@ class Ref(JaxRef):
         value = with_weak_type(value, False)
         self._value()  # a closed-over ref of a jit restarts its trace
         if trace is None:
-            from mlax.array import Array
-
             self._base = value if type(value) is Array else Array._wrap(np.array(to_numpy(value)))
             return
         self._vals[trace] = value
@@ -167,9 +167,6 @@ class Ref(JaxRef):
 
 def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref:
     """Create a mutable array reference with initial value ``init_val`` (``jax.new_ref``)."""
-    from mlax.array import Array
-    from mlax.core import is_array_like
-
     if isinstance(init_val, JaxRef):
         raise user_error(TypeError, "a mutable array reference cannot hold another one (no refs of refs)",
                          "init_val of jax.new_ref")
@@ -181,8 +178,6 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
     ref_aval = AbstractRef(shaped(aval.shape, aval.dtype, aval.weak_type), memory_space=memory_space,
                            kind=kind)
     trace = current_trace()
-    from mlax.source_info import user_frame_info
-
     origin = f"created at {user_frame_info()}"
     if trace is None:
         if memory_space is not None:
@@ -264,8 +259,6 @@ def _value_for(ref: Ref, value: Any, api: str, expected: tuple[int, ...]) -> Any
     """``value`` as the ref's elements: jax's implicit cast, then its shape and dtype checks."""
     import mlax.lax as lax
     import mlax.numpy as jnp
-    from mlax.core import is_array_like
-
     if isinstance(value, JaxRef):
         raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it using `[...]`?")
     if not is_array_like(value):

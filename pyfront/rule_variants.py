@@ -23,6 +23,8 @@ from jax.custom_derivatives import CustomVJPPrimal, SymbolicZero
 from mlir import ir
 from mlir.dialects import func
 
+from mlax.array import Array
+from mlax.autodiff import _trace_callee
 from mlax.core import Aval, Trace, abstractify
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
@@ -42,8 +44,6 @@ class TraceInto:
     trace: Trace | None = None
 
     def __call__(self, fun: Callable[..., Any], args: tuple[Any, ...]) -> SubFunction:
-        from mlax.autodiff import _trace_callee
-
         if self.trace is not None:
             return _trace_callee(fun, args, self.trace)[0]
         return trace_into_module(self.module, fun, args)
@@ -102,16 +102,12 @@ def with_zeros(given: Sequence[Any], zero: Sequence[bool], avals: Sequence[Aval]
 
 def placeholder(aval: Aval) -> Any:
     """A concrete stand-in of an abstract value, only to give a traced function its argument types."""
-    from mlax.array import Array
-
     return Array._wrap(np.zeros(aval.shape, aval.dtype), aval.weak_type)
 
 
 def trace_into_module(module: ir.Operation, fun: Callable[..., Any], args: tuple[Any, ...]) -> SubFunction:
     """Trace ``fun`` into a private function of ``module`` outside any trace (pass time): a
     throwaway holder function gives it an enclosing trace; it may not use enclosing values."""
-    from mlax.autodiff import _trace_callee
-
     with get_context(), ir.Location.unknown(), ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
         holder = func.FuncOp(unique_name(module, "__mlax_rule_holder"), ir.FunctionType.get([], []),
                              visibility="private")

@@ -20,8 +20,11 @@ from jax import ShapeDtypeStruct, tree_util
 from mlax import dtypes as front_dtypes
 from mlax import prng
 from mlax.api import JittedFunction
+from mlax.array import Array
 from mlax.core import Aval, Tracer, abstractify, current_trace, is_array_like
 from mlax.errors import check_callable, user_error
+from mlax.ref_type import refs_as_values
+from mlax.sharding_types import jax_type
 from mlax.tracing import _describe_path, function_name, trace_function
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "typeof"]
@@ -73,8 +76,6 @@ def abstract_argument(leaf: Any, path: str, fun_name: str, api: str = "eval_shap
         dtype = front_dtypes.canonicalize(leaf.dtype)
     except TypeError as err:
         raise user_error(TypeError, str(err), f"argument {path} of mlax.{api}") from None
-    from mlax.array import Array
-
     sharding = leaf.aval.sharding if type(leaf) is Array else None  # one on a mesh: its type's sharding
     return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)), sharding)
 
@@ -88,8 +89,6 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     only read for their types.
     """
     check_callable(fun, "fun of mlax.eval_shape")
-    from mlax.ref_type import refs_as_values
-
     fun, args, kwargs = refs_as_values(fun, args, kwargs)  # Ref arguments: fresh refs of their values
     fun, args, kwargs, arg_names = _dynamic_part(fun, args, kwargs)
     name = function_name(fun)
@@ -113,8 +112,6 @@ def typeof(x: Any) -> Any:
     import jax
     from jax.core import ShapedArray
 
-    from mlax.array import Array
-
     if type(x) is Array and x._xla_buffer is not None:
         return jax.typeof(x._xla_buffer).update(weak_type=x.weak_type)
     if prng.is_key(x):
@@ -124,6 +121,4 @@ def typeof(x: Any) -> Any:
     if not is_array_like(x):
         raise user_error(TypeError, f"Argument {x!r} of type {type(x)} is not a valid JAX type",
                          "x of mlax.typeof")
-    from mlax.sharding_types import jax_type
-
     return jax_type(abstractify(x))  # with a traced value's type sharding and varying axes

@@ -39,7 +39,9 @@ from jax.core import ShapedArray
 from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 from mlir import ir
 
+import mlax.lax as lax
 from mlax import named_axes
+from mlax.array import Array
 from mlax.autodiff import _call, _positional_names
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, is_array_like
 from mlax.dialect import get_context
@@ -469,8 +471,6 @@ def _eager(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_specs: 
     traces the body: a body value's text is a placeholder while it traces (what it prints is held
     back), the program also returns those values from every device, and the held-back text is
     printed with them in place. A body that shows nothing runs this program from then on."""
-    import mlax.lax as lax
-
     shown: list[Tracer] = []
 
     def show(tracer: Tracer) -> str:
@@ -509,8 +509,6 @@ def _per_device(values: Sequence[Any], index: int, given: Mesh | AbstractMesh | 
     """jax's text of a shard_map value outside jit: each device's block under its mesh coordinates."""
     if index >= len(values):  # the body failed before its values were computed
         return "<a value of the shard_map body>"
-    from mlax.array import Array
-
     mesh = _resolve_mesh(given)
     blocks = np.asarray(values[index])
     names = f"({', '.join(map(str, mesh.axis_names))},)"

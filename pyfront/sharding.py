@@ -388,9 +388,9 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         shape = abstractify(leaf).shape
         where = placement(named, shape, "One of with_sharding_constraint arguments", argument)
         if trace is None:
-            import mlax  # device_put is the runtime's
+            from mlax.transfer import device_put  # transfer places by these shardings
 
-            out.append(mlax.device_put(leaf, named))
+            out.append(device_put(leaf, named))
             continue
         use_program_mesh(trace_module(trace), where.mesh, "with_sharding_constraint")
         out.append(bind("sharding_constraint", leaf, sharding=where.spec))

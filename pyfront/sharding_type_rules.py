@@ -1,6 +1,6 @@
-"""The type rule of every mlax op (mlax.sharding_types' RULES): jax's per-primitive sharding
-rules for explicit sharding, keyed by mlax op name, with jax's ShardingTypeError and words
-where jax's rule finds the result ambiguous.
+"""The type rule of every mlax op (`RULES` of mlax.sharding_specs, which mlax.sharding_types
+reads): jax's per-primitive sharding rules for explicit sharding, keyed by mlax op name, with
+jax's ShardingTypeError and words where jax's rule finds the result ambiguous.
 
 Families, registered next to each other: elementwise (jax's broadcasting rule, for every op
 whose factor rule in `mlax-partition`'s table is the elementwise one), shape ops
@@ -19,7 +19,9 @@ from collections.abc import Sequence
 
 from jax.sharding import PartitionSpec
 
-from mlax.sharding_types import Call, Rule, Shape, ShardingTypeError, Spec, entries, replicated, rule
+from mlax.passes.partition.rules import RULES as FACTOR_RULES
+from mlax.passes.partition.rules import elementwise
+from mlax.sharding_specs import Call, Rule, Shape, ShardingTypeError, Spec, entries, replicated, rule
 
 
 def _entry_text(axes: tuple[str, ...]) -> str:
@@ -63,9 +65,6 @@ def broadcasting(call: Call) -> list[Spec]:
 
 
 def _elementwise_ops() -> list[str]:
-    from mlax.passes.partition.rules import RULES as FACTOR_RULES
-    from mlax.passes.partition.rules import elementwise
-
     return [name for name, fn in FACTOR_RULES.items() if fn is elementwise]
 
 

@@ -34,10 +34,13 @@ from mlir import ir
 
 from mlax.array import Array
 from mlax.backends.xla import pjrt
+from mlax.configuration import config
 from mlax.core import abstractify, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import user_error
+from mlax.import_stablehlo.core import Importer
+from mlax.import_stablehlo.table import CONVERTERS, check_supported
 
 _BYTECODE_MAGIC = b"ML\xefR"
 
@@ -140,8 +143,6 @@ class ImportedFunction:
             raise user_error(TypeError, f"mlax.from_stablehlo: @{entry} has the signature {signature}; mlax "
                              "arguments and results are static-shape tensors of mlax's element types",
                              "program of mlax.from_stablehlo") from None
-        from mlax.import_stablehlo.table import check_supported
-
         check_supported(module)
         self._check_trees(in_tree, out_tree)
         self.in_tree, self.out_tree = in_tree, out_tree
@@ -189,10 +190,6 @@ class ImportedFunction:
                                  f"{'in_tree' if what == 'arguments' else 'out_tree'} of mlax.from_stablehlo")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from mlax.configuration import config
-        from mlax.import_stablehlo.core import Importer
-        from mlax.import_stablehlo.table import CONVERTERS
-
         if self.needs_x64 and not config.x64_enabled:
             raise user_error(ValueError, f"{self.__name__} takes or returns 64-bit types; enable them with "
                              "mlax.config.update('x64', True)", f"the program imported as {self.__name__}")

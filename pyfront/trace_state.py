@@ -20,6 +20,7 @@ import numpy as np
 from jax.interpreters import ad as _jax_ad
 from mlir import ir
 
+from mlax import prng
 from mlax.core import Trace, Tracer, current_trace, is_array_like
 
 __all__ = ["JVPTracer", "OpaqueTraceState", "find_top_trace", "get_opaque_trace_state", "valid_jaxtype"]
@@ -139,8 +140,6 @@ def valid_jaxtype(x: Any) -> bool:
     """Whether ``x`` is array data to jax: arrays (mlax's, tracers, NumPy's, jax's) and scalars of
     a numeric or boolean dtype, and PRNG keys; strings, objects and None are not. Libraries tell
     data from metadata by it (distrax's pytrees keep only data as leaves, so vmap maps them)."""
-    from mlax import prng
-
     if not is_array_like(x):
         return False
     if prng.is_key(x) or isinstance(x, Tracer):

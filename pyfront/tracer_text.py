@@ -17,6 +17,10 @@ import numpy as np
 from jax.core import ShapedArray
 from mlir import ir
 
+from mlax.array import Array
+from mlax.sharding_types import jax_type
+from mlax.source_info import where
+
 # jax's tracer class for each transformation mlax traces for; every other trace (jit, control
 # flow bodies, make_jaxpr, eval_shape...) stages out a jaxpr in jax: a JitTracer.
 _GRAD = frozenset({"grad", "value_and_grad", "vjp", "linearize"})
@@ -27,8 +31,6 @@ def jax_aval(aval: Any) -> ShapedArray:
     """mlax's abstract value as jax's ``ShapedArray`` (whose printer gives jax's exact text:
     ``~float32[3]`` for a weak type, ``float32[4@X]`` under explicit sharding, ``float32[3]{V:i}``
     varying over a shard_map's axis)."""
-    from mlax.sharding_types import jax_type
-
     return jax_type(aval)
 
 
@@ -62,7 +64,6 @@ def _tangent_dtype(dtype: np.dtype) -> np.dtype:
 def _outer(tracer: Any, text: str) -> str:
     """What the value is outside the transformation: its value where mlax knows it (jax, run
     eagerly, holds concrete arrays there), else a value traced by the jit around it."""
-    from mlax.array import Array
     from mlax.core import concrete_mode
 
     if tracer.known is not None and concrete_mode() == "concrete":
@@ -101,8 +102,6 @@ def error_repr(tracer: Any) -> str:
 def origin_message(tracer: Any) -> str:
     """jax's ``_origin_msg`` (the function, what it is traced for, the arguments the value
     depends on), then mlax's advice and the user's line."""
-    from mlax.source_info import where
-
     trace = tracer.trace
     source = f" at {trace.source}" if trace.source else ""
     text = (f"\nThe error occurred while tracing the function {trace.function_name}{source} for "

@@ -15,7 +15,7 @@ from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
 from mlax import prng
-from mlax.core import Aval, Trace, Tracer, is_array_like, trace_scope
+from mlax.core import Aval, Trace, Tracer, abstractify, is_array_like, to_numpy, trace_scope
 from mlax.dialect import get_context
 from mlax.errors import user_error
 from mlax.passes.symbols import unique_name
@@ -133,8 +133,6 @@ def _trace_body(func_op: func.FuncOp, fun: Callable[..., Any],
                     TypeError, f"{display_name} returned a value of type {type(leaf).__name__} at output "
                     f"{i}, which is not a valid mlax type; outputs must be arrays, scalars or pytrees of "
                     "them.", f"the output of {display_name}")
-        from mlax.core import abstractify
-
         out_avals = tuple(abstractify(leaf) for leaf in out_leaves)
         out_values = [trace.value_of(leaf) for leaf in out_leaves]
         with ir.InsertionPoint(block):
@@ -214,12 +212,8 @@ def trace_subfunction(
 
 
 def avals_of(leaves: Sequence[Any]) -> tuple[Aval, ...]:
-    from mlax.core import abstractify
-
     return tuple(abstractify(leaf) for leaf in leaves)
 
 
 def numpy_leaves(leaves: Sequence[Any]) -> list[np.ndarray]:
-    from mlax.core import to_numpy
-
     return [to_numpy(leaf) for leaf in leaves]

@@ -21,6 +21,7 @@ from jax.sharding import NamedSharding, PartitionSpec, Sharding
 from mlax import prng
 from mlax.array import Array
 from mlax.core import Tracer
+from mlax.sharding import context_mesh, with_sharding_constraint
 
 __all__ = ["device_put", "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays"]
@@ -57,8 +58,6 @@ def _with_context_mesh(where: Any) -> Any:
     is never set by mlax); left as it is without one, for jax to reject."""
     if not isinstance(where, PartitionSpec):
         return where
-    from mlax.sharding import context_mesh
-
     mesh = context_mesh()
     return where if mesh is None else NamedSharding(mesh, where)
 
@@ -82,8 +81,6 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
 def _traced(x: Any, device: Any) -> Any:
     """device_put inside a trace: a sharding constrains the traced values, a device does nothing
     (mlax programs run where their inputs' shardings and the jit's say)."""
-    from mlax.sharding import with_sharding_constraint
-
     def put(where: Any, sub: Any) -> Any:
         if isinstance(where, (NamedSharding, PartitionSpec)):
             return with_sharding_constraint(sub, where)

@@ -19,10 +19,12 @@ from jax import tree_util
 from jax.core import ShapedArray
 from mlir import ir
 
+from mlax.autodiff import vjp
 from mlax.core import Aval, abstractify, current_trace
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect.transforms import read_transform
 from mlax.errors import check_callable, user_error
+from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.rule_variants import placeholder
 from mlax.shape_eval import abstract_argument
 from mlax.tracing import function_name, trace_function
@@ -35,8 +37,6 @@ _BILINEAR: dict[str, tuple[int, ...] | None] = {
 def _check_linear(function: ir.Operation, table: ir.SymbolTable, linear: set[ir.Value], name: str) -> set:
     """The values of ``function``'s body that depend on the ``linear`` ones, raising jax's
     errors where one does so non-linearly."""
-    from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
-
     for op in [o.operation for o in function.regions[0].blocks[0].operations]:
         positions = [i for i, v in enumerate(op.operands) if v in linear]
         if not positions or op.name == "func.return":
@@ -69,8 +69,6 @@ def _struct(aval: Aval) -> ShapedArray:
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Any = ()) -> Callable[..., Any]:
     """``transposed(out_cotangent) -> tuple of input cotangents`` of the linear ``fun``."""
-    from mlax.autodiff import vjp
-
     check_callable(fun, "fun of mlax.linear_transpose")
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")

@@ -17,7 +17,13 @@ from typing import Any
 from jax import tree_util
 from jax.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
+from mlax.array import Array
+from mlax.core import Tracer
+from mlax.device_info import devices
+from mlax.dialect import sharding as ir_sharding
 from mlax.errors import user_error
+from mlax.sharding import concrete_for, trace_module
+from mlax.sharding_types import entries, explicit, spec_of
 
 
 def visualize_sharding(shape: Any, sharding: Sharding, *, use_color: bool = True, scale: float = 1.0,
@@ -31,11 +37,6 @@ def visualize_sharding(shape: Any, sharding: Sharding, *, use_color: bool = True
 
 
 def _traced_sharding(x: Any) -> Sharding:
-    from mlax.device_info import devices
-    from mlax.dialect import sharding as ir_sharding
-    from mlax.sharding import concrete_for, trace_module
-    from mlax.sharding_types import entries, explicit, spec_of
-
     typed = x.aval.sharding
     if typed is not None and explicit(typed.mesh):
         mesh = concrete_for(typed.mesh)
@@ -51,9 +52,6 @@ def _traced_sharding(x: Any) -> Sharding:
 def sharding_of(x: Any) -> Sharding:
     """The sharding of an mlax Array (its buffer's), a traced value (module docstring), or a
     jax Array."""
-    from mlax.array import Array
-    from mlax.core import Tracer
-
     if isinstance(x, Tracer):
         return _traced_sharding(x)
     if type(x) is Array or hasattr(x, "sharding"):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from jax import tree_util
 
+from mlax.api import staged_jit
 from mlax.autodiff import (
     _FLOAT0,
     _call,
@@ -300,7 +301,5 @@ def fwd_and_bwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: 
         return g[0] if isinstance(argnums, int) else g
 
     if jitted:
-        from mlax.api import staged_jit
-
         return staged_jit(fwd), staged_jit(bwd)
     return fwd, bwd

@@ -86,6 +86,7 @@ class EarlyDealloc(ModulePass):
     """Move every temporary buffer's dealloc to just after its last use."""
 
     argument = "mlax-early-dealloc"
+    sees_mlax_ops = False
     summary = "free temporary buffers right after their last use (not at the end of the block)"
 
     def run(self, module: ir.Operation) -> None:

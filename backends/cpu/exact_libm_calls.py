@@ -29,6 +29,7 @@ class ExactLibmCalls(ModulePass):
     """Replace scalar f32/f64 math.expm1 and math.log1p by calls to libm's expm1/log1p."""
 
     argument = "mlax-exact-libm-calls"
+    sees_mlax_ops = False
     summary = "call libm for math ops convert-math-to-llvm would compute inexactly (expm1, log1p)"
 
     def run(self, module: ir.Operation) -> None:

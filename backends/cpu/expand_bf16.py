@@ -195,6 +195,7 @@ class ExpandBf16(ModulePass):
     bits, and carry bf16 selects and block arguments as i16 bits."""
 
     argument = "mlax-expand-bf16"
+    sees_mlax_ops = False
     summary = ("expand scalar bf16 extf/truncf, copysign and fabs into bit manipulation (no compiler "
                "runtime needed); bf16 selects and block arguments carry the i16 bits")
 

@@ -307,6 +307,7 @@ class LinalgToBlas(ModulePass):
     """Replace f32/f64/complex gemm-shaped linalg.generic ops on row-major buffers by BLAS gemm calls."""
 
     argument = "mlax-linalg-to-blas"
+    sees_mlax_ops = False
     summary = "rewrite f32/f64/complex contractions (linalg.generic on buffers) into calls to BLAS gemm"
 
     def run(self, module: ir.Operation) -> None:

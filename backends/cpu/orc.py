@@ -16,16 +16,21 @@ LLVMContext and TargetMachine, and ORC locks its session.
 
 Compiling (`object_file`: optimize and emit) and linking (`JitCode`) are two steps, so that an
 object file kept on disk (backends/cpu/disk_cache.py) is linked in a later process without running
-LLVM. `llvm_compiles` counts the objects LLVM emitted in this process (tests read it to tell a
-cache hit from a compile). `unresolved` lists what an object needs that the process does not
-export yet, so that runtime libraries are loaded only for the programs that call them.
+LLVM. A big module's functions are shared among threads, one LLVMContext and object file each
+(the module translated once per part, the other parts' functions declared), and the objects,
+kept together as one bundle, are linked under one tracker. `llvm_compiles` counts the programs
+LLVM compiled in this process (tests read it to tell a cache hit from a compile). `unresolved`
+lists what an object needs that the process does not export yet, so that runtime libraries are
+loaded only for the programs that call them.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
 import functools
 import itertools
+import os
 import platform
 import struct
 import threading
@@ -76,6 +81,18 @@ _next_global = _bind(_LLVM, "LLVMGetNextGlobal", _P, _P)
 _named_function = _bind(_LLVM, "LLVMGetNamedFunction", _P, _P, ctypes.c_char_p)
 _named_global = _bind(_LLVM, "LLVMGetNamedGlobal", _P, _P, ctypes.c_char_p)
 _is_declaration = _bind(_LLVM, "LLVMIsDeclaration", ctypes.c_int, _P)
+_value_name = _bind(_LLVM, "LLVMGetValueName2", _P, _P, ctypes.POINTER(ctypes.c_size_t))
+_first_use = _bind(_LLVM, "LLVMGetFirstUse", _P, _P)
+_count_blocks = _bind(_LLVM, "LLVMCountBasicBlocks", ctypes.c_uint, _P)
+_value_type = _bind(_LLVM, "LLVMGlobalGetValueType", _P, _P)
+_add_function = _bind(_LLVM, "LLVMAddFunction", _P, _P, ctypes.c_char_p, _P)
+_call_conv = _bind(_LLVM, "LLVMGetFunctionCallConv", ctypes.c_uint, _P)
+_set_call_conv = _bind(_LLVM, "LLVMSetFunctionCallConv", None, _P, ctypes.c_uint)
+_replace_uses = _bind(_LLVM, "LLVMReplaceAllUsesWith", None, _P, _P)
+_delete_function = _bind(_LLVM, "LLVMDeleteFunction", None, _P)
+_delete_global = _bind(_LLVM, "LLVMDeleteGlobal", None, _P)
+_is_constant = _bind(_LLVM, "LLVMIsGlobalConstant", ctypes.c_int, _P)
+_set_initializer = _bind(_LLVM, "LLVMSetInitializer", None, _P, _P)
 _set_value_name = _bind(_LLVM, "LLVMSetValueName2", None, _P, ctypes.c_char_p, ctypes.c_size_t)
 _linkage = _bind(_LLVM, "LLVMGetLinkage", ctypes.c_int, _P)
 _set_linkage = _bind(_LLVM, "LLVMSetLinkage", None, _P, ctypes.c_int)
@@ -254,29 +271,38 @@ def _exported(name: str) -> bool:
 
 def undefined_symbols(obj: bytes) -> list[str] | None:
     """The names of the undefined symbols of a relocatable ELF64 little-endian object (what LLVM
-    emits on Linux), or None for anything else."""
-    if obj[:6] != b"\x7fELF\x02\x01" or len(obj) < 64:
-        return None
-    try:
-        return _elf_undefined(obj)
-    except (struct.error, IndexError, ValueError, OverflowError):  # malformed: let the linker say why
-        return None
+    emits on Linux), or of a bundle's objects less what they define for each other; None for
+    anything else."""
+    undefined: list[str] = []
+    defined: set[str] = set()
+    for one in split_objects(obj):
+        if one[:6] != b"\x7fELF\x02\x01" or len(one) < 64:
+            return None
+        try:
+            needs, has = _elf_symbols(one)
+        except (struct.error, IndexError, ValueError, OverflowError):  # malformed: let the linker say why
+            return None
+        undefined += needs
+        defined |= has
+    return [name for name in dict.fromkeys(undefined) if name not in defined]
 
 
-def _elf_undefined(obj: bytes) -> list[str]:
+def _elf_symbols(obj: bytes) -> tuple[list[str], set[str]]:
+    """The global symbols ``obj`` needs and those it defines."""
     section_offset, = struct.unpack_from("<Q", obj, 0x28)
     entry_size, count = struct.unpack_from("<HH", obj, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", obj, section_offset + i * entry_size) for i in range(count)]
-    names = []
+    needs, has = [], set()
     for _, kind, _, _, offset, size, link, _, _, symbol_size in sections:
         if kind != 2:  # SHT_SYMTAB
             continue
         strings = sections[link][4]
         for at in range(offset + symbol_size, offset + size, symbol_size):  # entry 0 is the null symbol
             name, info, _, index = struct.unpack_from("<IBBH", obj, at)
-            if index == 0 and name and info >> 4 in (1, 2):  # SHN_UNDEF, STB_GLOBAL / STB_WEAK
-                names.append(obj[strings + name:obj.index(b"\0", strings + name)].decode())
-    return names
+            if name and info >> 4 in (1, 2):  # STB_GLOBAL / STB_WEAK
+                text = obj[strings + name:obj.index(b"\0", strings + name)].decode()
+                (needs.append if index == 0 else has.add)(text)  # SHN_UNDEF: needed
+    return needs, has
 
 
 def _defined(first: int | None, following: ctypes._CFuncPtr) -> Iterable[int]:
@@ -287,60 +313,187 @@ def _defined(first: int | None, following: ctypes._CFuncPtr) -> Iterable[int]:
         value = following(value)
 
 
-def object_file(module: ir.Module, entry: str, name: str) -> bytes:
-    """``module`` (LLVM dialect) compiled to an object file for the host whose only external
-    definition is ``entry``, renamed ``name``."""
+CODEGEN_THREADS = min(4, len(os.sched_getaffinity(0)))  # LLVM compiles of one program at once
+
+
+def object_file(module: ir.Module, entry: str, name: str, threads: int = CODEGEN_THREADS) -> bytes:
+    """``module`` (LLVM dialect) compiled for the host, its only external definition ``entry``
+    renamed ``name``: one object file, or, given several ``threads`` and a module big enough
+    to share (`_SHARED_BLOCKS`), a bundle of one object per thread (`split_objects` reads it),
+    compiled at once: LLVM's optimization and code generation are most of a first call, and
+    its C calls run without the GIL."""
     global llvm_compiles
-    buffer = _object_file(module, entry, name.encode(), _jit())
-    try:
-        data = ctypes.string_at(_buffer_start(buffer), _buffer_size(buffer))
-    finally:
-        _dispose_buffer(buffer)
-    llvm_compiles += 1
-    return data
-
-
-def _object_file(module: ir.Module, entry: str, name: bytes, jit: _Jit) -> int:
-    """``module`` compiled to an object file (an LLVMMemoryBufferRef) whose only external
-    definition is ``entry``, renamed ``name``."""
+    jit = _jit()
     operation = _capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
-    context = _context_create()
-    machine = jit.target_machine()
+    parts = [_Part(operation, entry.encode(), name.encode(), jit)]
     try:
-        llvm_module = _translate(operation, context)
-        if not llvm_module:
-            raise RuntimeError("could not translate the module to LLVM IR")
-        if _named_global(llvm_module, b"llvm.global_ctors"):
-            raise NotImplementedError("the CPU runtime does not run global constructors")
-        function = _named_function(llvm_module, entry.encode())
-        if not function:
-            raise ValueError(f"no function @{entry} in the module")
-        release = _named_function(llvm_module, RELEASE_FUNCTION.encode())
-        for value in (*_defined(_first_function(llvm_module), _next_function),
-                      *_defined(_first_global(llvm_module), _next_global)):
-            if value not in (function, release) and _linkage(value) == _EXTERNAL_LINKAGE:
-                _set_linkage(value, _INTERNAL_LINKAGE)
-        _set_value_name(function, name, len(name))
-        if release:
-            _set_value_name(release, _release_name(name), len(_release_name(name)))
-        _set_triple(llvm_module, jit.triple)
-        layout = _create_data_layout(machine)
-        _set_data_layout(llvm_module, layout)
-        _dispose_data_layout(layout)
-        options = _pass_options()
-        for enable in _enable_pass_option.values():
-            enable(options, 1)
-        try:
-            _check(_run_passes(llvm_module, _OPTIMIZATION, machine, options))
-        finally:
-            _dispose_pass_options(options)
-        buffer, message = _P(), _P()
-        if _emit_to_buffer(machine, llvm_module, _OBJECT_FILE, ctypes.byref(message), ctypes.byref(buffer)):
-            raise RuntimeError(_owned_string(message.value).decode())
-        return buffer.value
+        plan = _share(parts[0], threads)
+        parts += [_Part(operation, entry.encode(), name.encode(), jit) for _ in plan[1:]]
+        for index, part in enumerate(parts):
+            part.localize(plan, index)
+        if len(parts) == 1:
+            objects = [parts[0].emit()]
+        else:
+            with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:
+                objects = list(pool.map(_Part.emit, parts))
     finally:
-        _dispose_target_machine(machine)
-        _context_dispose(context)  # frees the LLVM module with it
+        for part in parts:
+            part.dispose()
+    llvm_compiles += 1
+    return objects[0] if len(objects) == 1 else _bundle(objects)
+
+
+_SHARED_BLOCKS = 400  # basic blocks from which a module's code generation is shared among threads
+_BUNDLE = b"\0mlax objects\0"  # an object file starts with ELF's magic, never with this
+
+
+def _bundle(objects: list[bytes]) -> bytes:
+    sizes = struct.pack(f"<I{len(objects)}Q", len(objects), *map(len, objects))
+    return b"".join([_BUNDLE, sizes, *objects])
+
+
+def split_objects(code: bytes) -> list[bytes]:
+    """The object files of `object_file`'s result: itself, or the objects of a bundle."""
+    if not code.startswith(_BUNDLE):
+        return [code]
+    count, = struct.unpack_from("<I", code, len(_BUNDLE))
+    sizes = struct.unpack_from(f"<{count}Q", code, len(_BUNDLE) + 4)
+    at = len(_BUNDLE) + 4 + 8 * count
+    objects = []
+    for size in sizes:
+        objects.append(code[at:at + size])
+        at += size
+    return objects
+
+
+class _Part:
+    """One translation of the module to LLVM IR, in an LLVMContext of its own, to compile the
+    functions `_share` gives it (all of them when the module is not shared)."""
+
+    def __init__(self, operation: int, entry: bytes, name: bytes, jit: _Jit) -> None:
+        self.jit, self.entry, self.name = jit, entry, name
+        self.context = _context_create()
+        self.module = _translate(operation, self.context)
+        if not self.module:
+            _context_dispose(self.context)
+            raise RuntimeError("could not translate the module to LLVM IR")
+        if _named_global(self.module, b"llvm.global_ctors"):
+            self.dispose()
+            raise NotImplementedError("the CPU runtime does not run global constructors")
+        if not _named_function(self.module, entry):
+            self.dispose()
+            raise ValueError(f"no function @{entry.decode()} in the module")
+
+    def functions(self) -> list[int]:
+        return list(_defined(_first_function(self.module), _next_function))
+
+    def localize(self, plan: list[set[bytes]], index: int) -> None:
+        """Make the entry and the release function the only exports (renamed as the program's),
+        the rest internal. When the module is shared (``plan``: the functions of each part),
+        the functions of other parts become declarations (the entry and the release function
+        are part 0's), and the functions of this part and the mutable globals (part 0 defines
+        them) are exported under names of this program, so that the parts link together."""
+        entry, release = (_named_function(self.module, n) for n in (self.entry, RELEASE_FUNCTION.encode()))
+        shared = len(plan) > 1
+        if shared and index:
+            for function in filter(None, (entry, release)):
+                self._declare(function, _name(function))
+            entry = release = None
+        for function in self.functions():
+            own = _name(function)
+            if function in (entry, release):
+                continue
+            if shared and own not in plan[index]:
+                self._declare(function, own)
+            elif shared:
+                _set_value_name(function, *_sized(self._shared_name(own)))
+                _set_linkage(function, _EXTERNAL_LINKAGE)
+            elif _linkage(function) == _EXTERNAL_LINKAGE:
+                _set_linkage(function, _INTERNAL_LINKAGE)
+        for variable in list(_defined(_first_global(self.module), _next_global)):
+            own = _name(variable)
+            if shared and not own.startswith(b"llvm.") and not _is_constant(variable):
+                if index and not _first_use(variable):
+                    _delete_global(variable)
+                    continue
+                if index:
+                    _set_initializer(variable, None)  # a declaration of part 0's definition
+                _set_value_name(variable, *_sized(self._shared_name(own)))
+                _set_linkage(variable, _EXTERNAL_LINKAGE)
+            elif _linkage(variable) == _EXTERNAL_LINKAGE:
+                _set_linkage(variable, _INTERNAL_LINKAGE)
+        if entry:
+            _set_value_name(entry, *_sized(self.name))
+        if release:
+            _set_value_name(release, *_sized(_release_name(self.name)))
+
+    def _shared_name(self, own: bytes) -> bytes:
+        return self.name + b"." + own
+
+    def _declare(self, function: int, own: bytes) -> None:
+        """``function`` replaced by a declaration of its exported name, or dropped if unused."""
+        if not _first_use(function):
+            _delete_function(function)
+            return
+        declaration = _add_function(self.module, b"", _value_type(function))
+        _set_call_conv(declaration, _call_conv(function))
+        _replace_uses(function, declaration)
+        _delete_function(function)
+        _set_value_name(declaration, *_sized(self._shared_name(own)))
+
+    def emit(self) -> bytes:
+        """Optimize (O3) and compile to an object file."""
+        machine = self.jit.target_machine()
+        try:
+            _set_triple(self.module, self.jit.triple)
+            layout = _create_data_layout(machine)
+            _set_data_layout(self.module, layout)
+            _dispose_data_layout(layout)
+            options = _pass_options()
+            for enable in _enable_pass_option.values():
+                enable(options, 1)
+            try:
+                _check(_run_passes(self.module, _OPTIMIZATION, machine, options))
+            finally:
+                _dispose_pass_options(options)
+            buffer, message = _P(), _P()
+            if _emit_to_buffer(machine, self.module, _OBJECT_FILE, ctypes.byref(message),
+                               ctypes.byref(buffer)):
+                raise RuntimeError(_owned_string(message.value).decode())
+        finally:
+            _dispose_target_machine(machine)
+        try:
+            return ctypes.string_at(_buffer_start(buffer), _buffer_size(buffer))
+        finally:
+            _dispose_buffer(buffer)
+
+    def dispose(self) -> None:
+        _context_dispose(self.context)  # frees the LLVM module with it
+
+
+def _share(part: _Part, threads: int) -> list[set[bytes]]:
+    """The functions each of up to ``threads`` parts compiles, balanced by basic blocks, the
+    entry and the release function in part 0; one part (everything) for a small module."""
+    sizes = {_name(f): _count_blocks(f) for f in part.functions()}
+    if threads < 2 or len(sizes) < 2 or sum(sizes.values()) < _SHARED_BLOCKS:
+        return [set(sizes)]
+    plan: list[set[bytes]] = [set() for _ in range(threads)]
+    loads = [0] * threads
+    pinned = {part.entry, RELEASE_FUNCTION.encode()}
+    for own in sorted(sizes, key=lambda n: (n not in pinned, -sizes[n])):
+        index = 0 if own in pinned else loads.index(min(loads))
+        plan[index].add(own)
+        loads[index] += sizes[own]
+    return [names for names in plan if names] if plan[0] else [set(sizes)]
+
+
+def _name(value: int) -> bytes:
+    size = ctypes.c_size_t()
+    return ctypes.string_at(_value_name(value, ctypes.byref(size)), size.value)
+
+
+def _sized(name: bytes) -> tuple[bytes, int]:
+    return name, len(name)
 
 
 def _release_name(name: bytes) -> bytes:
@@ -373,9 +526,10 @@ class JitCode:
     def __init__(self, obj: bytes, name: str) -> None:
         jit = _jit()
         tracker = _create_tracker(jit.main)
-        buffer = _buffer_copy(obj, len(obj), name.encode())
         try:
-            _check(_add_object(jit.handle, tracker, buffer))  # owns the buffer from here on
+            for one in split_objects(obj):
+                buffer = _buffer_copy(one, len(one), name.encode())
+                _check(_add_object(jit.handle, tracker, buffer))  # owns the buffer from here on
             self.address: int = _address_of(jit, name.encode())
             # The name is unique to this program, so its bytes in the object mean the definition.
             release = _address_of(jit, _release_name(name.encode())) if _release_name(name.encode()) in obj \

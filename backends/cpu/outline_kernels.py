@@ -177,6 +177,7 @@ class OutlineKernels(ModulePass):
     """Make each recurring linalg op on buffers one noinline function, called where it occurs."""
 
     argument = "mlax-outline-kernels"
+    sees_mlax_ops = False
     summary = "outline recurring linalg ops on buffers into shared noinline functions (compiled once)"
 
     def run(self, module: ir.Operation) -> None:

@@ -135,6 +135,7 @@ class ParallelLoops(ModulePass):
     """Serialize every scf.parallel except outermost ones with at least min-work iterations."""
 
     argument = "mlax-parallel-loops"
+    sees_mlax_ops = False
     summary = "keep only outermost scf.parallel loops with enough work parallel; serialize the rest"
 
     min_work: int = option(1 << 15, "iterations of a loop nest below which it stays sequential")

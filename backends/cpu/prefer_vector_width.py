@@ -35,6 +35,7 @@ class PreferVectorWidth(ModulePass):
     """Set LLVM's prefer-vector-width on every func.func / llvm.func definition."""
 
     argument = "mlax-prefer-vector-width"
+    sees_mlax_ops = False
     summary = "set LLVM's prefer-vector-width function attribute (512 lets AVX-512 hosts use it)"
 
     bits: int = option(512, "the preferred vector width in bits (0 leaves functions alone)")

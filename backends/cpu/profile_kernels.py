@@ -171,6 +171,7 @@ class ProfileKernels(ModulePass):
     """Record each kernel's start and end in the process's event buffer (mlax.profiler)."""
 
     argument = "mlax-profile-kernels"
+    sees_mlax_ops = False
     summary = "time each kernel (linalg op, library call, copy, loop) into the profiler's event buffer"
 
     def run(self, module: ir.Operation) -> None:

@@ -329,6 +329,7 @@ class SplitReductions(ModulePass):
     """Split float sums and products whose runs exceed max-run into reductions of blocks."""
 
     argument = "mlax-split-reductions"
+    sees_mlax_ops = False
     summary = "bound the run of reassociable float additions per accumulator (blocked reductions)"
 
     max_run: int = option(32, "the most elements one accumulator (one vector lane) adds in a row")

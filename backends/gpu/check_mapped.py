@@ -99,6 +99,7 @@ class CheckGpuMapped(ModulePass):
     """Refuse host code the GPU backend cannot run: library calls, OpenMP, unmapped loops."""
 
     argument = "mlax-check-gpu-mapped"
+    sees_mlax_ops = False
     summary = "fail at ops the GPU backend cannot run (library calls, OpenMP, loops left on the host)"
 
     mapped: bool = option(True, "also require every loop nest and memory access to be in a kernel")

@@ -52,6 +52,7 @@ class GpuCoalesce(ModulePass):
     """Reverse the dimensions of outermost scf.parallel nests (the contiguous one first)."""
 
     argument = "mlax-gpu-coalesce"
+    sees_mlax_ops = False
     summary = "put the contiguous dimension of each parallel loop nest first (it becomes threadIdx.x)"
 
     def run(self, module: ir.Operation) -> None:

@@ -39,6 +39,7 @@ class GpuDeviceBuffers(ModulePass):
     """Host memref.alloc/dealloc -> gpu.alloc/dealloc (temporaries live on the device)."""
 
     argument = "mlax-gpu-device-buffers"
+    sees_mlax_ops = False
     summary = "put the host code's temporaries, copies and constant arrays in device memory"
 
     def run(self, module: ir.Operation) -> None:

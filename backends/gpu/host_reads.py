@@ -168,6 +168,7 @@ class GpuHostReads(ModulePass):
     """Host loads of device memory -> a device-to-host copy of the element; bookkeeping -> scalars."""
 
     argument = "mlax-gpu-host-reads"
+    sees_mlax_ops = False
     summary = "copy the device bytes host control flow reads to the host; scalarize deallocation bookkeeping"
 
     def run(self, module: ir.Operation) -> None:
@@ -237,6 +238,7 @@ class GpuSinkViews(ModulePass):
     """Views with run-time offsets used in a gpu.launch are recomputed inside it."""
 
     argument = "mlax-gpu-sink-views"
+    sees_mlax_ops = False
     summary = "recompute views with run-time offsets (a scan's slices) inside the kernels that use them"
 
     def run(self, module: ir.Operation) -> None:

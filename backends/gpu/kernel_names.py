@@ -31,6 +31,7 @@ class GpuKernelNames(ModulePass):
     """Kernels renamed to PTX identifiers, with the launches that name them."""
 
     argument = "mlax-gpu-kernel-names"
+    sees_mlax_ops = False
     summary = "rename outlined kernels to names PTX accepts (no '.')"
 
     def run(self, module: ir.Operation) -> None:

@@ -290,6 +290,7 @@ class GpuMatmul(ModulePass):
     """linalg.matmul / batch_matmul on buffers -> one tiled gpu.launch (tensor cores or SIMT)."""
 
     argument = "mlax-gpu-matmul"
+    sees_mlax_ops = False
     summary = "turn matmuls into shared-memory tiled kernels on tensor cores (mma.sync) or SIMT FMA"
 
     f32_precision: str = option("tf32", "f32 matmuls: tf32 (tensor cores, jax's DEFAULT on GPUs) or highest")

@@ -49,6 +49,7 @@ class GpuNativeMath(ModulePass):
     """Kernel calls of libdevice functions that are one PTX instruction -> LLVM intrinsics."""
 
     argument = "mlax-gpu-native-math"
+    sees_mlax_ops = False
     summary = "turn kernel calls of libdevice functions that are one PTX instruction into LLVM intrinsics"
 
     def run(self, module: ir.Operation) -> None:

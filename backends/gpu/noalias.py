@@ -69,6 +69,7 @@ class GpuNoalias(ModulePass):
     """llvm.noalias / llvm.readonly on kernel buffer arguments proved distinct / only read."""
 
     argument = "mlax-gpu-noalias"
+    sees_mlax_ops = False
     summary = "mark kernel buffer arguments noalias when the host code proves them distinct allocations"
 
     def run(self, module: ir.Operation) -> None:

@@ -44,6 +44,7 @@ class GpuReductionsInner(ModulePass):
     """Permute each linalg.generic's dimensions: parallel ones outer, reductions inner."""
 
     argument = "mlax-gpu-reductions-inner"
+    sees_mlax_ops = False
     summary = "make the reduction dimensions of each linalg.generic its innermost ones"
 
     def run(self, module: ir.Operation) -> None:

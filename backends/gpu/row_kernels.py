@@ -374,6 +374,7 @@ class GpuRowKernels(ModulePass):
     """Fuse runs of row reductions and row-wise elementwise ops into one block-reduction kernel."""
 
     argument = "mlax-gpu-row-kernels"
+    sees_mlax_ops = False
     summary = "run row reductions (and the elementwise ops around them: softmax, layernorm) as one kernel " \
               "per run, a block per row, reductions across threads (gpu.all_reduce, shuffles)"
 

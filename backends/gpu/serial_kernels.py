@@ -75,6 +75,7 @@ class GpuSerialKernels(ModulePass):
     """Wrap host code with no parallel dimension in a one-iteration scf.parallel."""
 
     argument = "mlax-gpu-serial-kernels"
+    sees_mlax_ops = False
     summary = "run host code with no parallel loop (scalar reductions, sequential loops) on one GPU thread"
 
     def run(self, module: ir.Operation) -> None:

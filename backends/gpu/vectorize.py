@@ -265,6 +265,7 @@ class GpuVectorize(ModulePass):
     """Elementwise parallel nests: each iteration moves a 16-byte vector along the contiguous dimension."""
 
     argument = "mlax-gpu-vectorize"
+    sees_mlax_ops = False
     summary = "give each GPU thread of an elementwise nest an aligned vector of consecutive elements"
 
     def run(self, module: ir.Operation) -> None:

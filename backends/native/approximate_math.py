@@ -339,6 +339,7 @@ class ApproximateMath(ModulePass):
     """Replace f32/f64 exp/expm1/log/log1p/tanh and f32 erf by arith polynomial approximations."""
 
     argument = "mlax-approximate-math"
+    sees_mlax_ops = False
     summary = "rewrite f32/f64 math.exp/expm1/log/log1p/tanh and f32 math.erf into arith polynomials"
 
     def run(self, module: ir.Operation) -> None:

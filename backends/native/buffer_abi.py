@@ -90,6 +90,7 @@ class BufferAbi(ModulePass):
     and move the functions out of the C namespace."""
 
     argument = "mlax-buffer-abi"
+    sees_mlax_ops = False
     summary = "state the runtime's calling convention on public functions before bufferization"
 
     def run(self, module: ir.Operation) -> None:

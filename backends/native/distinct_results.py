@@ -32,6 +32,7 @@ class DistinctResults(ModulePass):
     """Copy repeated tensor operands of func.return so each result is its own value."""
 
     argument = "mlax-distinct-results"
+    sees_mlax_ops = False
     summary = "copy tensor values a function returns more than once (before bufferization)"
 
     def run(self, module: ir.Operation) -> None:

@@ -53,6 +53,7 @@ class PrivateFills(ModulePass):
     """Clone a linalg.fill on tensors for each op that overwrites it, so none is copied."""
 
     argument = "mlax-private-fills"
+    sees_mlax_ops = False
     summary = "give each destination of a shared linalg.fill its own fill (before bufferization)"
 
     def run(self, module: ir.Operation) -> None:

@@ -101,6 +101,7 @@ class ScheduleForMemory(ModulePass):
     """Move ops that end temporaries' lives up to just after their operands."""
 
     argument = "mlax-schedule-for-memory"
+    sees_mlax_ops = False
     summary = "run each pure op that frees a temporary as early as its operands allow"
 
     def run(self, module: ir.Operation) -> None:

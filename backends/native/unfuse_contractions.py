@@ -234,6 +234,7 @@ class UnfuseContractions(ModulePass):
     """Move elementwise producers that fusion put inside a contraction back into their own op."""
 
     argument = "mlax-unfuse-contractions"
+    sees_mlax_ops = False
     summary = "give the elementwise work fused into a contraction's operands its own op, so it stays a gemm"
 
     def run(self, module: ir.Operation) -> None:

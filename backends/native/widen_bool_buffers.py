@@ -98,6 +98,7 @@ class WidenBoolBuffers(ModulePass):
     """Retype memref<...xi1> to memref<...xi8>; loads truncate, stores extend."""
 
     argument = "mlax-widen-bool-buffers"
+    sees_mlax_ops = False
     summary = "store bools as bytes: memrefs of i1 become memrefs of i8"
 
     def run(self, module: ir.Operation) -> None:

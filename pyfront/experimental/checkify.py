@@ -35,6 +35,7 @@ from jax._src.checkify import (
     user_checks,
 )
 
+import mlax.numpy as mnp
 from mlax.core import Tracer, current_trace
 from mlax.errors import user_error
 from mlax.staging import Staged, wraps
@@ -139,8 +140,6 @@ def _record(scope: _Scope, failed: Any, message: str, fmt: Any) -> None:
 def check(pred: Any, msg: str, *fmt_args: Any, debug: bool = False, **fmt_kwargs: Any) -> None:
     """Check ``pred``; if it is False, the enclosing checkify's error gets ``msg`` formatted
     with ``fmt_args``/``fmt_kwargs`` (arrays), as jax.experimental.checkify.check."""
-    import mlax.numpy as mnp
-
     if not _is_scalar_pred(pred):
         raise TypeError(f"{'debug_check' if debug else 'check'} takes a scalar pred as argument, got {pred}")
     for arg in tree_util.tree_leaves((fmt_args, fmt_kwargs)):

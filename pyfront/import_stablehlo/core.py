@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from mlax.core import Tracer, abstractify, to_numpy
 from mlax.dialect.attrs import dense_attribute, dense_to_numpy
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.passes.diagnostics import file_loc
+from mlax.source_info import SourceInfo, user_frame_override
 
 Values = Sequence[Any]
 
@@ -366,8 +368,6 @@ class Importer:
 
     def concrete(self, value: ir.Value) -> np.ndarray | None:
         """The value of ``value`` if it is known without running the program, else None."""
-        from mlax.core import Tracer, to_numpy
-
         try:
             current = self.env[value]
         except StablehloImportError:
@@ -397,8 +397,6 @@ class Importer:
 
 
 def _check_type(op: ir.Operation, index: int, out: Any, declared: TensorSpec) -> None:
-    from mlax.core import abstractify
-
     got = abstractify(out)
     if got.shape != declared.shape or got.dtype != declared.dtype:
         hint = ""
@@ -421,8 +419,6 @@ def _relocated(error: Exception, op: ir.Operation) -> Exception:
 def located(op: ir.Operation) -> Iterator[None]:
     """Make the mlax ops emitted for ``op`` (and errors mlax raises) name the user's line jax
     recorded in ``op``'s location."""
-    from mlax.source_info import user_frame_override
-
     info = _source_info(op.location)
     if info is None:
         yield
@@ -432,8 +428,6 @@ def located(op: ir.Operation) -> Iterator[None]:
 
 
 def _source_info(loc: ir.Location) -> Any:
-    from mlax.source_info import SourceInfo
-
     found = file_loc(loc)
     if found is None:
         return None

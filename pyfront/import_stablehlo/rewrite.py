@@ -14,19 +14,19 @@ import re
 import jax
 from mlir import ir
 
+from mlax.core import Aval
 from mlax.import_stablehlo.core import (
     LocatedError,
 )
+from mlax.import_stablehlo.table import problems
 from mlax.passes.registry import PassFailure
+from mlax.passes.walk import is_mlax, nested_ops
+from mlax.stablehlo_import import ImportedFunction
+from mlax.tracing import trace_function
 
 
 def import_module(module: ir.Operation, entry: str) -> None:
     """Replace ``module``'s functions by the mlax program of its function ``entry``."""
-    from mlax.core import Aval
-    from mlax.import_stablehlo.table import problems
-    from mlax.stablehlo_import import ImportedFunction
-    from mlax.tracing import trace_function
-
     module = module.operation
     found = problems(module)
     if found:
@@ -62,8 +62,6 @@ def import_module(module: ir.Operation, entry: str) -> None:
 def _erase_dead_ops(module: ir.Operation) -> None:
     """Drop the mlax ops whose results nothing uses (all mlax ops are pure): jax's values that
     only served the importer (a reduce's identity init, argmax's iota, a loop bound)."""
-    from mlax.passes.walk import is_mlax, nested_ops
-
     for op in reversed(nested_ops(module)):
         if is_mlax(op) and op.results and not any(list(r.uses) for r in op.results):
             op.erase()

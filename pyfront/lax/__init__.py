@@ -3,9 +3,9 @@ composites jax.lax also offers (square, integer_pow, asin, sinh, ...)."""
 
 import jax.lax as _jax_lax  # noqa: E402
 
-from mlax.collectives import *  # noqa: F403
 from mlax.lax.approx_topk import *  # noqa: F403
 from mlax.lax.bits import *  # noqa: F403
+from mlax.lax.collectives import *  # noqa: F403
 from mlax.lax.control_flow import *  # noqa: F403
 from mlax.lax.convolution_extras import *  # noqa: F403
 from mlax.lax.creation import *  # noqa: F403

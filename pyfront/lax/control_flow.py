@@ -22,8 +22,10 @@ from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
+import mlax.lax as lax  # the package (its public functions): used only when called
 from mlax import dtypes as front_dtypes
 from mlax import prng, refs
+from mlax.batching import vmap
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, is_array_like
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
@@ -227,8 +229,6 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced (as jax.lax)."""
-    import mlax.lax as lax
-
     check_callable(true_fun, "true_fun of mlax.lax.cond")
     check_callable(false_fun, "false_fun of mlax.lax.cond")
     aval = _scalar_selector(pred, "Pred", "pred of mlax.lax.cond")
@@ -243,8 +243,6 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """``branches[clamp(index, 0, len(branches) - 1)](*operands)`` (as jax.lax.switch)."""
-    import mlax.lax as lax
-
     if not isinstance(branches, Sequence) or not all(callable(b) for b in branches):
         raise user_error(TypeError, "lax.switch: branches argument should be a sequence of callables, got "
                          f"{branches!r}", "branches of mlax.lax.switch")
@@ -323,8 +321,6 @@ def _promote_weak_carry(trace: Trace, leaves: list[Any], avals: list[Aval],
                         out_avals: Sequence[Aval]) -> bool:
     """JAX's promotion of weakly typed initial carries: one the body returns with another dtype
     (``init=0`` with a float body) is converted to the promoted dtype. Whether any was."""
-    import mlax.lax as lax
-
     changed = False
     for i, (a, b) in enumerate(zip(avals, out_avals, strict=True)):
         if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
@@ -475,8 +471,6 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     (weakly typed) index, float bounds included (reverse-differentiable); with traced bounds a
     while_loop (forward-differentiable only), as in JAX.
     """
-    import mlax.lax as lax
-
     check_callable(body_fun, "body_fun of mlax.lax.fori_loop")
     if refs.any_alive():
         refs.no_carried_refs(body_fun, init_val, "fori_loop")
@@ -524,8 +518,6 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
                          "batch_size of mlax.lax.map")
     if batch_size is None:
         return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
-    from mlax.batching import vmap
-
     leaves = tree_util.tree_leaves(xs)
     if not leaves:
         return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
@@ -545,8 +537,6 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
         parts.append(vmap(f)(rows(whole, size)))
     if len(parts) == 1:
         return parts[0]
-    import mlax.lax as lax
-
     return tree_util.tree_map(lambda x, y: lax.concatenate([x, y], 0), *parts)
 
 

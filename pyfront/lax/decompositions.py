@@ -15,6 +15,7 @@ import numpy as np
 
 from mlax.core import abstractify, bind
 from mlax.lax.common import operand as as_operand
+from mlax.lax.control_flow import fori_loop
 
 
 def _swap_last(x: Any) -> Any:
@@ -72,8 +73,6 @@ def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
     """The permutation of ``range(permutation_size)`` the row swaps ``pivots`` (..., k) make, in
     order (row i with row pivots[i]); int32 (..., permutation_size)."""
     import mlax.numpy as mnp
-    from mlax.lax.control_flow import fori_loop
-
     pivots = as_operand(pivots)
     *batch, k = abstractify(pivots).shape
     size = int(permutation_size)

@@ -21,6 +21,7 @@ import numpy as np
 from jax import lax as jax_lax
 from jax import tree_util
 
+from mlax.batching import vmap
 from mlax.core import Tracer, abstractify
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.lax import elementwise, reductions
@@ -84,8 +85,6 @@ Combine = Callable[[list[Any], list[Any]], list[Any]]
 
 def _elementwise(computation: Callable[[Any, Any], Any], tree: Any) -> Combine:
     """``computation`` on the elements of same-shaped flat lists of arrays (vmapped over them)."""
-    from mlax.batching import vmap
-
     unflat = functools.partial(tree_util.tree_unflatten, tree)
     mapped = vmap(lambda a, b: computation(unflat(a), unflat(b)))
 

@@ -19,6 +19,8 @@ import numpy as np
 from mlax.core import bind
 from mlax.lax.common import operand as as_operand
 from mlax.lax.common import operands_like, reject_bool
+from mlax.lax.elementwise import convert_element_type, ne, neg, select
+from mlax.lax.shape import broadcast_in_dim
 from mlax.source_info import where
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather", "scatter",
@@ -93,8 +95,6 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: Any, slice_sizes
     out = bind("gather", x, indices, **attrs)
     if fill_value is None or attrs["mode"] != "fill":
         return out
-    from mlax.lax import broadcast_in_dim, convert_element_type, ne, select
-
     # Which windows did not fit: gather zeros of int8 with the fill mode, which reads -128 there.
     probe = broadcast_in_dim(np.zeros((), np.int8), x.shape, ())
     missed = ne(bind("gather", probe, indices, **attrs), np.int8(0))
@@ -135,8 +135,6 @@ scatter_max = _scatter("scatter_max")
 def scatter_sub(operand: Any, scatter_indices: Any, updates: Any, dimension_numbers: Any,
                 **kwargs: Any) -> Any:
     """scatter_add of the negated updates."""
-    from mlax.lax import neg
-
     x, values = operands_like(operand, updates)
     return scatter_add(x, scatter_indices, neg(values), dimension_numbers, **kwargs)
 

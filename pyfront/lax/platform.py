@@ -15,6 +15,7 @@ from typing import Any
 
 from mlax.configuration import config
 from mlax.core import Tracer
+from mlax.errors import UnexpectedTracerError
 from mlax.source_info import where
 
 
@@ -54,8 +55,6 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
     def call(*args: Any, **kwargs: Any) -> Any:
         traced = [k for k, v in kwargs.items() if isinstance(v, Tracer)]
         if traced:
-            from mlax.errors import UnexpectedTracerError
-
             raise UnexpectedTracerError(f"mlax.lax.composite {name!r}: attribute(s) {traced} are traced "
                                         f"values; pass them as positional arguments instead{where()}")
         return decomposition(*args, **kwargs)

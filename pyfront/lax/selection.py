@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from mlax.batching import vmap
 from mlax.core import abstractify
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.lax import elementwise as ew
 from mlax.lax.common import operand as as_operand
+from mlax.lax.control_flow import while_loop
 from mlax.lax.indexing import GatherDimensionNumbers, gather, scatter_add
+from mlax.lax.reductions import reduce_or
 from mlax.lax.shape import broadcast_in_dim, concatenate, expand_dims, reshape
 from mlax.source_info import where
 
@@ -82,9 +85,6 @@ def scatter_apply(operand: Any, scatter_indices: Any, func: Callable[[Any], Any]
                   unique_indices: bool = False, mode: Any = None) -> Any:
     """``operand`` with ``func`` applied to every element a scatter with these indices and
     ``dimension_numbers`` (of updates of ``update_shape``) reaches, once per time it is reached."""
-    from mlax.batching import vmap
-    from mlax.lax.control_flow import while_loop
-
     x = as_operand(operand)
     ones = broadcast_in_dim(np.ones((), np.int32), tuple(int(d) for d in update_shape), ())
     zeros = broadcast_in_dim(np.zeros((), np.int32), x.shape, ())
@@ -106,8 +106,6 @@ def scatter_apply(operand: Any, scatter_indices: Any, func: Callable[[Any], Any]
 
 
 def _any_positive(counts: Any) -> Any:
-    from mlax.lax.reductions import reduce_or
-
     return reduce_or(ew.gt(counts, np.int32(0)), tuple(range(abstractify(counts).ndim)))
 
 

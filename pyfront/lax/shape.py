@@ -180,10 +180,10 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
 
 def _wrap_negative(index: Any, size: int) -> Any:
     """``index + size`` where ``index < 0``, on a traced signed index (jax's negative indexing)."""
-    from mlax import lax  # lax.elementwise imports this module
+    from mlax.lax.elementwise import add, lt, select  # lax.elementwise imports this module
 
     size_value = Array._wrap(np.asarray(size, index.dtype))
-    return lax.select(lax.lt(index, 0), lax.add(index, size_value), index)
+    return select(lt(index, 0), add(index, size_value), index)
 
 
 def _static_index(fname: str, index: Any, size: int, allow_negative: bool) -> int:
@@ -240,7 +240,7 @@ def _start_indices(fname: str, shape: tuple[int, ...], start_indices: Any,
     dtype = traced.pop() if len(traced) == 1 else front_dtypes.default_int()
     if max(shape, default=0) > np.iinfo(dtype).max:
         dtype = front_dtypes.default_int()
-    from mlax.lax import convert_element_type  # lax.elementwise imports this module
+    from mlax.lax.elementwise import convert_element_type  # lax.elementwise imports this module
 
     out = []
     for index, size, negative in zip(indices, shape, allow, strict=True):

@@ -19,9 +19,11 @@ from typing import Any
 
 from jax import tree_util
 
+from mlax.autodiff import jvp
 from mlax.closure import closure_convert
 from mlax.custom_derivatives import custom_jvp, custom_vjp
 from mlax.lax.common import operand as as_operand
+from mlax.lax.elementwise import neg
 from mlax.source_info import where
 
 Solver = Callable[[Callable[[Any], Any], Any], Any]
@@ -47,8 +49,6 @@ def _split_aux(fname: str, out: Any, has_aux: bool) -> tuple[Any, Any]:
 
 
 def _neg(tree: Any) -> Any:
-    from mlax.lax.elementwise import neg
-
     return tree_util.tree_map(neg, tree)
 
 
@@ -56,8 +56,6 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any, solve: Solver, tang
                 has_aux: bool = False) -> Any:
     """``solve(f, initial_guess)``, a root of ``f``, with derivatives by the implicit function
     theorem: ``tangent_solve(g, y)`` must solve the linear ``g(x) = y``."""
-    from mlax.autodiff import jvp
-
     guess = _operands(initial_guess)
     f_flat, f_consts = closure_convert(f, guess)
     solve_flat, solve_consts = closure_convert(lambda g: solve(f, g), guess)

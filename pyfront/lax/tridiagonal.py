@@ -33,6 +33,7 @@ import numpy as np
 from mlax.core import abstractify
 from mlax.custom_derivatives import custom_jvp
 from mlax.lax.common import operand as as_operand
+from mlax.lax.control_flow import scan, while_loop
 
 __all__ = ["tridiagonal_solve"]
 
@@ -104,7 +105,6 @@ def _eliminate_rhs(bc: Any, step: tuple[Any, Any, Any]) -> tuple[Any, Any]:
 def _factor(step: Step, dl: Any, d: Any, du: Any, start: tuple[Any, ...]) -> tuple[Any, Any, tuple[Any, ...]]:
     """The row swaps, the multipliers and the rows of U (diagonal, first and second
     superdiagonals), of the rows-first diagonals, by ``step`` from the first row ``start``."""
-    from mlax.lax import scan
     from mlax.numpy import concatenate, zeros_like
 
     zero = zeros_like(d[0])
@@ -118,7 +118,6 @@ def _factor(step: Step, dl: Any, d: Any, du: Any, start: tuple[Any, ...]) -> tup
 
 def _forward(swaps: Any, facts: Any, b: Any) -> Any:
     """L^-1 P b, the right-hand sides (rows first) as the elimination leaves them."""
-    from mlax.lax import scan
     from mlax.numpy import concatenate
 
     if b.shape[0] == 1:
@@ -144,7 +143,6 @@ def _rows_first(dl: Any, d: Any, du: Any, b: Any) -> tuple[Any, Any, Any, Any]:
 
 def _gtsv(dl: Any, d: Any, du: Any, b: Any) -> Any:
     """The solutions of the batched systems by gtsv's algorithm; NaN for a singular matrix."""
-    from mlax.lax import scan
     from mlax.numpy import any as any_
     from mlax.numpy import moveaxis, nan, where, zeros_like
 
@@ -176,7 +174,6 @@ def _perturb_pivot(pivot: Any, row: Any, perturb: Any) -> tuple[Any, Any]:
     perturbation (with the pivot's sign), doubling it each time; a pivot below the safe
     minimum that a small row allows is scaled up instead, row with it. Returns the pivot and
     whether the row is scaled (by the reciprocal of the safe minimum)."""
-    from mlax.lax import while_loop
     from mlax.numpy import abs as abs_
     from mlax.numpy import any as any_
     from mlax.numpy import copysign, maximum, real, where, zeros_like
@@ -226,7 +223,6 @@ def _lagts(upper: tuple[Any, Any, Any], rhs: Any, pivots: Any) -> tuple[Any, Any
     """Back substitution with the pivots perturbed: the solutions (rows first), the pivots used
     and whether each row was scaled. ``pivots`` is the perturbation ``eps * max|U|`` (each pivot
     found as the kernel does), or the (pivots, scalings) found before: then linear in ``rhs``."""
-    from mlax.lax import scan
     from mlax.numpy import zeros_like
 
     single, fixed = rhs.shape[0] == 1, isinstance(pivots, tuple)

@@ -26,6 +26,8 @@ from mlax.lax import elementwise
 from mlax.lax.common import operand as as_operand
 from mlax.lax.elementwise import convert_element_type
 from mlax.lax.precision import canonicalize_precision
+from mlax.lax.shape import broadcast_in_dim, pad
+from mlax.lax.shape import slice as lax_slice
 
 Padding = str | Sequence[tuple[int, int]]
 
@@ -182,9 +184,6 @@ def _reduce_window_generic(x: Any, init_value: Any, computation: Callable[..., A
     skipped, as XLA's reduce-window does (init_value enters each window once). ``computation``
     must apply elementwise to arrays, as jax's jnp and lax operations do."""
     import itertools
-
-    from mlax.lax.shape import broadcast_in_dim, pad
-    from mlax.lax.shape import slice as lax_slice
 
     init = convert_element_type(init_value, x.dtype) if hasattr(init_value, "dtype") else \
         as_operand(np.asarray(init_value, x.dtype))

@@ -9,6 +9,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mlax.batching import vmap
 from mlax.numpy.creation import arange, zeros_like
 from mlax.numpy.manipulation import concatenate, expand_dims, moveaxis, ravel, reshape, tile
 from mlax.numpy.util import asarray, check_arraylike, normalize_axis
@@ -77,8 +78,6 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
     """``jnp.apply_along_axis``: ``func1d`` of every 1-D slice along ``axis``, through nested vmaps;
     the result's axes from ``func1d`` take the place of ``axis``."""
-    from mlax import vmap
-
     check_arraylike("apply_along_axis", arr)
     arr = asarray(arr)
     axis = normalize_axis("apply_along_axis", axis, arr.ndim)
@@ -111,8 +110,6 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Sequence[int]
 def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float, **kwargs: Any) -> Any:
     """``jnp.fromfunction``: ``function(i, j, ...)`` at every index of ``shape``, evaluated through
     nested vmaps over ``arange`` of each dimension (so ``function`` sees scalars)."""
-    from mlax import vmap
-
     shape = _index_tuple(shape)
     for i in range(len(shape)):
         function = vmap(function, in_axes=tuple(0 if j == i else None for j in range(len(shape)))[::-1])

@@ -21,6 +21,7 @@ from mlax.array import Array
 from mlax.core import Tracer, abstractify, is_array_like, to_numpy
 from mlax.numpy import elementwise as ew
 from mlax.numpy.dtypes import finfo
+from mlax.numpy.manipulation import diagonal, stack
 from mlax.numpy.math_extra import astype
 from mlax.numpy.util import (
     array,
@@ -249,8 +250,6 @@ def indices(dimensions: Any, dtype: Any = None, sparse: bool = False) -> Any:
         grids.append(lax.broadcast_in_dim(lax.iota(dt, d), shape, (i,)))
     if sparse:
         return tuple(grids)
-    from mlax.numpy.manipulation import stack
-
     return stack(grids, 0) if grids else zeros((0,), dt)
 
 
@@ -342,8 +341,6 @@ def diag(v: Any, k: int = 0) -> Any:
     v = asarray(v)
     k = operator.index(k)
     if v.ndim == 2:
-        from mlax.numpy.manipulation import diagonal
-
         return diagonal(v, offset=k)
     if v.ndim != 1:
         raise ValueError(f"mlax.numpy.diag: input must be 1d or 2d, got shape {v.shape}{where()}")

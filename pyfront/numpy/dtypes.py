@@ -16,6 +16,7 @@ from jax._src import dtypes as jax_dtypes
 
 from mlax import dtypes as front_dtypes
 from mlax.core import abstractify
+from mlax.numpy.util import asarray
 
 __all__ = [
     "bfloat16", "bool", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
@@ -42,8 +43,6 @@ class _ScalarMeta(type):
         return not cls == other
 
     def __call__(cls, x: Any) -> Any:
-        from mlax.numpy.util import asarray
-
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance: Any) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+import mlax.numpy as jnp  # the package: this module is its fft; jnp is used only when called
 from mlax import dtypes as front_dtypes
 from mlax.lax.fft import FftType
 from mlax.lax.fft import fft as lax_fft
@@ -23,12 +24,6 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "
            "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 Shape = Sequence[int]
-
-
-def _jnp() -> Any:
-    import mlax.numpy as jnp
-
-    return jnp
 
 
 def _norm_factor(sizes: Shape, func_name: str, norm: str, dtype: np.dtype) -> Any:
@@ -49,7 +44,6 @@ def _norm_factor(sizes: Shape, func_name: str, norm: str, dtype: np.dtype) -> An
 
 def _fft_core(func_name: str, kind: FftType, a: Any, s: Shape | None, axes: Sequence[int] | None,
               norm: str | None) -> Any:
-    jnp = _jnp()
     full_name = f"jax.numpy.fft.{func_name}"
     check_arraylike(f"fft.{func_name}", a)
     arr = jnp.asarray(a)
@@ -96,7 +90,6 @@ def _fft_nd(arr: Any, kind: FftType, s: tuple[int, ...]) -> Any:
     """lax.fft over the last ``len(s)`` axes; beyond 3, the last 3 (or 2) then the others, as jax."""
     if len(s) <= 3:
         return lax_fft(arr, kind, s)
-    jnp = _jnp()
     n = 2 if len(s) == 4 else 3
     src = tuple(range(arr.ndim - len(s), arr.ndim - n))
     dst = tuple(range(arr.ndim - len(s) + n, arr.ndim))
@@ -161,7 +154,6 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
 
 def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """The DFT of a signal with Hermitian symmetry (given by its first half): a real spectrum."""
-    jnp = _jnp()
     conj_a = jnp.conj(a)
     _check_one_axis("hfft", axis)
     size = (conj_a.shape[axis] - 1) * 2 if n is None else n
@@ -170,7 +162,6 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
 
 def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """The inverse of hfft: the first half of a Hermitian signal."""
-    jnp = _jnp()
     _check_one_axis("ihfft", axis)
     arr = jnp.asarray(a)
     size = arr.shape[axis] if n is None else n
@@ -214,7 +205,6 @@ def _check_scalar_args(func_name: str, n: Any, d: Any) -> None:
 
 def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
     """The sample frequencies of an n-point DFT with sample spacing ``d``: 0, 1, ..., -1 over d n."""
-    jnp = _jnp()
     _check_scalar_args("fftfreq", n, d)
     out_dtype = dtype or front_dtypes.default_float()
     work = front_dtypes.canonicalize(np.finfo(to_inexact_dtype(out_dtype)).dtype)
@@ -225,7 +215,6 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> A
 
 def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
     """The non-negative sample frequencies of an n-point real DFT: 0 .. n // 2 over d n."""
-    jnp = _jnp()
     _check_scalar_args("rfftfreq", n, d)
     dtype = dtype or front_dtypes.default_float()
     k = jnp.arange(0, n // 2 + 1, dtype=dtype)
@@ -233,7 +222,6 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> 
 
 
 def _shifted(func_name: str, x: Any, axes: None | int | Sequence[int], sign: int) -> Any:
-    jnp = _jnp()
     check_arraylike(func_name, x)
     x = jnp.asarray(x)
     if axes is None:

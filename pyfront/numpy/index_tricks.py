@@ -22,6 +22,8 @@ from mlax.numpy import elementwise as ew
 from mlax.numpy import math_extra as mx
 from mlax.numpy.creation import arange, linspace, meshgrid, ones
 from mlax.numpy.manipulation import concatenate, expand_dims, ravel, stack, tile, transpose
+from mlax.numpy.reductions import any as any_
+from mlax.numpy.sorting import nonzero
 from mlax.numpy.util import array, asarray, check_arraylike, promote_dtypes, user_dtype
 from mlax.source_info import where
 
@@ -179,8 +181,6 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
     if any(not front_dtypes.issubdtype(i.dtype, np.integer) for i in indices):
         raise TypeError("only int indices permitted")
     if mode == "raise":
-        from mlax.numpy.reductions import any as any_
-
         if any(bool(any_(ew.logical_or(ew.less(i, 0), ew.greater_equal(i, d))))
                for i, d in zip(indices, dims, strict=True)):
             raise ValueError("invalid entry in coordinates array")
@@ -235,8 +235,6 @@ triu_indices_from = _triangle_indices_from("triu_indices_from", triu_indices)
 def mask_indices(n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *,
                  size: int | None = None) -> tuple[Any, Any]:
     """``jnp.mask_indices``: the indices where ``mask_func(ones((n, n)), k)`` is nonzero."""
-    from mlax.numpy.sorting import nonzero
-
     i, j = nonzero(mask_func(ones((n, n)), k), size=size)
     return i, j
 

@@ -32,6 +32,7 @@ from mlax.array import Array
 from mlax.core import Tracer, to_numpy, with_weak_type
 from mlax.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from mlax.lax.indexing import mode_name
+from mlax.numpy.manipulation import broadcast_to
 from mlax.numpy.util import asarray
 from mlax.source_info import where
 from mlax.tracer_text import jax_aval
@@ -474,8 +475,6 @@ def _get(x: Any, index: Any, mode: Any, fill_value: Any) -> Any:
 
 def _values_like(fname: str, x: Any, values: Any, shape: tuple[int, ...]) -> Any:
     """Update values broadcast to the indexed shape and cast to x's dtype (as JAX's scatter)."""
-    from mlax.numpy.manipulation import broadcast_to
-
     values = lax.convert_element_type(asarray(values), x.dtype)
     try:
         return broadcast_to(values, shape)

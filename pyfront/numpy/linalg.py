@@ -24,10 +24,13 @@ from mlax.numpy import linalg_eig as _eig
 from mlax.numpy import linalg_spectral as _spectral
 from mlax.numpy import products
 from mlax.numpy import reductions as red
+from mlax.numpy.creation import eye
+from mlax.numpy.dtypes import finfo
 from mlax.numpy.einsum import einsum
 from mlax.numpy.linalg_decompositions import *  # noqa: F403
 from mlax.numpy.linalg_eig import *  # noqa: F403
 from mlax.numpy.linalg_spectral import *  # noqa: F403
+from mlax.numpy.manipulation import broadcast_to, transpose
 from mlax.numpy.manipulation import diagonal as _diagonal
 from mlax.numpy.norms import norm, squared_magnitude
 from mlax.numpy.products import matrix_transpose, vecdot  # noqa: F401  (the same functions in jnp.linalg)
@@ -110,8 +113,6 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     if ord == -np.inf:
         return red.min(ew.absolute(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        from mlax.numpy.dtypes import finfo
-
         return red.sum(ew.not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=finfo(x.dtype).dtype)
     magnitude = ew.absolute(x)
     if ord == 1:
@@ -144,9 +145,6 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
 def matrix_power(a: Any, n: int) -> Any:
     """``jnp.linalg.matrix_power``: ``a`` (square in its last two axes) to an integer power by
     repeated squaring, in jax's product order; a negative power is the inverse's."""
-    from mlax.numpy.creation import eye
-    from mlax.numpy.manipulation import broadcast_to
-
     (a,) = _operands("linalg.matrix_power", a)
     if a.ndim < 2:
         raise TypeError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
@@ -193,8 +191,6 @@ def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
     """``jnp.linalg.tensorsolve``: x with ``tensordot(a, x, x.ndim) == b`` (the ``axes`` of ``a``
     moved to the end first, in increasing order as jax moves them), solved as one square linear
     system."""
-    from mlax.numpy.manipulation import transpose
-
     a, b = _operands("tensorsolve", a, b)
     if axes is not None:
         moved = sorted(normalize_axis("tensorsolve", axis, a.ndim) for axis in axes)

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mlax import lax
+from mlax.batching import vmap
 from mlax.custom_derivatives import custom_jvp
 from mlax.lax import decompositions as lax_linalg
 from mlax.lax.transforms import stop_gradient
@@ -81,8 +82,6 @@ def _lu_solve_core(lu: Any, permutation: Any, b: Any, trans: int) -> Any:
 def lu_solve(lu: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
     """Solve with an LU factorization and its permutation, broadcasting batch dimensions (b a
     vector when it has one dimension less than ``lu``)."""
-    from mlax.batching import vmap
-
     if lu.ndim < 2 or lu.shape[-1] != lu.shape[-2]:
         raise ValueError(f"last two dimensions of LU decomposition must be equal, got shape {lu.shape}")
     if b.ndim < 1:

@@ -28,8 +28,11 @@ from mlax.numpy import elementwise as ew
 from mlax.numpy import linalg_decompositions as lu_based
 from mlax.numpy import reductions as red
 from mlax.numpy.creation import empty, zeros
+from mlax.numpy.dtypes import finfo
+from mlax.numpy.indexing import take_along_axis
 from mlax.numpy.manipulation import diagonal, expand_dims, moveaxis, swapaxes
 from mlax.numpy.math_extra import isnan, where
+from mlax.numpy.norms import norm
 from mlax.numpy.products import matmul
 from mlax.numpy.util import asarray
 
@@ -85,8 +88,6 @@ def _hermitian_svd(a: Any, compute_uv: bool) -> Any:
     order = lax.broadcasted_iota(np.int32, s.shape, s.ndim - 1)
     s, order, sign = lax.sort((s, order, ew.sign(w)), dimension=-1, num_keys=1)
     s, order, sign = (lax.rev(v, dimensions=(s.ndim - 1,)) for v in (s, order, sign))
-    from mlax.numpy.indexing import take_along_axis
-
     u = take_along_axis(vectors, order[..., None, :], axis=-1)
     return SVDResult(u, s, _h(u * sign[..., None, :].astype(u.dtype)))
 
@@ -141,8 +142,6 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
         return red.any(ew.not_equal(M, 0)).astype(np.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
     if rtol is None:
-        from mlax.numpy.dtypes import finfo
-
         rtol = red.max(s, axis=-1) * np.asarray(max(M.shape[-2:]), s.dtype) * finfo(s.dtype).eps
     rtol = asarray(rtol)
     rtol = expand_dims(rtol, rtol.ndim)
@@ -154,8 +153,6 @@ def _pinv_values(a: Any, rtol: Any, hermitian: bool) -> Any:
     if m == 0 or n == 0:
         return empty(a.shape[:-2] + (n, m), a.dtype)
     if rtol is None:
-        from mlax.numpy.dtypes import finfo
-
         rtol = 10.0 * max(m, n) * np.asarray(finfo(a.dtype).eps)
     rtol = asarray(rtol)
     u, s, vh = svd(a.conj(), full_matrices=False, hermitian=hermitian)
@@ -206,9 +203,6 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
 
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> tuple[Any, ...]:
     """(x, residuals, rank, s): the least-squares solution of ``a @ x = b`` through the SVD."""
-    from mlax.numpy.dtypes import finfo
-    from mlax.numpy.norms import norm
-
     a, b = _inexact("jnp.linalg.lstsq", a, b)
     if a.shape[0] != b.shape[0]:
         raise ValueError("Leading dimensions of input arrays must match")
@@ -252,8 +246,6 @@ def cond(x: Any, p: Any = None) -> Any:
         s = svdvals(arr)
         r = s[..., -1] / s[..., 0]
     else:
-        from mlax.numpy.norms import norm
-
         if arr.shape[-2] != arr.shape[-1]:
             raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got "
                              f"arr.shape={arr.shape!r}")

@@ -16,6 +16,7 @@ from mlax.custom_derivatives import custom_jvp
 from mlax.numpy import elementwise as ew
 from mlax.numpy import math_extra as mx
 from mlax.numpy.manipulation import broadcast_arrays
+from mlax.numpy.reductions import any as any_
 from mlax.numpy.util import asarray, check_arraylike, const_like, promote_args_inexact, promote_dtypes
 
 __all__ = ["frexp", "gcd", "lcm", "ldexp", "spacing"]
@@ -40,8 +41,6 @@ def _euclid_step(pair: tuple[Any, Any]) -> tuple[Any, Any]:
 
 def gcd(x1: Any, x2: Any) -> Any:
     """``jnp.gcd``: the greatest common divisor of ``|x1|`` and ``|x2|`` (0 for two zeros)."""
-    from mlax.numpy.reductions import any as any_
-
     pair = tuple(broadcast_arrays(*_integer_operands("gcd", x1, x2)))
     out, _ = lax.while_loop(lambda p: any_(ew.not_equal(p[1], 0)), _euclid_step, pair)
     return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from mlax.numpy import elementwise as ew
 from mlax.numpy import reductions as red
+from mlax.numpy.complex_numbers import conjugate, real
 from mlax.numpy.manipulation import squeeze
 from mlax.numpy.util import asarray, check_arraylike, normalize_axes, promote_args_inexact
 
@@ -34,8 +35,6 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 def squared_magnitude(x: Any) -> Any:
     """``real(x * conj(x))``, jnp's squares for the 2-norms (``x * x`` for real x)."""
-    from mlax.numpy.complex_numbers import conjugate, real
-
     return real(ew.multiply(x, conjugate(x)))
 
 

@@ -19,8 +19,12 @@ from mlax import dtypes as front_dtypes
 from mlax import lax
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.numpy import elementwise as ew
-from mlax.numpy.creation import arange, full, zeros
-from mlax.numpy.manipulation import atleast_1d, concatenate
+from mlax.numpy import linalg
+from mlax.numpy.creation import arange, diag, full, ones, zeros
+from mlax.numpy.manipulation import atleast_1d, concatenate, roll
+from mlax.numpy.math_extra import where as where_
+from mlax.numpy.reductions import all as all_
+from mlax.numpy.reductions import argmin
 from mlax.numpy.reductions import prod as prod_
 from mlax.numpy.util import (
     asarray,
@@ -133,8 +137,6 @@ def poly(seq_of_zeros: Any) -> Any:
     zeros_ = atleast_1d(zeros_)
     shape = zeros_.shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
-        from mlax.numpy import linalg
-
         zeros_ = linalg.eigvals(zeros_)
         shape = zeros_.shape
     if zeros_.ndim != 1:
@@ -291,8 +293,6 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
             cov: bool | str = False) -> Any:
     """Least-squares polynomial fit (jnp's: the Vandermonde matrix, weighted, its columns scaled to
     unit norm, then linalg.lstsq; ``full`` adds lstsq's diagnostics, ``cov`` the covariance)."""
-    from mlax.numpy import linalg
-
     x, y, deg = _checked_fit_inputs(x, y, deg, w)
     order = deg + 1
     if rcond is None:
@@ -335,8 +335,6 @@ def _complex_of(dtype: np.dtype) -> np.dtype:
 
 def _roots_no_zeros(p: Any) -> Any:
     """The eigenvalues of ``p``'s companion matrix (its first row -p[1:] / p[0], ones below)."""
-    from mlax.numpy import diag, linalg, ones
-
     if p.size < 2:
         return zeros((0,), _complex_of(p.dtype))
     companion = diag(ones((p.size - 2,), p.dtype), -1)
@@ -346,9 +344,6 @@ def _roots_no_zeros(p: Any) -> Any:
 
 def _roots_with_zeros(p: Any, leading_zeros: Any) -> Any:
     """jnp's traceable form: the leading zeros rolled to the end, their roots NaN."""
-    from mlax.numpy import roll
-    from mlax.numpy import where as where_
-
     p = where_(len(p) == leading_zeros, 1.0, p)  # all zero: no LAPACK failure
     found = _roots_no_zeros(roll(p, -leading_zeros))
     found = lax.sort_key_val(found == 0, found)[1]
@@ -358,10 +353,6 @@ def _roots_with_zeros(p: Any, leading_zeros: Any) -> Any:
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     """The roots of a polynomial (``p`` highest power first), complex, as jnp: the eigenvalues of
     its companion matrix. ``strip_zeros=False`` keeps shapes static (NaN for each leading zero)."""
-    from mlax.numpy import all as all_
-    from mlax.numpy import argmin
-    from mlax.numpy import where as where_
-
     check_arraylike("roots", p)
     (p,) = _promote_inexact(p)
     p = atleast_1d(p)

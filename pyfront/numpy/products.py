@@ -12,8 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from mlax import lax
+from mlax.numpy import elementwise as ew
+from mlax.numpy.complex_numbers import conjugate
 from mlax.numpy.einsum import einsum, einsum_path
-from mlax.numpy.manipulation import diagonal, ravel, reshape
+from mlax.numpy.manipulation import broadcast_to, diagonal, moveaxis, ravel, reshape, stack
+from mlax.numpy.reductions import sum as sum_
 from mlax.numpy.util import (
     asarray,
     broadcast_shapes_or_raise,
@@ -81,8 +84,6 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
 
 
 def _batched_matmul(a: Any, b: Any, preferred_element_type: Any, precision: Any) -> Any:
-    from mlax.numpy.manipulation import broadcast_to, moveaxis
-
     if b.ndim == 2:  # a's batch axes are free axes of one dot_general
         return _contract("matmul", a, b, (a.ndim - 1,), (0,), preferred_element_type, precision=precision)
     if a.ndim == 2:
@@ -126,8 +127,6 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``jnp.vdot``: the dot product of the flattened operands, ``a`` conjugated."""
-    from mlax.numpy.complex_numbers import conjugate
-
     return dot(conjugate(ravel(a)), ravel(b), precision=precision,
                preferred_element_type=preferred_element_type)
 
@@ -155,8 +154,6 @@ def kron(a: Any, b: Any) -> Any:
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:
     """``jnp.trace``: the sum of a diagonal, with ``jnp.sum``'s result dtype."""
-    from mlax.numpy.reductions import sum as sum_
-
     return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -194,9 +191,6 @@ def _batched_product(fname: str, x1: Any, x2: Any, cores: tuple[int, int],
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
     """``jnp.vecdot``: dot products along ``axis`` (``x1`` conjugated), the other axes broadcast."""
-    from mlax.numpy.complex_numbers import conjugate
-    from mlax.numpy.manipulation import moveaxis
-
     check_arraylike("vecdot", x1, x2)
     x1, x2 = conjugate(asarray(x1)), asarray(x2)
     a1, a2 = normalize_axis("vecdot", axis, x1.ndim), normalize_axis("vecdot", axis, x2.ndim)
@@ -220,9 +214,6 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
     """``jnp.cross``: cross products of 2- or 3-vectors along ``axisa``/``axisb`` (``axis`` sets all
     three); two 2-vectors give the z component only."""
-    from mlax.numpy import elementwise as ew
-    from mlax.numpy.manipulation import moveaxis, stack
-
     check_arraylike("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis

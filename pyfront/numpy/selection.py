@@ -33,7 +33,9 @@ from mlax.numpy.manipulation import (
 )
 from mlax.numpy.reductions import any as any_
 from mlax.numpy.reductions import argmax, cumsum
+from mlax.numpy.sorting import argsort, sort
 from mlax.numpy.util import asarray, check_arraylike, concrete, normalize_axis
+from mlax.numpy.vectorize import vectorize
 
 __all__ = ["argpartition", "choose", "compress", "delete", "extract", "partition", "piecewise", "place",
            "put", "put_along_axis"]
@@ -131,8 +133,6 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
         raise ValueError("size must be positive and not greater than the size of the array axis; got "
                          f"size={size} for a.shape[axis]={arr.shape[0]}")
     else:
-        from mlax.numpy.sorting import argsort
-
         arr = mx.where(expand_dims(cond, tuple(range(1, arr.ndim))), arr, asarray(fill_value, arr.dtype))
         result = arr[argsort(cond, stable=True, descending=True)][:size]
     return moveaxis(result, 0, axis)
@@ -191,8 +191,6 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices
     check_arraylike("delete", a, obj)
     n = a.shape[axis]
     if assume_unique_indices and front_dtypes.issubdtype(asarray(obj).dtype, np.integer):
-        from mlax.numpy.sorting import sort
-
         gone = ravel(obj)
         gone = sort(mx.clip(mx.where(ew.less(gone, 0), ew.add(gone, n), gone), 0, n))
         gone = ew.subtract(gone, arange(gone.shape[0], dtype=gone.dtype))
@@ -217,8 +215,6 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices
 def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Any:
     """``jnp.piecewise``: ``funclist[i]`` (a function of each scalar element, or a constant) where
     ``condlist[i]`` is the first true condition; an extra last entry is the default (else 0)."""
-    from mlax.numpy.vectorize import vectorize
-
     check_arraylike("piecewise", x)
     x = asarray(x)
     nc, nf = len(condlist), len(funclist)

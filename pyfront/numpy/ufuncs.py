@@ -19,8 +19,10 @@ import numpy as np
 
 import mlax.numpy as mnp
 from mlax import lax
+from mlax.batching import vmap
 from mlax.numpy import reductions
 from mlax.numpy.util import asarray, check_arraylike, normalize_axis, promote_args_inexact
+from mlax.numpy.vectorize import vectorize
 from mlax.source_info import where as source_where
 
 __all__ = ["frompyfunc", "ufunc"]
@@ -59,8 +61,6 @@ class ufunc:  # noqa: N801  (jax's name)
         check_arraylike(self.__name__, *args)
         _unsupported(f"out argument of {self}", out)
         _unsupported(f"where argument of {self}", where)
-        from mlax.numpy.vectorize import vectorize
-
         return (self._methods["call"] or vectorize(self._func))(*args)
 
     def _binary_only(self, method: str) -> None:
@@ -214,8 +214,6 @@ class ufunc:  # noqa: N801  (jax's name)
         """The function on every pair (a, b) of elements: shape A.shape + B.shape."""
         self._binary_only("outer")
         check_arraylike(f"{self.__name__}.outer", A, B)
-        from mlax.batching import vmap
-
         A, B = asarray(A), asarray(B)
         result = vmap(vmap(self, (None, 0)), (0, None))(A.ravel(), B.ravel())
         return result.reshape(*A.shape, *B.shape)

@@ -16,7 +16,7 @@ from mlax.backends.registry import BACKENDS, get_backend
 from mlax.passes.registry import make_pass
 from mlax.tools import mlax_opt
 
-PIPELINE_STAGES = [(name, stage) for name in ("cpu", "gpu", "xla")
+PIPELINE_STAGES = [(name, stage) for name in ("interpreter", "cpu", "gpu", "xla")
                    for stage in BACKENDS[name].options.stage_names]
 
 
@@ -50,7 +50,7 @@ def _untimed(text: str) -> str:
 
 def test_pipeline_text_reads_back() -> None:
     """The textual form parses back to the same options (what a dump's pass names come from)."""
-    for backend in ("cpu", "gpu", "xla"):
+    for backend in ("interpreter", "cpu", "gpu", "xla"):
         options = get_backend(backend).options
         name, option_text = re.fullmatch(r"([\w-]+)\{(.*)\}", options.textual()).groups()
         assert make_pass(name, option_text) == options

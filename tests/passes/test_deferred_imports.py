@@ -5,7 +5,8 @@ it is kept only to defer a cost (every autodiff rule table), to keep jax's priva
 out of ``import mlax``, for a script that runs where mlax is not installed, or to break a
 cycle that is named here.
 Each one in dialect/, passes/ and backends/ is listed with its reason; a new one fails here
-until it is listed or moved to the module's head. (tests/test_layers.py checks their direction.)
+until it is listed or moved to the module's head. (tests/test_layers.py checks their direction;
+tests/test_frontend_imports.py does the same for the front end.)
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from mlax.core import Tracer, abstractify, bind, current_trace
 from mlax.errors import user_error
 from mlax.lax.common import operand as as_operand
 from mlax.named_axes import AxisName
+from mlax.sharding_types import made_varying
 
 __all__ = ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pcast", "pmax", "pmean",
            "pmin", "ppermute", "pshuffle", "psum", "psum_scatter", "pswapaxes"]
@@ -257,8 +258,6 @@ def pcast(x: Any, axis_name: AxisName, *, to: str) -> Any:
     if to != "varying":
         raise user_error(NotImplementedError, f"pcast to {to!r} (explicit sharding's reduced states) is not "
                          "supported by mlax", "to of mlax.lax.pcast")
-    from mlax.sharding_types import made_varying
-
     return tree_util.tree_map(lambda leaf: made_varying(leaf, _attr(names)), x)  # its type varies now
 
 

@@ -83,6 +83,15 @@ _named_global = _bind(_LLVM, "LLVMGetNamedGlobal", _P, _P, ctypes.c_char_p)
 _is_declaration = _bind(_LLVM, "LLVMIsDeclaration", ctypes.c_int, _P)
 _value_name = _bind(_LLVM, "LLVMGetValueName2", _P, _P, ctypes.POINTER(ctypes.c_size_t))
 _first_use = _bind(_LLVM, "LLVMGetFirstUse", _P, _P)
+_next_use = _bind(_LLVM, "LLVMGetNextUse", _P, _P)
+_user = _bind(_LLVM, "LLVMGetUser", _P, _P)
+_as_instruction = _bind(_LLVM, "LLVMIsAInstruction", _P, _P)
+_instruction_block = _bind(_LLVM, "LLVMGetInstructionParent", _P, _P)
+_block_function = _bind(_LLVM, "LLVMGetBasicBlockParent", _P, _P)
+_attribute_kind = _bind(_LLVM, "LLVMGetEnumAttributeKindForName", ctypes.c_uint, ctypes.c_char_p,
+                        ctypes.c_size_t)
+_function_attribute = _bind(_LLVM, "LLVMGetEnumAttributeAtIndex", _P, _P, ctypes.c_uint, ctypes.c_uint)
+_FUNCTION_INDEX = 0xFFFFFFFF  # LLVMAttributeFunctionIndex
 _count_blocks = _bind(_LLVM, "LLVMCountBasicBlocks", ctypes.c_uint, _P)
 _value_type = _bind(_LLVM, "LLVMGlobalGetValueType", _P, _P)
 _add_function = _bind(_LLVM, "LLVMAddFunction", _P, _P, ctypes.c_char_p, _P)
@@ -387,12 +396,12 @@ class _Part:
     def functions(self) -> list[int]:
         return list(_defined(_first_function(self.module), _next_function))
 
-    def localize(self, plan: list[set[bytes]], index: int) -> None:
+    def localize(self, plan: _Plan, index: int) -> None:
         """Make the entry and the release function the only exports (renamed as the program's),
-        the rest internal. When the module is shared (``plan``: the functions of each part),
-        the functions of other parts become declarations (the entry and the release function
-        are part 0's), and the functions of this part and the mutable globals (part 0 defines
-        them) are exported under names of this program, so that the parts link together."""
+        the rest internal. When the module is shared (``plan``), the functions of other parts
+        become declarations (the entry and the release function are part 0's), and the
+        functions called from other parts and the mutable globals (part 0 defines them) are
+        exported under names of this program, so that the parts link together."""
         entry, release = (_named_function(self.module, n) for n in (self.entry, RELEASE_FUNCTION.encode()))
         shared = len(plan) > 1
         if shared and index:
@@ -405,7 +414,7 @@ class _Part:
                 continue
             if shared and own not in plan[index]:
                 self._declare(function, own)
-            elif shared:
+            elif shared and own in plan.exported:
                 _set_value_name(function, *_sized(self._shared_name(own)))
                 _set_linkage(function, _EXTERNAL_LINKAGE)
             elif _linkage(function) == _EXTERNAL_LINKAGE:
@@ -471,20 +480,65 @@ class _Part:
         _context_dispose(self.context)  # frees the LLVM module with it
 
 
-def _share(part: _Part, threads: int) -> list[set[bytes]]:
-    """The functions each of up to ``threads`` parts compiles, balanced by basic blocks, the
-    entry and the release function in part 0; one part (everything) for a small module."""
-    sizes = {_name(f): _count_blocks(f) for f in part.functions()}
+class _Plan(list):
+    """The functions (names) each part compiles, and those called from another part."""
+
+    exported: set[bytes]
+
+
+def _share(part: _Part, threads: int) -> _Plan:
+    """What each of up to ``threads`` parts compiles: units (the entry, the release function,
+    each noinline function: the kernels `mlax-outline-kernels` made, with the functions only
+    they call, such as their OpenMP bodies) balanced by basic blocks, the entry's in part 0. A
+    call crosses parts only into a noinline function, so what the optimizer could inline or
+    specialize stays together; one part (everything) for a small module."""
+    functions = {_name(f): f for f in part.functions()}
+    sizes = {own: _count_blocks(f) for own, f in functions.items()}
+    plan = _Plan([set(sizes)])
+    plan.exported = set()
     if threads < 2 or len(sizes) < 2 or sum(sizes.values()) < _SHARED_BLOCKS:
-        return [set(sizes)]
-    plan: list[set[bytes]] = [set() for _ in range(threads)]
+        return plan
+    noinline = _attribute_kind(b"noinline", 8)
+    pinned = (part.entry, RELEASE_FUNCTION.encode())
+    roots = {own for own, f in functions.items()
+             if own in pinned or _function_attribute(f, _FUNCTION_INDEX, noinline)}
+    callers = {own: _callers(f) for own, f in functions.items()}
+
+    def root(own: bytes, seen: frozenset[bytes] = frozenset()) -> bytes:
+        found = {c for c in callers[own] if c in functions} if own not in roots else set()
+        if len(found) != 1 or own in seen or None in callers[own]:  # a root, or used from several
+            return own
+        return root(found.pop(), seen | {own})
+
+    units: dict[bytes, set[bytes]] = {}
+    for own in functions:
+        units.setdefault(root(own), set()).add(own)
     loads = [0] * threads
-    pinned = {part.entry, RELEASE_FUNCTION.encode()}
-    for own in sorted(sizes, key=lambda n: (n not in pinned, -sizes[n])):
-        index = 0 if own in pinned else loads.index(min(loads))
-        plan[index].add(own)
-        loads[index] += sizes[own]
-    return [names for names in plan if names] if plan[0] else [set(sizes)]
+    parts: list[set[bytes]] = [set() for _ in range(threads)]
+    for unit in sorted(units, key=lambda u: (u != part.entry, -sum(sizes[n] for n in units[u]))):
+        index = 0 if unit in pinned else loads.index(min(loads))
+        parts[index] |= units[unit]
+        loads[index] += sum(sizes[n] for n in units[unit])
+    parts = [names for names in parts if names]
+    if len(parts) < 2:
+        return plan
+    where = {own: i for i, names in enumerate(parts) for own in names}
+    plan = _Plan(parts)
+    plan.exported = {own for own in functions
+                     if any(c is None or where.get(c) != where[own] for c in callers[own])}
+    return plan
+
+
+def _callers(function: int) -> set[bytes | None]:
+    """The names of the functions whose instructions use ``function``; None for a use elsewhere
+    (a constant, a global's initializer)."""
+    found: set[bytes | None] = set()
+    use = _first_use(function)
+    while use:
+        user = _user(use)
+        found.add(_name(_block_function(_instruction_block(user))) if _as_instruction(user) else None)
+        use = _next_use(use)
+    return found
 
 
 def _name(value: int) -> bytes:

@@ -36,9 +36,11 @@ from jax.interpreters import ad, batching, mlir
 from mlir import ir
 from mlir.dialects import func
 
+import mlax.numpy as mnp
 from mlax.core import Aval, Tracer, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.user_primitives import declare_user_primitive
+from mlax.jax_modules import real_module
 from mlax.passes import user_primitives
 from mlax.passes.symbols import unique_name
 from mlax.rule_variants import placeholder, trace_into_module
@@ -136,7 +138,6 @@ class _Bound:
 
     def _cast(self, value: Any, aval: Aval) -> Any:
         """A rule's output as an array of ``aval`` (rules may return NumPy values or scalars)."""
-        import mlax.numpy as mnp
 
         if isinstance(value, Tracer) and value.aval.dtype == aval.dtype and value.aval.shape == aval.shape:
             return value
@@ -189,7 +190,6 @@ class _Bound:
 
     def batch(self, module: ir.Operation, batched: tuple[bool, ...], size: int,
               axis_name: str | None) -> tuple[str, list[bool]]:
-        import mlax.numpy as mnp
 
         # primitive_batchers and axis_primitive_batchers both write jax's table of rules taking
         # the axis's data (the vmap's size and name), the operands and their batch dimensions
@@ -244,8 +244,6 @@ def _standard_rule(rule: Any, out_avals: Sequence[Aval]) -> Callable[..., Any] |
         (primitive,) = rule.args
 
         def linear(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
-            import mlax.numpy as mnp
-
             dense = [mnp.zeros(t.aval.shape, t.aval.dtype) if _is_zero(t) else t for t in tangents]
             return primitive.bind(*primals, **params), primitive.bind(*dense, **params)
 
@@ -279,7 +277,6 @@ def _lowering_function(primitive: Primitive, in_avals: Sequence[Aval],
         fun, multiple = cells["fun"], cells["multiple_results"]
         return lambda *xs: _listed(fun(*xs, **params), multiple)
     # a lowering written in StableHLO: jax lowers the primitive on abstract values, mlax imports it
-    from mlax.jax_modules import real_module
     from mlax.stablehlo_import import from_stablehlo
 
     real = real_module("jax")

@@ -85,6 +85,8 @@ _value_name = _bind(_LLVM, "LLVMGetValueName2", _P, _P, ctypes.POINTER(ctypes.c_
 _first_use = _bind(_LLVM, "LLVMGetFirstUse", _P, _P)
 _next_use = _bind(_LLVM, "LLVMGetNextUse", _P, _P)
 _user = _bind(_LLVM, "LLVMGetUser", _P, _P)
+_called_value = _bind(_LLVM, "LLVMGetCalledValue", _P, _P)
+_as_call = _bind(_LLVM, "LLVMIsACallInst", _P, _P)
 _as_instruction = _bind(_LLVM, "LLVMIsAInstruction", _P, _P)
 _instruction_block = _bind(_LLVM, "LLVMGetInstructionParent", _P, _P)
 _block_function = _bind(_LLVM, "LLVMGetBasicBlockParent", _P, _P)
@@ -488,10 +490,10 @@ class _Plan(list):
 
 def _share(part: _Part, threads: int) -> _Plan:
     """What each of up to ``threads`` parts compiles: units (the entry, the release function,
-    each noinline function: the kernels `mlax-outline-kernels` made, with the functions only
-    they call, such as their OpenMP bodies) balanced by basic blocks, the entry's in part 0. A
-    call crosses parts only into a noinline function, so what the optimizer could inline or
-    specialize stays together; one part (everything) for a small module."""
+    each noinline function: the kernels `mlax-outline-kernels` made, and each OpenMP parallel
+    body, with the functions only it calls) balanced by basic blocks, the entry's in part 0. A
+    call crosses parts only into a function the optimizer would not inline anyway; one part
+    (everything) for a small module."""
     functions = {_name(f): f for f in part.functions()}
     sizes = {own: _count_blocks(f) for own, f in functions.items()}
     plan = _Plan([set(sizes)])
@@ -501,7 +503,7 @@ def _share(part: _Part, threads: int) -> _Plan:
     noinline = _attribute_kind(b"noinline", 8)
     pinned = (part.entry, RELEASE_FUNCTION.encode())
     roots = {own for own, f in functions.items()
-             if own in pinned or _function_attribute(f, _FUNCTION_INDEX, noinline)}
+             if own in pinned or _function_attribute(f, _FUNCTION_INDEX, noinline) or _forked(f)}
     callers = {own: _callers(f) for own, f in functions.items()}
 
     def root(own: bytes, seen: frozenset[bytes] = frozenset()) -> bytes:
@@ -527,6 +529,18 @@ def _share(part: _Part, threads: int) -> _Plan:
     plan.exported = {own for own in functions
                      if any(c is None or where.get(c) != where[own] for c in callers[own])}
     return plan
+
+
+def _forked(function: int) -> bool:
+    """Whether ``function`` is the body of an OpenMP parallel region: handed to the runtime's
+    ``__kmpc_fork_call`` (which runs it on every thread), never called directly."""
+    use = _first_use(function)
+    while use:
+        user = _user(use)
+        if not _as_call(user) or _name(_called_value(user)) != b"__kmpc_fork_call":
+            return False
+        use = _next_use(use)
+    return bool(_first_use(function))
 
 
 def _callers(function: int) -> set[bytes | None]:

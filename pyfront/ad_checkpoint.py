@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -138,9 +139,22 @@ def _dynamic_part(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     names = _positional_names(fun, len(args))
     dynamic.__name__ = dynamic.__qualname__ = function_name(fun)
     dynamic.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in [*(names[i] for i in positions),
-                                                                         "kwargs"]])
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY)
+         for n in _parameter_names([*(names[i] for i in positions), "kwargs"])])
     return dynamic, (*(args[i] for i in positions), traced_kwargs)
+
+
+def _parameter_names(names: list[str]) -> list[str]:
+    """``names`` as distinct Python identifiers (a ``*args`` parameter's ``args[1]`` becomes
+    ``args_1``), for a signature that names the traced arguments in messages."""
+    out: list[str] = []
+    for name in names:
+        name = re.sub(r"\W", "_", name).strip("_") or "arg"
+        name = f"_{name}" if name[0].isdigit() or keyword.iskeyword(name) else name
+        while name in out:
+            name += "_"
+        out.append(name)
+    return out
 
 
 def remat(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Callable[..., Any] | None = None,

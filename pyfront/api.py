@@ -258,12 +258,11 @@ class JittedFunction:
         self._arg_names = positional + [f"args[{i}]" for i in range(64)]
         nums = set(_argnums(self._signature, static_argnums, "static_argnums"))
         names = set(_argnames(self._signature, static_argnames))
-        for n in list(nums):
-            if 0 <= n < len(positional):
-                names.add(positional[n])
-        for name in list(names):
-            if name in positional:
-                nums.add(positional.index(name))
+        # as jax, each is inferred from the other only where the other alone is given
+        if static_argnames is None:
+            names.update(positional[n] for n in nums if 0 <= n < len(positional))
+        if static_argnums is None:
+            nums.update(positional.index(name) for name in names if name in positional)
         donated = _argnums(self._signature, donate_argnums, "donate_argnums")
         donated_names = set(_argnames(self._signature, donate_argnames, "donate_argnames"))
         donated = tuple(sorted({*donated, *(positional.index(n) for n in donated_names if n in positional)}))
@@ -290,6 +289,16 @@ class JittedFunction:
     @property
     def backend(self) -> str:
         return self._backend or config.backend
+
+    @property
+    def __signature__(self) -> inspect.Signature | None:
+        """The wrapped function's, as jax's jitted functions give it: having ``__get__``, this
+        object would otherwise look like a builtin to ``inspect.signature`` (chex's fake_pmap
+        reads it)."""
+        try:
+            return inspect.signature(self._fun)
+        except (TypeError, ValueError):
+            return None
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         """A jitted function defined in a class is a method: ``obj.f(x)`` calls it with

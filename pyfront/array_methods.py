@@ -185,6 +185,25 @@ class ArrayMethods:
     nonzero = _forward("nonzero")
     take = _forward("take")
     searchsorted = _forward("searchsorted")
+    copy = _forward("copy")  # mlax.Array overrides it with a host copy
+    argpartition = _forward("argpartition")
+    choose = _forward("choose")
+    diagonal = _forward("diagonal")
+    ptp = _forward("ptp")
+    repeat = _forward("repeat")
+    trace = _forward("trace")  # a Tracer's own ``trace`` slot (its Trace) shadows it there
+
+    def compress(self, condition: Any, axis: int | None = None, **kwargs: Any) -> Any:
+        """``x.compress(c)`` is ``compress(c, x)``: the array is the second argument there."""
+        return _mnp().compress(condition, self, axis=axis, **kwargs)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     def reshape(self, *shape: Any, order: str = "C", out_sharding: Any = None) -> Any:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

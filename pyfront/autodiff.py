@@ -22,7 +22,18 @@ from jax import tree_util
 from mlir import ir
 from mlir.dialects import func
 
-from mlax.core import Aval, Trace, Tracer, abstractify, held_tracer, is_array_like, known_of
+from mlax import dtypes as front_dtypes
+from mlax.core import (
+    Aval,
+    Known,
+    Trace,
+    Tracer,
+    abstractify,
+    current_trace,
+    held_tracer,
+    is_array_like,
+    known_of,
+)
 from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
@@ -56,11 +67,13 @@ def _leaf_offsets(in_tree: Any) -> list[int]:
 
 def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...], trace: Trace,
                   differentiated: Sequence[int] | None = None,
-                  traced_for: str = "jit") -> tuple[SubFunction, list[Any], Any]:
+                  traced_for: str = "jit", knowns: Sequence[Known | None] | None = None
+                  ) -> tuple[SubFunction, list[Any], Any]:
     """Trace ``fun`` on ``args`` into a private function of ``trace``'s module. Non-array
     objects outside the ``differentiated`` positions reach ``fun`` as they are (static). With
     ``differentiated`` (the positions the transformation differentiates), concrete mode gives
-    the function's arguments their values (pyfront/core.py `Known`); without, they stay abstract.
+    the function's arguments their values (pyfront/core.py `Known`); without, they stay abstract
+    unless ``knowns`` (one per leaf of ``args``) says what concrete mode knows of each.
     ``traced_for`` names the transformation, as jax's tracer reprs and errors do."""
     marked = () if differentiated is None else tuple(differentiated)
     placed, _ = static_arguments(args, {}, marked)
@@ -71,8 +84,9 @@ def _trace_callee(fun: Callable[..., Any], args: tuple[Any, ...], trace: Trace,
     flags = [False] * len(leaves)
     for i in marked:
         flags[starts[i]:starts[i + 1]] = [True] * (starts[i + 1] - starts[i])
-    knowns = [None if differentiated is None else known_of(leaf, flag)
-              for leaf, flag in zip(leaves, flags, strict=True)]
+    if knowns is None:
+        knowns = [None if differentiated is None else known_of(leaf, flag)
+                  for leaf, flag in zip(leaves, flags, strict=True)]
 
     def build_args(tracers: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         for tracer, known in zip(tracers, knowns, strict=True):
@@ -191,6 +205,24 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
     return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "mlax.value_and_grad")
 
 
+def _closed_over_rest(fun: Callable[..., Any], args: tuple[Any, ...], nums: Sequence[int], single: bool,
+                      transform: Callable[[Callable[..., Any], Any], Any], trace: Trace) -> Any:
+    """``transform`` of ``fun`` as a function of its ``nums`` arguments alone, the others bound
+    as they are (jax's argnums_partial: a Python bool stays a bool), run in ``trace``."""
+    kept = sorted(set(nums))
+    fixed = {i: restore_static(a) for i, a in enumerate(args) if i not in kept}
+
+    def closed(*dynamic: Any) -> Any:
+        given = iter(dynamic)
+        return fun(*(fixed[i] if i in fixed else next(given) for i in range(len(args))))
+
+    closed = wraps(fun)(closed)
+    if hasattr(closed, "__wrapped__"):
+        del closed.__wrapped__  # its parameters are the kept arguments, not fun's
+    renumbered = kept.index(nums[0]) if single else tuple(kept.index(i) for i in nums)
+    return transform(closed, renumbered)._run(trace, *(args[i] for i in kept))
+
+
 def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomorphic: bool,
                     allow_int: bool, api: str) -> Callable[..., Any]:
     check_callable(fun, f"fun of {api}")
@@ -212,6 +244,10 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"only {len(args)} positional arguments.", f"argnums of {api}")
         nums = _positions(argnums, args, api)
         _check_float_inputs(fun, args, nums, "grad", holomorphic)
+        if len(set(nums)) < len(args):  # as jax, the other arguments reach fun as they are (closed over)
+            return _closed_over_rest(fun, args, nums, isinstance(argnums, int),
+                                     lambda f, n: _value_and_grad(f, n, has_aux, holomorphic, allow_int, api),
+                                     trace)
         sub, leaves, in_tree = _trace_callee(aux_static(fun) if has_aux else fun, args, trace, nums, "grad")
         output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):
@@ -250,7 +286,29 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
         gradient = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
         return value, gradient
 
-    return _traced(run, fun, static_outputs=has_aux)
+    staged = _traced(run, fun, static_outputs=has_aux)
+
+    @wraps(fun)
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        if current_trace() is None:  # a program of its own: its Python scalars would be traced
+            args = _python_scalars_static(args, argnums, api)
+        return staged(*args, **kwargs)
+
+    value_and_grad_fun._run = staged._run  # type: ignore[attr-defined]
+    return value_and_grad_fun
+
+
+def _python_scalars_static(args: tuple[Any, ...], argnums: Any, api: str) -> tuple[Any, ...]:
+    """``args`` with the Python scalars outside ``argnums`` as static objects: jax's grad
+    passes those arguments as they are (a bool for Python control flow)."""
+    try:
+        nums = set(_positions(argnums, args, api))
+    except (TypeError, ValueError):
+        return args  # run reports the bad argnums
+    scalar = front_dtypes.is_python_scalar
+    flags = [[i not in nums and scalar(leaf) for leaf in tree_util.tree_leaves(a)]
+             for i, a in enumerate(args)]
+    return tuple(as_static(a, f) if any(f) else a for a, f in zip(args, flags, strict=True))
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -13,7 +13,9 @@ wording, as is an exception the function raises (the user's exception is its ``_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,6 +92,32 @@ def host_function(
     return run
 
 
+class _Silenced(threading.local):
+    """Whether debug callbacks traced now are left out (`debug_effects_silenced`)."""
+
+    def __init__(self) -> None:
+        self.on = False
+
+
+_SILENCED = _Silenced()
+
+
+@contextlib.contextmanager
+def debug_effects_silenced(on: bool = True) -> Iterator[None]:
+    """Trace with debug callbacks left out (``on``) or kept: a vjp's pullback traces the
+    function again, whose effects jax runs once, in the forward pass (a custom_vjp's bwd, which
+    runs in the pullback, keeps its own: it is traced with ``on=False``)."""
+    saved, _SILENCED.on = _SILENCED.on, on
+    try:
+        yield
+    finally:
+        _SILENCED.on = saved
+
+
+def debug_effects_are_silenced() -> bool:
+    return _SILENCED.on
+
+
 def stage_callback(
     callback: Callable[..., Any],
     arguments: CallArguments,
@@ -104,8 +132,10 @@ def stage_callback(
     the traced program (returning its tracers)."""
     name = function_name(callback)
     returns = kind != "debug"
-    host = HostCallback(host_function(callback, arguments, returns), name, api)
     trace = current_trace()
+    if kind == "debug" and trace is not None and _SILENCED.on:
+        return []
+    host = HostCallback(host_function(callback, arguments, returns), name, api)
     if trace is None:
         outs = host([np.array(to_numpy(x)) for x in arguments.operands], results if returns else None)
         return [Array._wrap(np.array(o, copy=True)) for o in outs]

@@ -329,7 +329,8 @@ class Tracer(ArrayMethods):
     """A value of a function being traced: an `ir.Value` plus its abstract value, and in
     concrete mode what is known of its value (`Known`)."""
 
-    __slots__ = ("value", "aval", "trace", "origin", "known")
+    __slots__ = ("value", "aval", "trace", "origin", "known", "__weakref__")  # weakly referable, as jax's
+    # (tensorflow_probability's bijector caches hold their inputs and outputs by weak references)
     __array_priority__ = 1000
 
     def __init__(self, trace: Trace, value: ir.Value, aval: Aval, origin: str,
@@ -428,14 +429,28 @@ def held_tracer(x: Any) -> Tracer | None:
     return data if isinstance(data, Tracer) else None
 
 
+def _array_types() -> tuple[type, ...]:
+    import jax
+
+    return (Tracer, Array, np.ndarray, np.generic, jax.Array, PRNGKeyArray, *front_dtypes.PYTHON_SCALARS)
+
+
+_ARRAY_TYPES = _array_types()
+
+
 def is_array_like(x: Any) -> bool:
     """mlax arrays and tracers, NumPy arrays and scalars, Python scalars, and jax.Arrays (code
     moving from JAX often still holds some: they are read as NumPy arrays); PRNG key arrays too
     (transformations take them as their data, and numeric ops refuse them)."""
-    import jax
+    return isinstance(x, _ARRAY_TYPES)
 
-    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, jax.Array, PRNGKeyArray)
-                      + front_dtypes.PYTHON_SCALARS)
+
+def as_jax_array(x: Any) -> Any:
+    """``x``, or the array an object that is no array gives by ``__jax_array__`` (flax.nnx's
+    Variables), as jax's ops and jnp functions take them."""
+    if not isinstance(x, _ARRAY_TYPES) and hasattr(type(x), "__jax_array__"):
+        return x.__jax_array__()
+    return x
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -467,6 +482,8 @@ def abstractify(x: Any) -> Aval:
         return x.aval
     if front_dtypes.is_python_scalar(x):
         return Aval((), front_dtypes.python_scalar_dtype(x), not isinstance(x, bool))
+    if hasattr(type(x), "__jax_array__") and not isinstance(x, _ARRAY_TYPES):
+        return abstractify(x.__jax_array__())
     array = to_numpy(x)
     return Aval(array.shape, array.dtype, False)
 

@@ -25,8 +25,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax.autodiff import _call, _trace_callee
+from mlax.callbacks import debug_effects_silenced
 from mlax.closure import closure_convert
-from mlax.core import Aval, Tracer, abstractify, current_trace, is_array_like
+from mlax.core import Aval, Known, Tracer, abstractify, current_trace, is_array_like, known_of
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, index_tuple, user_error
@@ -43,7 +44,7 @@ from mlax.rule_variants import (
     zero_from_primal,
 )
 from mlax.source_info import current_location
-from mlax.staging import with_known
+from mlax.staging import needs_values, with_known
 from mlax.tracing import SubFunction, function_name
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
@@ -94,7 +95,8 @@ class _Arguments:
     def trace_primal(self, fun: Callable[..., Any], trace: Any,
                      name: str) -> tuple[SubFunction, list[Any], Any]:
         """Trace ``fun`` on the operands' leaves (each an array: a non-array object must be
-        among nondiff_argnums, as in jax); also the operands' tree."""
+        among nondiff_argnums, as in jax); also the operands' tree. In concrete mode ``fun``
+        sees the values: jax's eager transformations run it (through its rules) on them."""
         leaves, tree = tree_util.tree_flatten(self.operands)
         for leaf in leaves:
             if not is_array_like(leaf):
@@ -107,7 +109,8 @@ class _Arguments:
             return fun(*self.full(operands[:-1], operands[-1]))
 
         primal.__name__ = name
-        sub, traced, _ = _trace_callee(primal, tuple(leaves), trace)
+        knowns = [known_of(leaf) for leaf in leaves]
+        sub, traced, _ = _trace_callee(primal, tuple(leaves), trace, knowns=knowns)
         return sub, traced, tree
 
     def abstract(self) -> _Arguments:
@@ -222,8 +225,11 @@ class custom_jvp:  # noqa: N801 (JAX's name)
 
         before = _functions(into.module)
         try:
-            rule_sub = self._trace_rule(into, parts, in_tree, avals, sub.out_avals, (False,) * len(leaves))
+            rule_sub = self._trace_rule(into, parts, in_tree, avals, sub.out_avals, (False,) * len(leaves),
+                                        [known_of(leaf) for leaf in leaves])
         except Exception as error:  # noqa: BLE001 (raised again if the pass needs the rule)
+            if needs_values(error):  # traced again with the values (pyfront/staging.py)
+                raise
             _erase_new_functions(into.module, before)
             rule_name = _failed_rule(into, [*avals, *avals], [*sub.out_avals, *sub.out_avals],
                                      f"{sub.name}_jvp_rule", error, make)
@@ -238,9 +244,11 @@ class custom_jvp:  # noqa: N801 (JAX's name)
         return with_known(out, args, {}, self)  # concrete mode: the value is fun's
 
     def _trace_rule(self, into: TraceInto, parts: _Arguments, in_tree: Any, avals: list[Aval],
-                    out_avals: Sequence[Aval], zero: tuple[bool, ...]) -> SubFunction:
+                    out_avals: Sequence[Aval], zero: tuple[bool, ...],
+                    knowns: Sequence[Known | None] = ()) -> SubFunction:
         """The rule as a function (primals..., the tangents ``zero`` leaves nonzero...) ->
-        (outs..., tangent outs...)."""
+        (outs..., tangent outs...); ``knowns``: at the call, what concrete mode knows of the
+        primals (the tangents' values are never known, as under jax's grad)."""
         name, n = function_name(self.fun), len(avals)
 
         def rule(*flat: Any) -> list[Any]:
@@ -262,9 +270,10 @@ class custom_jvp:  # noqa: N801 (JAX's name)
             return [*outs, *tangent_outs]
 
         rule.__name__ = f"{name}_rule"
+        tangents = [placeholder(a) for a, z in zip(avals, zero, strict=True) if not z]
         with _tracing_rules_of(self):
-            sub = into(rule, (*(placeholder(a) for a in avals), *(placeholder(a) for a, z
-                                                                  in zip(avals, zero, strict=True) if not z)))
+            sub = into(rule, (*(placeholder(a) for a in avals), *tangents),
+                       [*knowns, *[None] * len(tangents)] if knowns else None)
         _check_rule_outputs(out_avals, sub.out_avals, name)
         return sub
 
@@ -302,7 +311,7 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         sub, leaves, in_tree = parts.trace_primal(self.fun, trace, name)
         parts = parts.abstract()  # the rules (traced again at pass time) keep no traced values
         avals = [abstractify(leaf) for leaf in leaves]
-        rules = _VjpRules(self, parts, in_tree, avals, sub)
+        rules = _VjpRules(self, parts, in_tree, avals, sub, [known_of(leaf) for leaf in leaves])
         into = TraceInto(trace.block.owner.parent, trace)
 
         def make(into: TraceInto, zero: tuple[bool, ...]) -> list[str]:
@@ -312,6 +321,8 @@ class custom_vjp:  # noqa: N801 (JAX's name)
         try:
             fwd_sub, bwd_sub = rules.trace(into, (False,) * len(leaves))
         except Exception as error:  # noqa: BLE001 (raised again if the pass needs the rules)
+            if needs_values(error):  # traced again with the values (pyfront/staging.py)
+                raise
             _erase_new_functions(into.module, before)
             # fwd stands in as the function itself (no residuals: the declaration needs fwd's
             # body for their types); bwd as a body-less function, so the error is raised if
@@ -340,13 +351,15 @@ class custom_vjp:  # noqa: N801 (JAX's name)
 @dataclasses.dataclass
 class _VjpRules:
     """How one call's fwd and bwd are traced, for a pattern of unperturbed inputs (all
-    perturbed at the call; others at pass time, with symbolic_zeros)."""
+    perturbed at the call; others at pass time, with symbolic_zeros). ``knowns``: what concrete
+    mode knows of the inputs at the call (jax's eager grad hands fwd concrete values)."""
 
     owner: custom_vjp
     parts: _Arguments
     in_tree: Any
     avals: list[Aval]
     sub: SubFunction
+    knowns: Sequence[Known | None]
 
     def trace(self, into: TraceInto, zero: tuple[bool, ...]) -> tuple[SubFunction, SubFunction]:
         owner, name, n_out = self.owner, function_name(self.owner.fun), len(self.sub.out_avals)
@@ -372,8 +385,10 @@ class _VjpRules:
             return [*tree_util.tree_leaves(pair[0]), *traced, *hidden]  # bwd gets hidden too
 
         fwd.__name__ = f"{self.sub.name}_fwd"
-        with _tracing_rules_of(owner):
-            fwd_sub = into(fwd, tuple(placeholder(a) for a in self.avals))
+        # fwd runs where jax runs it, under differentiation alone: its effects stay (the primal's
+        # forward pass called the function itself)
+        with _tracing_rules_of(owner), debug_effects_silenced(False):
+            fwd_sub = into(fwd, tuple(placeholder(a) for a in self.avals), self.knowns)
         _check_fwd_outputs(self.sub.out_avals, fwd_sub.out_avals[:n_out], name)
         residual_avals = fwd_sub.out_avals[n_out:]
         if not owner.symbolic_zeros:
@@ -421,8 +436,8 @@ class _VjpRules:
             out = []
             for arg, ct in zip(dynamic, cts, strict=True):
                 leaves = tree_util.tree_leaves(arg)
-                given = [None] * len(leaves) if _is_zero(ct) else tree_util.tree_leaves(ct, is_leaf=_is_zero)
-                if len(given) != len(leaves):
+                given = _cotangent_leaves(ct, arg)
+                if given is None or len(given) != len(leaves):
                     raise user_error(TypeError, "Custom VJP bwd rule must produce an output with the same "
                                      "container (pytree) structure as the args tuple of the primal function",
                                      f"bwd of custom_vjp function {name}")
@@ -431,7 +446,7 @@ class _VjpRules:
 
         bwd.__name__ = f"{sub.name}_bwd"
         cts = [placeholder(a) for a, z in zip(sub.out_avals, zero, strict=True) if not z]
-        with _tracing_rules_of(owner):
+        with _tracing_rules_of(owner), debug_effects_silenced(False):  # bwd's effects are the pullback's
             return into(bwd, (*(placeholder(a) for a in residual_avals), *cts))
 
 
@@ -537,6 +552,26 @@ def _check_rule_outputs(out_avals: Sequence[Any], rule_avals: Sequence[Any], nam
                          f"corresponding shapes and dtypes. Expected {text(out_avals)} for each, but got "
                          f"{text(rule_avals[:len(out_avals)])} and {text(rule_avals[len(out_avals):])}.",
                          f"the rule of custom_jvp function {name}")
+
+
+def _cotangent_leaves(ct: Any, arg: Any) -> list[Any] | None:
+    """The leaves of a bwd's cotangent ``ct`` for the primal pytree ``arg``, one per leaf of
+    ``arg`` (None for zeros): as jax, a None or SymbolicZero in place of a subtree stands for
+    zeros of all its leaves (none where the primal has no leaves there). None where ``ct``'s
+    structure is not a prefix of ``arg``'s."""
+    given: list[Any] = []
+
+    def add(c: Any, primal: Any) -> None:
+        if _is_zero(c):
+            given.extend([None] * len(tree_util.tree_leaves(primal)))
+        else:
+            given.append(c)
+
+    try:
+        tree_util.tree_map(add, ct, arg, is_leaf=_is_zero)
+    except ValueError:
+        return None
+    return given
 
 
 def _is_zero(ct: Any) -> bool:

@@ -111,15 +111,31 @@ def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
         return np.dtype(aval.dtype), bool(aval.weak_type)
     if any(x is t for t in PYTHON_SCALARS):
         return python_scalar_dtype(x(0)), x is not bool
+    if not isinstance(x, type) and hasattr(type(x), "__jax_array__"):  # flax.nnx's Variables
+        return dtype_and_weak(x.__jax_array__())
     if isinstance(x, type) or not hasattr(x, "dtype"):  # np.float32, "int8", np.dtype(...)
         return canonicalize(np.dtype(x)), False
     return canonicalize(x.dtype), False
 
 
+def _key_dtype(x: Any) -> Any:
+    """The extended dtype (a PRNG key's) of an array of one, else None."""
+    dtype = None if isinstance(x, (type, np.dtype, str)) else getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, jax_dtypes.ExtendedDType) else None
+
+
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
-    """JAX's ``result_type``: promotion of arrays, dtypes and weakly typed Python scalars."""
+    """JAX's ``result_type``: promotion of arrays, dtypes and weakly typed Python scalars; arrays
+    of one extended dtype (keys) keep it, which promotes with nothing else."""
     if not args:
         raise ValueError("at least one array or dtype is required")
+    keys = [_key_dtype(a) for a in args]
+    if any(k is not None for k in keys):
+        for k in keys:
+            if k != keys[0]:
+                raise ValueError(f"dtype={k if k is not None else keys[0]} is not a valid dtype for JAX type "
+                                 "promotion.")
+        return (keys[0], False) if return_weak_type_flag else keys[0]
     typed = [_Typed(*dtype_and_weak(a)) for a in args]
     dtype, weak = jax_dtypes.lattice_result_type(*typed)
     dtype = canonicalize(dtype)

@@ -197,20 +197,23 @@ class _Bound:
         if rule is None:
             raise NotImplementedError(f"Batching rule for '{self.primitive.name}' not implemented")
 
+        out_batched: list[bool] = []  # as the rule says: an output of batch dimension None is unbatched
+
         def batch(*flat: Any) -> list[Any]:
             dims = tuple(0 if b else None for b in batched)
             out, out_dims = rule(AxisData(axis_name, size, None, None), tuple(flat), dims, **self.params)
             results = []
+            out_batched[:] = [d is not None for d in _listed(out_dims, self.multiple)]
             for o, d, a in zip(_listed(out, self.multiple), _listed(out_dims, self.multiple), self.out_avals,
                                strict=True):
-                o = mnp.asarray(o)
-                o = mnp.broadcast_to(o, (size, *o.shape)) if d is None else mnp.moveaxis(o, d, 0)
-                results.append(self._cast(o, Aval((size, *a.shape), a.dtype, a.weak_type)))
+                o = mnp.asarray(o) if d is None else mnp.moveaxis(mnp.asarray(o), d, 0)
+                results.append(self._cast(o, Aval((size, *a.shape) if d is not None else a.shape, a.dtype,
+                                                  a.weak_type)))
             return results
 
         avals = [Aval((size, *a.shape), a.dtype, a.weak_type) if b else a
                  for a, b in zip(self.in_avals, batched, strict=True)]
-        return self._trace(module, batch, avals), [True] * len(self.out_avals)
+        return self._trace(module, batch, avals), out_batched
 
     def expand(self, module: ir.Operation) -> str:
         lowering = _lowering_function(self.primitive, self.in_avals, self.params)

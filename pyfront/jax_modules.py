@@ -101,7 +101,8 @@ REDIRECTS: dict[str, Redirect] = {
                                       "pytype_aval_mappings"),
                          (("Tracer", "mlax.core:Tracer"),
                           ("Trace", "mlax.core:Trace"),  # a base class to subclass (haiku's DotTrace)
-                          ("ensure_compile_time_eval", "mlax.configuration:ensure_compile_time_eval"))),
+                          ("ensure_compile_time_eval", "mlax.configuration:ensure_compile_time_eval"),
+                          ("eval_jaxpr", "mlax.jaxpr_eval:eval_jaxpr"))),  # of make_jaxpr's jaxprs
     "jax.debug": Redirect("mlax.debug"),
     "jax.custom_derivatives": Redirect("mlax.custom_derivatives"),
     "jax.ad_checkpoint": Redirect("mlax.ad_checkpoint"),
@@ -135,7 +136,8 @@ REDIRECTS: dict[str, Redirect] = {
                                               ("get_opaque_trace_state",
                                                "mlax.trace_state:get_opaque_trace_state"),
                                               ("find_top_trace", "mlax.trace_state:find_top_trace"),
-                                              ("valid_jaxtype", "mlax.trace_state:valid_jaxtype")),
+                                              ("valid_jaxtype", "mlax.trace_state:valid_jaxtype"),
+                                              ("jaxpr_as_fun", "mlax.jaxpr_eval:jaxpr_as_fun")),
                                 passthrough_rest=True),
     # jax's tracer internals, jax's own (libraries register their primitives' rules there) but
     # for the class of forward-mode tracers, which must know mlax's (equinox's filter_jvp)
@@ -163,7 +165,7 @@ _MISSING_REASONS = {
     "jax-internal program markers (dead-code sink, pipeline stage) with no meaning outside jax's tracer":
         "jax.lax:dce_sink jax.lax:stage",
     "jax's tracer internals (its autodiff module, traces, jaxpr evaluation, effect types): mlax traces "
-    "to MLIR, not to jaxprs": "jax:ad jax.core:eval_jaxpr jax.core:eval_context "
+    "to MLIR, not to jaxprs": "jax:ad jax.core:eval_context "
                               "jax.debug:DebugEffect jax.debug:OrderedDebugEffect",
     "block-scaled products of 8- and 4-bit float types, which mlax does not compute with":
         """jax.lax:scaled_dot jax.nn:scaled_dot_general jax.nn:scaled_matmul

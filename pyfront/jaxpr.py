@@ -8,7 +8,8 @@ code that walks ``closed.jaxpr.eqns`` or compares avals works unchanged. One equ
 op, named as jax's primitive where mlax's op has a counterpart (`_RENAMES`); its ``params`` are
 the op's attributes as mlax's rules read them. The primitives are mlax's own ``Primitive``
 objects with jax's names, not jax's (whose printing and evaluation rules expect jax's params):
-``jax.core.eval_jaxpr`` cannot run these jaxprs.
+jax's own ``eval_jaxpr`` cannot run these jaxprs; mlax's (pyfront/jaxpr_eval.py) calls the
+function each was read from.
 
 What the IR does not record is approximated: weak types of intermediate values follow each
 op's weak-type rule (``OpDef.weak_type``, as ``bind`` applies it), with constants counting as
@@ -40,6 +41,7 @@ from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import JIT_NAME_ATTR, KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.extend_primitive import bound_primitive
+from mlax.jaxpr_eval import record
 from mlax.shape_eval import abstract_argument
 from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
 
@@ -84,6 +86,31 @@ _RENAMES: dict[str, Rename] = {
     "scatter_max": _named("scatter-max"),
 }
 
+
+def _reduction(name: str) -> Rename:
+    """reduce_* over ``dimensions`` as jax's over ``axes`` (jax's reduce_sum alone also takes
+    the result's sharding, None where it is not given)."""
+    extra = {"out_sharding": None} if name == "reduce_sum" else {}
+    return lambda params, invars, weak: (name, {"axes": tuple(params["dimensions"]), **extra}, invars)
+
+
+def _arg_reduction(name: str) -> Rename:
+    """argmax/argmin along ``axis`` as jax's along ``axes`` (a one-axis tuple)."""
+    return lambda params, invars, weak: (
+        name, {"axes": (params["axis"],), "index_dtype": params["index_dtype"]}, invars)
+
+
+def _cumulative(name: str) -> Rename:
+    """cum* with jax's boolean ``reverse`` (mlax's attribute is 0 or 1)."""
+    return lambda params, invars, weak: (name, {"axis": params["axis"], "reverse": bool(params["reverse"])},
+                                         invars)
+
+
+_RENAMES.update({f"reduce_{k}": _reduction(f"reduce_{k}")
+                 for k in ("sum", "prod", "max", "min", "and", "or")})
+_RENAMES.update({f"arg{k}": _arg_reduction(f"arg{k}") for k in ("max", "min")})
+_RENAMES.update({f"cum{k}": _cumulative(f"cum{k}") for k in ("sum", "prod", "max", "min")})
+
 # mlax ops with no jax primitive of the same meaning: they keep mlax's name (jax sorts with one
 # variadic `sort`; mlax sorts through a permutation, see DESIGN.md).
 # psum_scatter is jax's reduce_scatter primitive, which jax.lax does not export.
@@ -121,13 +148,25 @@ def primitive(name: str) -> jex.Primitive:
     dot_general prints by jax's own rule (which leaves out None params): jax keys its printing
     rules by its primitive objects, so ours is registered beside jax's."""
     prim = jex.Primitive(name)
-    if name == "dot_general":
+    if name in ("dot_general", "jit"):
         from jax._src import core as jax_core
 
-        rule = jax_core.pp_eqn_rules.get(jax.lax.dot_general_p)
+        rule = jax_core.pp_eqn_rules.get(jax.lax.dot_general_p) if name == "dot_general" else _pp_jit
         if rule is not None:
             jax_core.pp_eqn_rules[prim] = rule
     return prim
+
+
+def _pp_jit(eqn: jex.JaxprEqn, context: Any, settings: Any) -> Any:
+    """A nested jit printed as jax prints its own: ``name`` first, and the inner jaxpr's
+    binders named as the equation's operands and results where they are distinct."""
+    from jax._src import core as jax_core
+
+    inner = eqn.params["jaxpr"].jaxpr
+    if inner not in context.shared_jaxprs:
+        context.suggest_same_var_names(inner.invars, eqn.invars)
+        context.suggest_same_var_names(inner.outvars, eqn.outvars)
+    return jax_core._pp_eqn(eqn, context, settings, params=["name", *sorted(set(eqn.params) - {"name"})])
 
 
 def shaped_array(aval: Aval) -> ShapedArray:
@@ -173,6 +212,7 @@ class _Reader:
         self.functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
                           for op in module.body.operations if op.operation.name == "func.func"}
         self.closed: dict[str, jex.ClosedJaxpr] = {}
+        self.module = module
 
     def closed_jaxpr(self, name: str, traced_for: str = "closed_call", entry: _Entry | None = None
                      ) -> jex.ClosedJaxpr:
@@ -185,6 +225,7 @@ class _Reader:
                 self.closed[name] = self._declaration_jaxpr(function, debug)
             else:
                 self.closed[name] = _FunctionReader(self, function, entry).closed(debug)
+            record(self.closed[name].jaxpr, self.module, name, len(entry.captured) if entry else 0)
         return self.closed[name]
 
     def _declaration_jaxpr(self, function: ir.Operation, debug: jex.DebugInfo) -> jex.ClosedJaxpr:
@@ -314,7 +355,18 @@ class _FunctionReader:
                                    "jaxpr": self.reader.closed_jaxpr(callee)}
         else:  # a call of a function with a body (jax's closed_call)
             name, params = "closed_call", {"call_jaxpr": self.reader.closed_jaxpr(callee)}
+        if name == "cond" and invars[0].aval.dtype == np.bool_:
+            invars = [self._index_of(invars[0]), *invars[1:]]
         self._emit(op, name, params, invars, False)
+
+    def _index_of(self, pred: Atom) -> jex.Var:
+        """jax's cond takes an int32 index (its branches in mlax's order: false, true), which
+        lax.cond converts from the boolean predicate mlax's cond takes: that equation."""
+        index = jex.Var(ShapedArray(pred.aval.shape, np.dtype(np.int32)))
+        params = {"new_dtype": np.dtype(np.int32), "weak_type": False}
+        convert = primitive("convert_element_type")
+        self.eqns.append(jex.new_jaxpr_eqn([pred], [index], convert, params, frozenset()))
+        return index
 
 
 _ADVICE = ("make_jaxpr traces every argument as an array: mark others static with static_argnums or pass "

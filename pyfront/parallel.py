@@ -20,6 +20,7 @@ from jax import tree_util
 from jax._src.api_util import flatten_axes
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from mlax import prng
 from mlax.api import staged_jit
 from mlax.caching import LRUCache
 from mlax.configuration import config
@@ -74,6 +75,19 @@ def _normalized(axis: int | None, leaf: Any, path: str) -> int | None:
     return axis % rank
 
 
+def _squeezed(x: Any, axis: int) -> Any:
+    """``x`` without its mapped ``axis`` (key arrays too: flax.nnx maps its Rngs' keys)."""
+    return x.squeeze(axis) if prng.is_key(x) else squeeze(x, [axis])
+
+
+def _expanded(x: Any, axis: int) -> Any:
+    """``x`` with a mapped ``axis`` of size 1 inserted (key arrays too)."""
+    if not prng.is_key(x):
+        return expand_dims(x, [axis])
+    axis = axis if axis >= 0 else axis + x.ndim + 1
+    return x.reshape(*x.shape[:axis], 1, *x.shape[axis:])
+
+
 def pmap(fun: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axes: Any = 0, out_axes: Any = 0,
          static_broadcasted_argnums: int | Iterable[int] = (), devices: Sequence[Any] | None = None,
          backend: str | None = None, axis_size: int | None = None,
@@ -106,7 +120,7 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axe
                                        is_leaf=lambda x: x is None)
 
         def body(*flat_args: Any) -> Any:
-            leaves = [x if a is None else squeeze(x, [a]) for x, a in zip(flat_args, flat_axes, strict=True)]
+            leaves = [x if a is None else _squeezed(x, a) for x, a in zip(flat_args, flat_axes, strict=True)]
             dyn_args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
             call_args = list(dyn_args)
             for position, value in zip(static, static_values, strict=True):
@@ -117,8 +131,7 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axe
                 axes = flatten_axes("pmap out_axes", out_tree, out_axes)
             except ValueError as error:
                 raise user_error(ValueError, str(error), "out_axes of mlax.pmap") from None
-            out_leaves = [x if a is None else expand_dims(x, [a])
-                          for x, a in zip(out_leaves, axes, strict=True)]
+            out_leaves = [x if a is None else _expanded(x, a) for x, a in zip(out_leaves, axes, strict=True)]
             return tree_util.tree_unflatten(out_tree, out_leaves)
 
         body.__name__ = getattr(fun, "__name__", "pmapped")

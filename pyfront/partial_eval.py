@@ -30,6 +30,7 @@ from jax.core import ShapedArray
 from jax.interpreters.partial_eval import PartialVal
 from mlir import ir
 
+from mlax import prng
 from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, held_tracer, is_array_like
 from mlax.staging import Staged, as_static
 from mlax.trace_state import value_sources
@@ -38,11 +39,16 @@ __all__ = ["trace_to_jaxpr_nounits"]
 
 
 def _aval(pval: PartialVal) -> Aval:
+    """The abstract value of an unknown input as programs see it (a key array's: its data's)."""
     aval = pval.get_aval()
+    if prng.is_key_dtype(aval.dtype):
+        return Aval((*aval.shape, 2), np.dtype(np.uint32), False)
     return Aval(tuple(aval.shape), np.dtype(aval.dtype), bool(getattr(aval, "weak_type", False)))
 
 
 def _unknown(leaf: Any) -> PartialVal:
+    if prng.is_key(leaf):
+        return PartialVal.unknown(ShapedArray(leaf.shape, leaf.dtype))
     aval = abstractify(leaf)
     return PartialVal.unknown(ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type))
 
@@ -69,8 +75,7 @@ def trace_to_jaxpr_nounits(fun: Any, pvals: Sequence[PartialVal], instantiate: b
 
 
 def _shaped(pval: PartialVal) -> ShapedArray:
-    aval = abstractify(pval.get_known())
-    return ShapedArray(aval.shape, aval.dtype, weak_type=aval.weak_type)
+    return _unknown(pval.get_known()).get_aval()
 
 
 def _eager(call: Any, pvals: list[PartialVal], unknown: list[int]) -> tuple[list[Any], list[bool]]:
@@ -105,7 +110,9 @@ def _in_trace(outer: Trace, call: Any, pvals: list[PartialVal], unknown: list[in
         aval = _aval(pvals[i])
         value = outer._constant(np.broadcast_to(np.zeros((), aval.dtype), aval.shape))
         stand_ins.add(value)
-        args[i] = Tracer(outer, value, aval, f"unknown input args[{i}] of partial evaluation")
+        stand_in = Tracer(outer, value, aval, f"unknown input args[{i}] of partial evaluation")
+        key_dtype = pvals[i].get_aval().dtype
+        args[i] = prng.wrap_key_data(stand_in, key_dtype) if prng.is_key_dtype(key_dtype) else stand_in
     outs = list(call(*args))
     table = ir.SymbolTable(outer.block.owner.parent)
     callees: dict[Any, Any] = {}

@@ -119,6 +119,39 @@ def wrap_key_data(data: Any, dtype: Any = KEY_DTYPE, argument: str = "key_bits_a
     return PRNGKeyArray._from_data(data, dtype)
 
 
+class _KeyUpdates:
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: PRNGKeyArray) -> None:
+        self._keys = keys
+
+    def __getitem__(self, index: Any) -> _KeyUpdate:
+        return _KeyUpdate(self._keys, index)
+
+
+class _KeyUpdate:
+    """``keys.at[index]``: the data's update at the same index, its last dimension whole."""
+
+    __slots__ = ("_index", "_keys")
+
+    def __init__(self, keys: PRNGKeyArray, index: Any) -> None:
+        index = index if isinstance(index, tuple) else (index,)
+        if not any(i is Ellipsis for i in index):
+            index = (*index, Ellipsis)
+        self._keys, self._index = keys, (*index, slice(None))
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        return self._keys._with(self._keys._base_array.at[self._index].get(**kwargs))
+
+    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
+        if not is_key(values):
+            raise user_error(TypeError, f"Cannot interpret '{self._keys.dtype}' as a data type: a key "
+                             f"array's elements are set to keys, got {type(values).__name__}",
+                             "the values of .at[].set")
+        data = _data_of(values, "the values of .at[].set")
+        return self._keys._with(self._keys._base_array.at[self._index].set(data, **kwargs))
+
+
 class PRNGKeyArray:
     """An array of PRNG keys over uint32 data with a trailing dimension of 2 (build one with
     ``mlax.random.key``, ``split`` or ``wrap_key_data``)."""
@@ -224,6 +257,12 @@ class PRNGKeyArray:
         from mlax.numpy.util import normalize_axis
 
         return normalize_axis(f"mlax key array {name}", axis, self.ndim)
+
+    @property
+    def at(self) -> _KeyUpdates:
+        """``keys.at[index].get()`` and ``.set(other_keys)``, as jax's key arrays (flax keeps keys
+        in a while_loop's carry so); keys have no arithmetic, so no ``add`` and the like."""
+        return _KeyUpdates(self)
 
     # -- equality (keys have no arithmetic) --------------------------------------------------
 

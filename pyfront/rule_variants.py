@@ -25,7 +25,7 @@ from mlir.dialects import func
 
 from mlax.array import Array
 from mlax.autodiff import _trace_callee
-from mlax.core import Aval, Trace, abstractify
+from mlax.core import Aval, Known, Trace, abstractify
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
 from mlax.errors import user_error
@@ -43,9 +43,12 @@ class TraceInto:
     module: ir.Operation
     trace: Trace | None = None
 
-    def __call__(self, fun: Callable[..., Any], args: tuple[Any, ...]) -> SubFunction:
+    def __call__(self, fun: Callable[..., Any], args: tuple[Any, ...],
+                 knowns: Sequence[Known | None] | None = None) -> SubFunction:
+        """``knowns``: at the call, what concrete mode knows of each argument (jax's eager
+        transformations hand a rule concrete primals, so its Python may branch on them)."""
         if self.trace is not None:
-            return _trace_callee(fun, args, self.trace)[0]
+            return _trace_callee(fun, args, self.trace, knowns=knowns)[0]
         return trace_into_module(self.module, fun, args)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from jax import tree_util
 
+from mlax import prng
 from mlax.array import Array
 from mlax.configuration import disable_jit_state
 from mlax.core import (
@@ -156,7 +157,7 @@ def _hashable(tree: Any) -> bool:
     return all(x.key.hashable for x in found if _is_static(x))
 
 
-def _retry(error: BaseException) -> bool:
+def needs_values(error: BaseException) -> bool:
     """Whether ``error`` was caused by Python asking for a value a concrete retrace knows."""
     seen: BaseException | None = error
     while seen is not None:
@@ -223,9 +224,9 @@ class Staged:
         def staged(*args: Any, **kwargs: Any) -> Any:
             given = _PENDING.arguments
             _PENDING.arguments = None
-            if given is not None:
-                tracers = tree_util.tree_leaves((args, kwargs))
-                for tracer, leaf in zip(tracers, tree_util.tree_leaves(given), strict=True):
+            if given is not None:  # (key arrays as their data, as the program takes them)
+                tracers = prng.tree_flatten((args, kwargs))[0]
+                for tracer, leaf in zip(tracers, prng.tree_flatten(given)[0], strict=True):
                     tracer.known = known_of(leaf, differentiated)
             args, kwargs = restore_static((args, kwargs))
             return run(current_trace(), *args, **kwargs)
@@ -254,7 +255,7 @@ class Staged:
             try:
                 return self._staged(attempt, "deferred", args, kwargs)
             except Exception as error:
-                if not _retry(error):
+                if not needs_values(error):
                     raise
             signature = _signature(args, kwargs) if hashable else None
             if signature is not None:  # next time straight to the concrete trace

@@ -33,6 +33,7 @@ from mlax.autodiff import (
     _zeros,
     jvp,
 )
+from mlax.callbacks import debug_effects_silenced
 from mlax.core import Aval, Trace, abstractify, current_trace
 from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
@@ -182,7 +183,8 @@ def _pullback(fun: Callable[..., Any], argnums: tuple[int, ...], has_aux: bool) 
     argument, from an `mlax.vjp` declaration of ``fun``."""
 
     def pullback(trace: Trace, p: tuple[Any, ...], cotangent: Any) -> tuple[Any, ...]:
-        sub, leaves, in_tree = _trace_callee(fun, p, trace, argnums, "vjp")
+        with debug_effects_silenced():  # the forward pass ran them already
+            sub, leaves, in_tree = _trace_callee(fun, p, trace, argnums, "vjp")
         ct_leaves = tree_util.tree_leaves(cotangent)
         if has_aux:
             ct_leaves = ct_leaves + [_zeros(a) for a in sub.out_avals[len(ct_leaves):]]

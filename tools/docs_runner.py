@@ -4,8 +4,8 @@
                                 [--site DIR] [--json OUT] [--markdown]
 
 DIR is a checkout of jax's source at the installed version; the pages (MyST ``.md``, ``.ipynb``,
-or markdown whose examples are doctests; paths relative to DIR/docs) are read from it, never
-copied into mlax. Each page
+markdown whose examples are doctests, or else plain ```python fences, one cell per statement;
+paths relative to DIR/docs) are read from it, never copied into mlax. Each page
 runs twice, one process each: on the real jax, and on mlax (``mlax.install_as_jax()`` runs
 before the first cell, so the page's ``import jax`` gets mlax). A cell shows what a notebook
 shows: its stdout and the repr of its last expression. The two are compared by value: numbers
@@ -49,7 +49,9 @@ from typing import Any
 # automatic-vectorization; "working with pytrees" is custom_pytrees; tracing completes JAX 101;
 # shard_map is the sharding page run on 8 devices beside parallel, which holds explicit
 # sharding); then the guides to the current API: mutable refs, ahead-of-time stages and export
-# (doctest pages), and callbacks with their effects.
+# (doctest pages), and callbacks with their effects. Then the advanced guides that run on a CPU
+# with nothing more (autodiff in depth, jaxprs, dtypes, debugging; the last three pages are
+# plain fences that jax's docs show without running).
 DEFAULT_PAGES: tuple[tuple[str, int], ...] = (
     ("notebooks/thinking_in_jax.md", 1), ("notebooks/Common_Gotchas_in_JAX.md", 1),
     ("key-concepts.md", 1), ("jit-compilation.md", 1), ("automatic-vectorization.md", 1),
@@ -58,6 +60,11 @@ DEFAULT_PAGES: tuple[tuple[str, int], ...] = (
     ("tracing.md", 1), ("gradient-checkpointing.md", 1), ("notebooks/autodiff_cookbook.md", 1),
     ("parallel.md", 8), ("notebooks/shard_map.md", 8),
     ("array_refs.md", 1), ("aot.md", 1), ("export/export.md", 8), ("external-callbacks.md", 1),
+    ("notebooks/Custom_derivative_rules_for_Python_code.md", 1), ("higher-order.md", 1),
+    ("jacobian-vector-products.md", 1), ("complex-differentiation.md", 1),
+    ("notebooks/convolutions.md", 1), ("notebooks/vmapped_log_probs.md", 1),
+    ("notebooks/autodiff_remat.md", 1), ("jaxpr.md", 1), ("default_dtypes.md", 1), ("debugging.md", 1),
+    ("debugging/print_breakpoint.md", 1), ("debugging/checkify_guide.md", 1), ("buffer_donation.md", 1),
 )
 RTOL, ATOL = 1e-5, 1e-6
 STATUSES = ("match", "fail", "jax-error", "skipped", "after-crash")
@@ -82,8 +89,9 @@ class Cell:
 _SKIPS: tuple[tuple[str, str], ...] = (
     (r"^\s*[!%]+\s*pip\b|\bpip install\b", "pip install"),
     (r"^\s*!", "shell command"),
-    (r"https?://|\burllib\b|\brequests\.get\b|\btfds\.load\b|\bwget\b|download=True|\bload_dataset\(",
-     "needs the internet"),
+    # (scipy.datasets downloads its images through pooch)
+    (r"https?://|\burllib\b|\brequests\.get\b|\btfds\.load\b|\bwget\b|download=True|\bload_dataset\("
+     r"|\bscipy\.datasets\b|\bfrom scipy import datasets\b", "needs the internet"),
     (r"""devices\(\s*['"](?:gpu|tpu|cuda)|backend\s*=\s*['"](?:gpu|tpu|cuda)|jax_platforms.*(?:gpu|tpu)"""
      r"|\bpltpu\b|\bplgpu\b|\bjax\.experimental\.pallas\.(?:tpu|mosaic_gpu|triton)\b", "needs a GPU or TPU"),
 )
@@ -208,12 +216,48 @@ def split_doctest(text: str) -> list[Cell]:
     return cells
 
 
+# A comment after a statement that names an exception: the page shows the statement raising.
+_EXPECTED_ERROR = re.compile(r"#\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b")
+
+
+def split_fenced(text: str) -> list[Cell]:
+    """The statements of a page whose examples are plain ```python fences (jax's docs build
+    shows them without running them: checkify_guide.md, buffer_donation.md...): one cell per
+    top-level statement, so each one's value is compared as a doctest example's is. A
+    statement followed by a comment naming an exception (``# ValueError: ...``) is tagged
+    raises-exception; a fence that is not Python on its own (a fragment) is skipped. The
+    first cell starts with the names jax's doctest namespace provides."""
+    cells: list[Cell] = []
+    for fence in re.finditer(r"^```python[^\n]*\n(.*?)^```", text, re.M | re.S):
+        first_line = text.count("\n", 0, fence.start(1)) + 1
+        lines = fence.group(1).splitlines()
+        try:
+            statements = ast.parse(fence.group(1)).body
+        except SyntaxError:
+            source = fence.group(1).strip("\n")
+            cells.append(Cell(len(cells) + 1, source, (), first_line, "a fragment, not Python on its own"))
+            continue
+        starts = [min([n.lineno for n in getattr(node, "decorator_list", [])] + [node.lineno]) - 1
+                  for node in statements]
+        for k, node in enumerate(statements):
+            end = node.end_lineno or node.lineno
+            following = lines[end - 1:starts[k + 1] if k + 1 < len(statements) else len(lines)]
+            tags = ("raises-exception",) if any(_EXPECTED_ERROR.search(line) for line in following) else ()
+            source = "\n".join(lines[starts[k]:end])
+            cells.append(Cell(len(cells) + 1, python_of(source), tags, first_line + starts[k],
+                              skip_reason(source, tags)))
+    if cells:
+        cells[0].source = DOCTEST_PRELUDE + cells[0].source
+    return cells
+
+
 def read_page(path: Path) -> list[Cell]:
-    """A page's code cells: a notebook's, a MyST page's code-cells, or else its doctest examples."""
+    """A page's code cells: a notebook's, a MyST page's code-cells, else its doctest examples,
+    else the statements of its ```python fences."""
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".ipynb":
         return split_ipynb(text)
-    return split_myst(text) or split_doctest(text)
+    return split_myst(text) or split_doctest(text) or split_fenced(text)
 
 
 # ---------------------------------------------------------------- comparing what cells show

@@ -113,7 +113,9 @@ class CpuExecutable:
             # rules are not in the text), and a dump wants the passes run.
             own_ids = self._callbacks or user_primitives.declarations(module.operation)
             cache = None if own_ids or config.dump_dir else disk_cache.active()
-            self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)
+            with host_callbacks.registered_meanwhile() as added:  # by rules traced at pass time
+                self._code = _compile(module, entry) if cache is None else _cached(module, entry, *cache)
+            self._callbacks += added
         self._signature = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * count)
         self._function = self._signature(self._code.address)
         # The program for its profiled variant, made when first asked for: as bytecode, since the

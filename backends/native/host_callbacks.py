@@ -21,17 +21,19 @@ whose cause is the user's exception.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import itertools
 import threading
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from jax.errors import JaxRuntimeError
 from mlir import ir
 
 from mlax.dialect.callbacks import callback_declarations
@@ -42,9 +44,10 @@ RECENT = 1024  # callbacks kept alive after registration, before any program hol
 
 
 
-class CallbackError(RuntimeError):
+class CallbackError(JaxRuntimeError):
     """A host callback failed (it raised, returned the wrong shapes or dtypes, or is missing):
-    jax raises its runtime error (a RuntimeError) here too."""
+    jax raises its runtime error here too (``jax.errors.JaxRuntimeError``, a RuntimeError, which
+    libraries catch: equinox's filter_jit turns an error_if's into its EquinoxRuntimeError)."""
 
 
 @dataclass(eq=False)
@@ -103,13 +106,40 @@ _IDS = itertools.count()
 _PENDING: dict[int, BaseException] = {}
 
 
+class _Registering(threading.local):
+    """The callbacks this thread registered since `registered_meanwhile` began (None: not asked)."""
+
+    def __init__(self) -> None:
+        self.log: list[HostCallback] | None = None
+
+
+_REGISTERING = _Registering()
+
+
 def register(callback: HostCallback) -> int:
     """Give ``callback`` an id, under which compiled code reaches it."""
     with _LOCK:
         callback.id = next(_IDS)
         _CALLBACKS[callback.id] = callback
         _RECENT.append(callback)
+    if _REGISTERING.log is not None:
+        _REGISTERING.log.append(callback)
     return callback.id
+
+
+@contextlib.contextmanager
+def registered_meanwhile() -> Iterator[list[HostCallback]]:
+    """The callbacks this thread registers inside the block: those of rules a pass traces while
+    a program is lowered (a custom_jvp rule's variant), which the program calls too, so their
+    errors are the program's (`raise_pending`) and the executable holds them."""
+    saved, _REGISTERING.log = _REGISTERING.log, []
+    log = _REGISTERING.log
+    try:
+        yield log
+    finally:
+        _REGISTERING.log = saved
+        if saved is not None:
+            saved.extend(log)
 
 
 def lookup(callback_id: int, where: str = "") -> HostCallback:

@@ -135,10 +135,11 @@ class XlaExecutable:
 
     def __init__(self, module: ir.Module, entry: str, device: pjrt.Device,
                  donated: Sequence[int] = ()) -> None:
-        self._callbacks = host_callbacks.callbacks_of(module)  # held while the program lives
+        with host_callbacks.registered_meanwhile() as added:  # by rules traced at pass time
+            lowered, program = lower_for_xla(module, entry, donated)
+        self._callbacks = [*host_callbacks.callbacks_of(module), *added]  # held while the program lives
         if self._callbacks:
             host_callbacks.register_xla_target()
-        lowered, program = lower_for_xla(module, entry, donated)
         if program is not None and self._callbacks:
             raise NotImplementedError(f"@{entry}: host callbacks (pure_callback, debug.print) in a program "
                                       "partitioned over several devices are not supported by mlax yet")

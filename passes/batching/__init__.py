@@ -175,8 +175,9 @@ def _vmap(resolver: Resolver, declaration: ir.Operation, callee: ir.Operation, f
     for out, flag, axis in zip(outs, out_flags, fields["out_axes"], strict=True):
         if axis == -1:
             if flag:
-                raise PassFailure("mlax-batch: an output with out_axes None (-1) depends on the batched "
-                                  "inputs", declaration.location)
+                raise PassFailure("mlax-batch: at vmap out_axes, got axis spec None but an output with "
+                                  "out_axes None (-1) depends on the batched inputs (jax's words first)",
+                                  declaration.location)
             results.append(out)
             continue
         results.append(_move(e, out if flag else broadcast_batch(e, out, size), 0, axis))

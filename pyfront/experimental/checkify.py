@@ -36,6 +36,7 @@ from jax._src.checkify import (
 )
 
 import mlax.numpy as mnp
+from mlax.array import Array
 from mlax.core import Tracer, current_trace
 from mlax.errors import user_error
 from mlax.staging import Staged, wraps
@@ -84,7 +85,7 @@ class Error:
         i = self._first()
         if i is None:
             return None
-        args, kwargs = tree_util.tree_map(np.asarray, self._fmt[i])
+        args, kwargs = tree_util.tree_map(mnp.asarray, self._fmt[i])  # Arrays, as jax formats them
         return f"{self._messages[i].format(*args, **kwargs)} (`check` failed)"  # jax's text
 
     def get_exception(self) -> JaxRuntimeError | None:
@@ -143,7 +144,7 @@ def check(pred: Any, msg: str, *fmt_args: Any, debug: bool = False, **fmt_kwargs
     if not _is_scalar_pred(pred):
         raise TypeError(f"{'debug_check' if debug else 'check'} takes a scalar pred as argument, got {pred}")
     for arg in tree_util.tree_leaves((fmt_args, fmt_kwargs)):
-        if not (isinstance(arg, np.ndarray) or hasattr(arg, "aval") and hasattr(arg, "shape")):
+        if not (isinstance(arg, (np.ndarray, Array)) or hasattr(arg, "aval") and hasattr(arg, "shape")):
             raise TypeError("Formatting arguments to checkify.check need to be PyTrees of arrays, but got "
                             f"{arg!r} of type {type(arg)}.")
     if _SCOPES.stack and not debug:

@@ -9,13 +9,15 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods
-from mlax.core import abstractify, to_numpy, with_weak_type
+from mlax.core import abstractify, as_jax_array, to_numpy, with_weak_type
 
 Operand = Any
 
 
 def operand(x: Operand, dtype: Any = None) -> Operand:
-    """An Array or Tracer for ``x``; a Python scalar takes ``dtype`` (when given) and stays weak."""
+    """An Array or Tracer for ``x``; a Python scalar takes ``dtype`` (when given) and stays weak;
+    an object giving an array by ``__jax_array__`` (flax.nnx's Variables), that array."""
+    x = as_jax_array(x)
     if isinstance(x, ArrayMethods):  # Arrays and tracers (not key arrays, though isinstance Array)
         return x
     if front_dtypes.is_python_scalar(x):

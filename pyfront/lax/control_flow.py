@@ -210,13 +210,23 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
         return refs.branch_refs(lambda wrapped, ops: _branches(trace, selector, wrapped, ops, names, api),
                                 branches, operands)
     leaves, tree, avals, paths = _flatten(operands, "operand")
-    bodies = [_Body(b, tree, avals, paths, api, unpack=tuple) for b in branches]
-    subs, consts = _trace_bodies(trace, bodies)
+    position: dict[int, int] = {}  # a function given as several branches is traced once, as jax's
+    distinct = []
+    for b in branches:
+        if id(b) not in position:
+            position[id(b)] = len(distinct)
+            distinct.append(b)
+    bodies = [_Body(b, tree, avals, paths, api, unpack=tuple) for b in distinct]
+    traced, consts = _trace_bodies(trace, bodies)
+    subs = [traced[position[id(b)]] for b in branches]
     first = subs[0]
     for name, sub in zip(names[1:], subs[1:], strict=True):
         if sub.out_tree != first.out_tree or not _same_types(sub.out_avals, first.out_avals):
+            lead = (f"{api} branch outputs must have the same pytree structure, but they differ"
+                    if sub.out_tree != first.out_tree else
+                    f"{api} branches must have equal output types but they differ")  # jax's words
             raise user_error(
-                TypeError, f"{names[0]} and {name} output must have identical types, got\n"
+                TypeError, f"{lead}: {names[0]} and {name} output must have identical types, got\n"
                 f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
                 f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}", f"{name} of mlax.lax.{api}")
     _check_branch_vma(api, branches, subs)
@@ -227,8 +237,24 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
     return tree_util.tree_unflatten(first.out_tree, outs)
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced (as jax.lax)."""
+_NO_OPERAND = object()
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any,
+         operand: Any = _NO_OPERAND) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced (as jax.lax).
+
+    jax's older forms are kept as jax keeps them (haiku's ``hk.cond`` passes them on): one
+    operand as ``operand=x``, and ``cond(pred, true_operand, true_fun, false_operand, false_fun)``."""
+    if not callable(true_fun) and callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+        x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+        return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise user_error(TypeError, "if 'operand' keyword is passed then no positional operands can be "
+                             f"passed, got operand={operand!r} and positional operands {operands!r}",
+                             "operand of mlax.lax.cond")
+        operands = (operand,)
     check_callable(true_fun, "true_fun of mlax.lax.cond")
     check_callable(false_fun, "false_fun of mlax.lax.cond")
     aval = _scalar_selector(pred, "Pred", "pred of mlax.lax.cond")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mlax import dtypes as front_dtypes
-from mlax import lax
+from mlax import lax, prng
 from mlax.core import Tracer, abstractify
 from mlax.numpy.util import (
     asarray,
@@ -323,8 +323,24 @@ pow = power  # noqa: A001 (jnp.pow)
 
 # --- comparisons, logic and bits ----------------------------------------------------------
 
-equal = _keep("equal", "eq")
-not_equal = _keep("not_equal", "ne")
+def _keys_compared(name: str, method: str) -> Callable[..., Any]:
+    """``jnp.equal`` / ``not_equal``: numbers as ``_keep``; key arrays compare as keys (the
+    key array's own ``==`` / ``!=``), as jax's."""
+    numbers = _keep(name, method)
+    dunder = {"eq": "__eq__", "ne": "__ne__"}[method]
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        if prng.is_key(x1):
+            return getattr(x1, dunder)(x2)
+        if prng.is_key(x2):
+            return getattr(x2, dunder)(x1)
+        return numbers(x1, x2)
+
+    return _named(name, numbers.__doc__ or "", fn)
+
+
+equal = _keys_compared("equal", "eq")
+not_equal = _keys_compared("not_equal", "ne")
 
 
 def _ordering(name: str, prim: str) -> Callable[..., Any]:

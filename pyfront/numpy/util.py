@@ -112,7 +112,16 @@ def broadcast_to_shape(x: Any, shape: tuple[int, ...]) -> Any:
 def promote_args(fname: str, *args: Any) -> list[Any]:
     """Promote dtypes and broadcast shapes as NumPy/JAX do for elementwise functions."""
     check_arraylike(fname, *args)
+    _reject_keys(fname, args)
     return _broadcast_promoted(fname, promote_dtypes(*args))
+
+
+def _reject_keys(fname: str, args: Sequence[Any]) -> None:
+    """jax's TypeError for key arrays given to numeric functions (which take no keys)."""
+    if any(prng.is_key(a) for a in args):
+        dtypes = ", ".join(str(front_dtypes.dtype_and_weak(a)[0]) if not prng.is_key(a) else str(a.dtype)
+                           for a in args)
+        raise TypeError(f"{fname} does not accept dtype{'s' if len(args) > 1 else ''} {dtypes}.{where()}")
 
 
 def _broadcast_promoted(fname: str, promoted: list[Any]) -> list[Any]:
@@ -194,6 +203,7 @@ def promote_args_inexact(fname: str, *args: Any) -> list[Any]:
 def _promote_with(fname: str, args: tuple[Any, ...], adjust: Any) -> list[Any]:
     """Convert every argument to ``adjust(result type)`` (weak as the promotion), then broadcast."""
     check_arraylike(fname, *args)
+    _reject_keys(fname, args)
     return _broadcast_promoted(fname, promote_dtypes(*args, adjust=adjust))
 
 
@@ -258,9 +268,10 @@ def _contains_tracer(x: Any) -> bool:
 
 
 def check_arraylike(fname: str, *args: Any) -> None:
-    """jnp functions take arrays and scalars only (a list is a TypeError, as in JAX)."""
+    """jnp functions take arrays and scalars only (a list is a TypeError, as in JAX), and objects
+    that give an array by ``__jax_array__`` (flax.nnx's Variables)."""
     for i, arg in enumerate(args):
-        if not is_array_like(arg):
+        if not is_array_like(arg) and not hasattr(type(arg), "__jax_array__"):
             raise TypeError(f"mlax.numpy.{fname} requires ndarray or scalar arguments, got "
                             f"{type(arg).__name__} at position {i}{where()}")
 

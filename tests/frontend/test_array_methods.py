@@ -21,6 +21,8 @@ METHODS = [
     ("transpose", ((1, 0),)), ("clip", (-0.5, 0.5)), ("round", ()), ("swapaxes", (0, 1)),
     ("dot", (np.ones((4, 2), np.float32),)), ("sort", ()), ("sort", (0,)), ("argsort", ()),
     ("take", (np.array([0, 5, 11]),)),
+    ("copy", ()), ("ptp", ()), ("ptp", (1,)), ("repeat", (2,)), ("repeat", (2, 1)), ("diagonal", ()),
+    ("diagonal", (1,)), ("argpartition", (2,)), ("argpartition", (1, 0)),
 ]
 
 
@@ -86,3 +88,36 @@ def test_at_updates_leave_input_unchanged(rng: np.random.Generator) -> None:
     assert_same(x.at[2].min(0.0), jnp.asarray(before).at[2].min(0.0))
     assert_same(x.at[:, 1].max(0.5), jnp.asarray(before).at[:, 1].max(0.5))
     assert_same(x.at[3, 2].get(), jnp.asarray(before).at[3, 2].get())
+
+
+def test_compress_trace_and_sizes_match_jax(rng: np.random.Generator) -> None:
+    """``x.compress(c)`` takes the condition first (``compress(c, x)``); ``trace`` is an array
+    method on mlax.Array (a tracer's ``trace`` is its Trace); ``itemsize``/``nbytes`` as jax's."""
+    x = random_array(rng, (3, 4), np.float32)
+    condition = np.array([True, False, True])
+    assert_same(mnp.asarray(x).compress(condition, axis=0), jnp.asarray(x).compress(condition, axis=0))
+    assert_same(mnp.asarray(x).trace(), jnp.asarray(x).trace(), rtol=2e-6)
+    for dtype in (np.float32, np.int8, np.float16):
+        a = x.astype(dtype)
+        expected = (jnp.asarray(a).itemsize, jnp.asarray(a).nbytes)
+        assert (mnp.asarray(a).itemsize, mnp.asarray(a).nbytes) == expected
+        traced = mlax.eval_shape(lambda v: mnp.zeros((v.itemsize, v.nbytes)), a)
+        assert traced.shape == expected
+
+
+def test_tracers_and_arrays_are_weakly_referable(rng: np.random.Generator) -> None:
+    """As jax's (tensorflow_probability's bijector caches keep weak references to values)."""
+    import weakref
+
+    x = random_array(rng, (3,), np.float32)
+    seen = []
+
+    def f(v):
+        ref = weakref.ref(v)
+        seen.append(ref() is v)
+        return v * 2
+
+    assert_same(mlax.jit(f)(x), jax.jit(f)(x))
+    array = mnp.asarray(x)
+    assert weakref.ref(array)() is array
+    assert seen == [True, True]

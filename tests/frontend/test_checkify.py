@@ -95,3 +95,33 @@ def test_jitted_function_repr_is_jax_s() -> None:
 
     assert repr(mlax.jit(f)) == repr(jax.jit(f))
     assert type(mlax.jit(f)).__name__ == type(jax.jit(f)).__name__ == "PjitFunction"  # (chex reads it)
+
+
+def test_message_formats_arrays_as_jax_does(rng: np.random.Generator) -> None:
+    """A format argument is an Array in the message (``{d!r}`` of a dict shows ``Array(...)``),
+    as jax's: chex matches ``'b': Array(nan``."""
+    x = rng.standard_normal(3).astype(np.float32)
+    x[1] = np.nan
+    messages = []
+    for lib, np_, checkify in LIBS:
+        def f(v, np_=np_, checkify=checkify):
+            checkify.check(np_.all(np_.isfinite(v)), "bad {v} {d!r}", v=v, d={"b": v[1], "c": v})
+            return v
+
+        error, _ = checkify.checkify(lib.jit(f))(x)
+        messages.append(error.get())
+    assert messages[0] == messages[1]
+    assert "'b': Array(nan, dtype=float32)" in messages[1]
+
+
+def test_typed_key_arrays_are_format_arguments() -> None:
+    """A typed PRNG key array is a jax.Array, so a check may format it (chex's tree asserts)."""
+    messages = []
+    for lib, np_, checkify in LIBS:
+        def f(keys, x, np_=np_, checkify=checkify):
+            checkify.check(np_.all(x > 0), "bad {k} {x}", k=keys, x=x)
+            return x
+
+        error, _ = checkify.checkify(lib.jit(f))(lib.random.split(lib.random.key(1)), np.float32(-1.5))
+        messages.append(error.get())
+    assert messages[0] == messages[1]

@@ -81,6 +81,62 @@ def test_cond_python_scalar_branches(backend) -> None:
     check(lambda L: lambda p: L.lax.cond(p, lambda x: x + 1, lambda x: x * 3, 5), *preds)
 
 
+def test_cond_older_forms(rng: np.random.Generator, backend) -> None:
+    """``operand=x`` and ``cond(pred, x_true, f_true, x_false, f_false)``, which jax still takes."""
+    x, y = f32(rng, 3), f32(rng, 2)
+    check(lambda L: lambda p, x: L.lax.cond(p, L.numpy.sin, L.numpy.cos, operand=x), (True, x), (False, x))
+    check(lambda L: lambda p, x, y: L.lax.cond(p, x, L.numpy.sum, y, L.numpy.prod),
+          (True, x, y), (False, x, y))
+    for L in (mlax, jax):
+        with pytest.raises(TypeError, match="if 'operand' keyword is passed"):
+            L.lax.cond(True, L.numpy.sin, L.numpy.cos, x, operand=x)
+
+
+@pytest.mark.parametrize("make, pattern", [
+    (lambda L: L.lax.cond(False, lambda x: (x, x), lambda x: x, 1.0),
+     "cond branch outputs must have the same pytree structure"),
+    (lambda L: L.lax.switch(0, [lambda x: [x], lambda x: x], 1.0),
+     "switch branch outputs must have the same pytree structure"),
+    (lambda L: L.lax.cond(False, lambda x: x, lambda x: x[:1], np.ones(2, np.float32)),
+     "cond branches must have equal output types"),
+    (lambda L: L.lax.switch(1, [lambda x: x, lambda x: x.astype(np.int32)], np.ones(2, np.float32)),
+     "switch branches must have equal output types"),
+], ids=["cond tree", "switch tree", "cond type", "switch type"])
+def test_branch_mismatch_errors_lead_with_jax_words(make: Make, pattern: str) -> None:
+    """Libraries match the start of jax's message (haiku's stateful tests)."""
+    for L in (jax, mlax):
+        with pytest.raises(TypeError, match=pattern):
+            make(L)
+
+
+def test_switch_traces_a_repeated_branch_once(rng: np.random.Generator) -> None:
+    """A function given as several branches is traced once (as jax's); values, grad and vmap."""
+    calls = []
+
+    def make(L):
+        def f(x):
+            calls.append("f")
+            return L.numpy.sin(x) * 2
+
+        def g(x):
+            calls.append("g")
+            return x ** 3
+
+        return lambda i, x: L.lax.switch(i, [f, g, f, g, f], x)
+
+    for L in (jax, mlax):
+        calls.clear()
+        L.jit(make(L))(1, np.float32(0.5))
+        assert sorted(calls) == ["f", "g"], L
+    x = f32(rng, 4)
+    for i in (np.int32(0), np.int32(3), np.int32(4)):
+        check(make, (i, x))
+        grads = [L.grad(lambda v, i=i, L=L: make(L)(i, v).sum())(x) for L in (mlax, jax)]
+        assert_same(*grads, rtol=2e-5)
+    idx = np.array([0, 1, 4, 3], np.int32)
+    assert_same(mlax.vmap(make(mlax))(idx, x), jax.vmap(make(jax))(idx, x), rtol=2e-5)
+
+
 def test_cond_branches_differing_only_in_weak_type(backend) -> None:
     check(lambda L: lambda p: L.lax.cond(p, lambda: np.float32(1), lambda: 2.0), (True,), (False,))
     check(lambda L: lambda p: L.lax.cond(p, lambda: 2.0, lambda: np.float32(1)), (True,), (False,))

@@ -72,8 +72,12 @@ def test_static_argnums_and_argnames(rng: np.random.Generator) -> None:
     g(x, 3, scale=2.0)
     g(x, 2, scale=2.0)
     assert traces == [(3, 2.0), (2, 2.0)]
-    # a static positional argument may also be given by keyword
-    np.testing.assert_allclose(g(x, n=1, scale=3.0), x * 3, rtol=1e-6)
+    # given both, jax infers neither from the other: n passed by keyword is traced (as in jax)
+    with pytest.raises(jax.errors.TracerIntegerConversionError):
+        g(x, n=1, scale=3.0)
+    # given static_argnums alone, the names of those positions are static too
+    h = mlax.jit(lambda x, n: x * n if isinstance(n, int) else None, static_argnums=1)
+    np.testing.assert_allclose(h(x, n=3), x * 3, rtol=1e-6)
 
 
 def test_decorator_with_options() -> None:
@@ -225,3 +229,17 @@ def test_lowered_compile_takes_jaxs_keywords() -> None:
     assert str(error.value) == str(jax_error.value)
     with pytest.raises(TypeError, match="compiler_options must be a dict"):
         lowered.compile(compiler_options=["xla_gpu_autotune_level"])
+
+
+def test_jitted_function_has_the_wrapped_signature() -> None:
+    """``inspect.signature`` of a jitted function, not following ``__wrapped__`` (chex's
+    fake_pmap), is the function's, as jax's: not a builtin's without one."""
+    import inspect
+
+    def f(x, y=2, *, mode="a"):
+        return x
+
+    for follow in (True, False):
+        assert inspect.signature(mlax.jit(f), follow_wrapped=follow) == \
+            inspect.signature(jax.jit(f), follow_wrapped=follow)
+    assert inspect.signature(mlax.jit(f, static_argnames="mode")).bind(1, mode="b").args == (1,)

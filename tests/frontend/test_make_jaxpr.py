@@ -68,8 +68,8 @@ CASES = [
          jax_extra={"broadcast_in_dim": 1}),  # jax broadcasts a scalar that mlax folds into a constant
     Case("where", lambda m: lambda x: m.numpy.where(x > 0, x, 0.0), (_f32(3),),
          jax_extra={"broadcast_in_dim": 1, "convert_element_type": 1}),
-    Case("cond", lambda m: lambda x: m.lax.cond(x.sum() > 0, m.numpy.sin, m.numpy.cos, x), (_f32(3),),
-         jax_extra={"convert_element_type": 1}),  # jax turns the bool predicate into an int index
+    # jax's bool predicate becomes an int index: the jaxpr shows mlax's so too
+    Case("cond", lambda m: lambda x: m.lax.cond(x.sum() > 0, m.numpy.sin, m.numpy.cos, x), (_f32(3),)),
     Case("while", lambda m: lambda x: m.lax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, x), (0.5,)),
     Case("fori_loop", lambda m: lambda x: m.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x), (_f32(3),)),
     Case("scan", lambda m: lambda x, xs: m.lax.scan(lambda c, y: (c + y, c * y), x, xs), (_f32(), _f32(4))),
@@ -171,7 +171,7 @@ def test_structure_and_params() -> None:
     # jax's params (dimension numbers as lists, precision None for the default, which its printer omits)
     assert dot.params == {"dimension_numbers": (([1], [0]), ([], [])), "precision": None,
                           "preferred_element_type": np.dtype(F32)}
-    assert total.params == {"dimensions": (1,)} and total.invars == dot.outvars
+    assert total.params == {"axes": (1,), "out_sharding": None} and total.invars == dot.outvars
     assert gt.params == {} and gt.outvars[0].aval == ShapedArray((2,), np.bool_)
     assert isinstance(gt.invars[1], jex.Literal) and gt.invars[1].val == 0
     assert gt.invars[1].aval.shape == ()  # a scalar operand, as jax's
@@ -276,11 +276,54 @@ def test_every_op_has_jax_name_or_is_documented() -> None:
         elif op == "dot_general":
             names = ["dot_general"]
         elif op in _RENAMES:
-            names = [_RENAMES[op]({"new_dtype": F32}, [0, 1, 2], False)[0]]
+            params = {"new_dtype": F32, "dimensions": (0,), "axis": 0, "index_dtype": I32, "reverse": 0}
+            names = [_RENAMES[op](params, [0, 1, 2], False)[0]]
         else:
             names = [op]
         assert set(names) <= jax_names, op
     assert not MLAX_ONLY_OPS & jax_names
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: lambda x: x.sum(0), lambda m: lambda x: m.lax.reduce_sum(x, (0, 1)),
+    lambda m: lambda x: x.max(1), lambda m: lambda x: m.numpy.min(x), lambda m: lambda x: x.prod(0),
+    lambda m: lambda x: (x > 0).all(0), lambda m: lambda x: (x > 0).any(),
+    lambda m: lambda x: x.argmax(1), lambda m: lambda x: m.numpy.argmin(x, 0),
+    lambda m: lambda x: m.lax.cummax(x, 0, reverse=True), lambda m: lambda x: m.lax.cummin(x, 1),
+], ids=["sum", "lax_sum", "max", "min", "prod", "all", "any", "argmax", "argmin", "cummax", "cummin"])
+def test_reduction_params_print_as_jax(make: Callable[[Any], Callable[..., Any]]) -> None:
+    """reduce_* print jax's ``axes`` (and reduce_sum its ``out_sharding``), argmax/argmin a
+    one-axis ``axes``, cumulative ops a boolean ``reverse`` (jax's docs page jaxpr.md)."""
+    x = _f32(2, 3)
+    assert str(mlax.make_jaxpr(make(mlax))(x)) == str(jax.make_jaxpr(make(jax))(x))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: lambda x: m.lax.cond(x >= 0.0, lambda x: x + 3.0, lambda x: x - 3.0, x),
+    lambda m: lambda x, y: m.lax.cond(x > y, lambda a, b: a * b, lambda a, b: m.numpy.sin(a - b), x, y),
+], ids=["one_operand", "two_operands"])
+def test_cond_predicate_prints_as_jax_index(make: Callable[[Any], Callable[..., Any]]) -> None:
+    """lax.cond's boolean predicate is shown converted to jax's int32 index (jaxpr.md)."""
+    args = tuple(_f32() for _ in range(make(jax).__code__.co_argcount))
+    assert str(mlax.make_jaxpr(make(mlax))(*args)) == str(jax.make_jaxpr(make(jax))(*args))
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+def test_nested_jit_prints_as_jax(calls: int) -> None:
+    """A nested jit shows ``name`` first and its binders named as the equation's operands and
+    results, as jax's printing rule for jit; a jaxpr called twice is shared (``let``)."""
+    def make(m: Any) -> Callable[..., Any]:
+        @m.jit
+        def inner(x: Any, y: Any) -> Any:
+            return m.numpy.sin(x) * y + 1.0
+
+        def outer(x: Any, y: Any) -> Any:
+            return inner(x * 2.0, y) - (inner(y, x) if calls == 2 else y)
+
+        return outer
+
+    args = (_f32(), _f32())
+    assert str(mlax.make_jaxpr(make(mlax))(*args)) == str(jax.make_jaxpr(make(jax))(*args))
 
 
 def test_select_becomes_select_n_with_jax_operand_order() -> None:

@@ -104,6 +104,19 @@ def test_in_axes_that_do_not_match_the_arguments() -> None:
         mlax.vmap(lambda x: x, in_axes=2)(np.ones((3, 2), np.float32))
 
 
+
+def test_batched_output_with_out_axes_none_is_jax_error() -> None:
+    """A ValueError whose message has jax's ``vmap out_axes, got axis spec None`` (haiku matches
+    ``.*vmap.*out_axes.*None.*`` on one line), eagerly and under jit."""
+    x = np.arange(4, dtype=np.float32)
+    pattern = r"vmap out_axes, got axis spec None"
+    for L in (jax, mlax):
+        with pytest.raises(ValueError, match=pattern):
+            L.vmap(lambda v: v * 2, out_axes=None)(x)
+    with pytest.raises(ValueError, match=pattern):
+        mlax.jit(mlax.vmap(lambda v: v * 2, out_axes=None))(x)
+
+
 class _NamelessCallable:
     """A callable whose ``__name__`` is no string (an equinox Module rebuilt from its leaves has
     equinox's ``Missing`` there): functools.wraps refuses it, jax's wraps does not."""

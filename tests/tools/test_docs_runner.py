@@ -125,10 +125,47 @@ def test_doctest_examples_are_cells() -> None:
     assert dr.split_myst(DOCTEST_PAGE) == []
 
 
+# A page whose examples are plain fences (written for this test).
+FENCED_PAGE = """
+# Checks
+
+```python
+import math
+
+@staticmethod
+def half(v):
+  return v / 2
+half(4.0)
+# >> 2.0
+check(-1)
+# ValueError: negative
+value = half(
+    6.0)  # IndexError raised here
+```
+
+```python
+def fragment(:
+```
+"""
+
+
+def test_fenced_statements_are_cells() -> None:
+    cells = dr.split_fenced(FENCED_PAGE)
+    assert [c.source.removeprefix(dr.DOCTEST_PRELUDE) for c in cells] == [
+        "import math", "@staticmethod\ndef half(v):\n  return v / 2", "half(4.0)", "check(-1)",
+        "value = half(\n    6.0)  # IndexError raised here", "def fragment(:"]
+    assert cells[0].source.startswith(dr.DOCTEST_PRELUDE)
+    assert [c.tags for c in cells[:5]] == [(), (), (), ("raises-exception",), ("raises-exception",)]
+    assert FENCED_PAGE.splitlines()[cells[1].line - 1] == "@staticmethod"
+    assert cells[5].skip is not None and all(c.skip is None for c in cells[:5])
+    assert dr.split_doctest(FENCED_PAGE) == [] and dr.split_myst(FENCED_PAGE) == []
+
+
 def test_skip_reasons_ignore_comments() -> None:
     assert dr.skip_reason("x = 1  # see https://example.com", ()) is None
     assert dr.skip_reason("# pip install foo\nx = 1", ()) is None
     assert dr.skip_reason("x = 1", ("skip-execution",)) == "tagged skip-execution"
+    assert dr.skip_reason("from scipy import datasets\nimage = datasets.face()", ()) == "needs the internet"
     assert dr.skip_reason("%%bash\nls", ()) == "cell magic %%bash"
 
 

@@ -40,6 +40,7 @@ from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import JIT_NAME_ATTR, KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.extend_primitive import bound_primitive
+from mlax.jax_private import pp_eqn_rules
 from mlax.shape_eval import abstract_argument
 from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
 
@@ -122,11 +123,9 @@ def primitive(name: str) -> jex.Primitive:
     rules by its primitive objects, so ours is registered beside jax's."""
     prim = jex.Primitive(name)
     if name == "dot_general":
-        from jax._src import core as jax_core
-
-        rule = jax_core.pp_eqn_rules.get(jax.lax.dot_general_p)
+        rule = pp_eqn_rules.get(jax.lax.dot_general_p)
         if rule is not None:
-            jax_core.pp_eqn_rules[prim] = rule
+            pp_eqn_rules[prim] = rule
     return prim
 
 

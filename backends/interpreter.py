@@ -40,7 +40,7 @@ from mlax.dialect.control_flow import CONTROL_FLOW_KINDS, REFERENCES
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform, transform_declarations
-from mlax.passes.registry import PassPipeline, option, register_pass
+from mlax.passes.registry import PassPipeline, last_stage, register_pass
 
 
 class InterpreterError(RuntimeError):
@@ -187,13 +187,10 @@ class InterpreterPipeline(PassPipeline):
     """The interpreter's lowering: transformations resolved, shard_maps simulated."""
 
     argument = "mlax-interpreter-pipeline"
-    summary = "resolve transformations and simulate shard_maps for the interpreter (stage: expanded)"
+    summary = "resolve transformations and simulate shard_maps for the interpreter"
+    STAGES = INTERPRETER_STAGES
 
-    to: str = option("expanded", "the last stage to run: expanded")
-
-    @property
-    def stages(self) -> tuple[tuple[str, str], ...]:
-        return INTERPRETER_STAGES
+    to: str = last_stage(INTERPRETER_STAGES)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from mlax.dialect.transforms import (
     Signature,
     Transform,
     make_kind,
-    read_transform,
+    read_kind,
 )
 
 CALLBACK_KIND = "callback"
@@ -75,8 +75,7 @@ KINDS[CALLBACK_KIND] = make_kind(
 
 def read_callback(op: ir.Operation | ir.OpView) -> Transform | None:
     """The callback ``op`` (a func.func) declares, or None if it is not a callback declaration."""
-    transform = read_transform(op)
-    return transform if transform is not None and transform.kind == CALLBACK_KIND else None
+    return read_kind(op, CALLBACK_KIND)
 
 
 def check_results(transform: Transform, function_type: ir.FunctionType) -> None:

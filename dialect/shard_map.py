@@ -33,7 +33,7 @@ from mlax.dialect.transforms import (
     Signature,
     Transform,
     make_kind,
-    read_transform,
+    read_kind,
 )
 
 SHARD_MAP_KIND = "shard_map"
@@ -102,8 +102,7 @@ KINDS[SHARD_MAP_KIND] = make_kind(
 
 def read_shard_map(op: ir.Operation | ir.OpView | None) -> Transform | None:
     """The shard_map ``op`` (a func.func) declares, or None."""
-    transform = read_transform(op) if op is not None else None
-    return transform if transform is not None and transform.kind == SHARD_MAP_KIND else None
+    return read_kind(op, SHARD_MAP_KIND)
 
 
 def describe(fields: dict[str, Any]) -> str:

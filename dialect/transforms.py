@@ -306,6 +306,12 @@ def read_transform(op: ir.Operation | ir.OpView) -> Transform | None:
         raise DeclarationError(f"{_where(kinds[0], name)}: {error}") from None
 
 
+def read_kind(op: ir.Operation | ir.OpView | None, *kinds: str) -> Transform | None:
+    """The declaration ``op`` makes if it is one of ``kinds`` (None for any other op, or none)."""
+    transform = read_transform(op) if op is not None else None
+    return transform if transform is not None and transform.kind in kinds else None
+
+
 def transform_declarations(module: ir.Module | ir.Operation) -> Iterator[tuple[func.FuncOp, Transform]]:
     """Every declaration of ``module`` with what it declares (a malformed one raises)."""
     for op in _body(module).operations:

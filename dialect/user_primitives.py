@@ -30,7 +30,7 @@ from mlax.dialect.transforms import (
     Signature,
     Transform,
     make_kind,
-    read_transform,
+    read_kind,
 )
 
 USER_PRIMITIVE_KIND = "user_primitive"
@@ -54,8 +54,7 @@ KINDS[USER_PRIMITIVE_KIND] = make_kind(
 
 def read_user_primitive(op: ir.Operation | ir.OpView) -> Transform | None:
     """The user primitive ``op`` (a func.func) declares, or None if it declares none."""
-    transform = read_transform(op)
-    return transform if transform is not None and transform.kind == USER_PRIMITIVE_KIND else None
+    return read_kind(op, USER_PRIMITIVE_KIND)
 
 
 def declare_user_primitive(module: ir.Module | ir.Operation, name: str, inputs: Sequence[ir.Type],

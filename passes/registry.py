@@ -20,6 +20,7 @@ import importlib
 import pkgutil
 import re
 import typing
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from mlir import ir
@@ -61,18 +62,20 @@ class PassPipeline(ModulePass):
     backend's declaration (backends/declaration.py).
 
     Subclasses are frozen dataclasses whose fields are the pipeline's options, ``to`` among
-    them (the last stage to run, by default the last one); `stages` lists (stage name, pipeline
-    text) pairs for those options. `elements_text` is the text of the stages to run, so
-    ``--mlir-print-ir-after-all`` and failures name the real passes; `textual` is the pipeline
-    as one element (``mlax-cpu-pipeline{to=loops blas=true openmp=true}``), the form dumps
-    and mlax-opt take.
+    them (the last stage to run, by default the last one: `last_stage`); `stages` lists (stage
+    name, pipeline text) pairs for those options, by default the class's `STAGES`.
+    `elements_text` is the text of the stages to run, so ``--mlir-print-ir-after-all`` and
+    failures name the real passes; `textual` is the pipeline as one element
+    (``mlax-cpu-pipeline{to=loops blas=true openmp=true}``), the form dumps and mlax-opt take.
     """
 
+    STAGES: ClassVar[tuple[tuple[str, str], ...]] = ()
     to: str
 
     @property
     def stages(self) -> tuple[tuple[str, str], ...]:
-        raise NotImplementedError
+        """The stages at these options (a pipeline whose options change its stages overrides this)."""
+        return self.STAGES
 
     @property
     def stage_names(self) -> tuple[str, ...]:
@@ -104,6 +107,14 @@ class PassPipeline(ModulePass):
 def option(default: Any, help: str) -> Any:
     """A pass option: a dataclass field with a default and a one-line help text."""
     return dataclasses.field(default=default, metadata={"help": help})
+
+
+def last_stage(stages: Sequence[str] | Sequence[tuple[str, str]]) -> Any:
+    """A pipeline's ``to`` option over its stages (names, or (name, text) pairs): the last stage
+    to run, by default the last one."""
+    names = [stage if isinstance(stage, str) else stage[0] for stage in stages]
+    listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+    return option(names[-1], f"the last stage to run: {listed}")
 
 
 PASSES: dict[str, type[ModulePass]] = {}

@@ -30,7 +30,13 @@ from mlax.api import JittedFunction
 from mlax.autodiff import _call, _positional_names, _trace_callee, vjp
 from mlax.core import Trace, Tracer, current_trace, is_array_like
 from mlax.dialect import get_context
-from mlax.dialect.transforms import CHECKPOINT_NAMES_ATTR, RECOMPUTED_ATTR, declare_transform, read_transform
+from mlax.dialect.transforms import (
+    CHECKPOINT_NAMES_ATTR,
+    RECOMPUTED_ATTR,
+    declare_transform,
+    read_kind,
+    read_transform,
+)
 from mlax.errors import check_callable
 from mlax.numpy import zeros_like
 from mlax.passes.pipeline import run_pipeline
@@ -260,8 +266,8 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
         name, n_primals = "", 0
         for call in calls:
             callee = table[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-            transform = read_transform(callee)
-            if transform is not None and transform.kind == "vjp":
+            transform = read_kind(callee, "vjp")
+            if transform is not None:
                 name = ir.StringAttr(callee.attributes["sym_name"]).value
                 primal = table[transform.fields["callee"]]
                 n_primals = len(ir.FunctionType(ir.TypeAttr(primal.attributes["function_type"]).value).inputs)

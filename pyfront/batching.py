@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jax import tree_util
-from jax._src.api_util import flatten_axes
+from jax.api_util import flatten_axes
 from mlir import ir
 
 from mlax import named_axes, prng

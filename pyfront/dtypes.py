@@ -10,10 +10,10 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from jax._src import dtypes as jax_dtypes
 
 from mlax.configuration import config
 from mlax.dialect import dtypes as ir_dtypes
+from mlax.jax_private import dtypes as jax_dtypes
 
 # jax.dtypes.bfloat16 is the scalar type (``bfloat16(1)`` makes a scalar), as NumPy's float32 is
 bfloat16 = ml_dtypes.bfloat16

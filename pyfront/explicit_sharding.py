@@ -19,6 +19,7 @@ from typing import Any
 
 import jax
 from jax import tree_util
+from jax.api_util import flatten_axes
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
 from mlax.array import Array
@@ -255,8 +256,6 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     """``jax.reshard`` (``jax.sharding.reshard``): each array of ``xs`` laid out and typed as
     ``out_shardings`` says (a PartitionSpec on the context mesh, a NamedSharding, or a pytree
     prefix of them); only Explicit axes may be named. Outside jit the data moves now."""
-    from jax._src.api_util import flatten_axes
-
     leaves, tree = tree_util.tree_flatten(xs)
     try:
         flat = flatten_axes("reshard out_shardings", tree, out_shardings)

@@ -26,8 +26,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from jax._src.interpreters import ad as jax_ad_rules  # the JVP rules ad.defjvp & co. register
-from jax._src.interpreters.batching import AxisData  # the axis record jax hands batching rules
 from jax.core import ShapedArray
 from jax.core import Tracer as JaxTracer
 from jax.experimental import hijax as jax_hijax
@@ -41,6 +39,7 @@ from mlax.core import Aval, Tracer, abstractify, current_trace
 from mlax.dialect import get_context
 from mlax.dialect.user_primitives import declare_user_primitive
 from mlax.jax_modules import real_module
+from mlax.jax_private import AxisData, ad_rules
 from mlax.passes import user_primitives
 from mlax.passes.symbols import unique_name
 from mlax.rule_variants import placeholder, trace_into_module
@@ -230,9 +229,9 @@ def _standard_rule(rule: Any, out_avals: Sequence[Aval]) -> Callable[..., Any] |
     value (the zero they start their sums from) or make jax's zeros; None for any other rule."""
     if not isinstance(rule, functools.partial):
         return None
-    if rule.func in (jax_ad_rules.standard_jvp, jax_ad_rules.standard_jvp2):
+    if rule.func in (ad_rules.standard_jvp, ad_rules.standard_jvp2):
         rules, primitive = rule.args
-        with_out = rule.func is jax_ad_rules.standard_jvp2
+        with_out = rule.func is ad_rules.standard_jvp2
 
         def standard(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
             out = primitive.bind(*primals, **params)
@@ -243,7 +242,7 @@ def _standard_rule(rule: Any, out_avals: Sequence[Aval]) -> Callable[..., Any] |
             return out, functools.reduce(operator.add, terms) if terms else zero
 
         return standard
-    if rule.func is jax_ad_rules.linear_jvp:
+    if rule.func is ad_rules.linear_jvp:
         (primitive,) = rule.args
 
         def linear(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:

@@ -41,6 +41,7 @@ from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import JIT_NAME_ATTR, KINDS, read_transform
 from mlax.errors import check_callable, index_tuple, user_error
 from mlax.extend_primitive import bound_primitive
+from mlax.jax_private import pp_eqn, pp_eqn_rules
 from mlax.jaxpr_eval import record
 from mlax.shape_eval import abstract_argument
 from mlax.tracing import TracedFunction, _describe_path, definition_info, function_name, trace_function
@@ -149,24 +150,20 @@ def primitive(name: str) -> jex.Primitive:
     rules by its primitive objects, so ours is registered beside jax's."""
     prim = jex.Primitive(name)
     if name in ("dot_general", "jit"):
-        from jax._src import core as jax_core
-
-        rule = jax_core.pp_eqn_rules.get(jax.lax.dot_general_p) if name == "dot_general" else _pp_jit
+        rule = pp_eqn_rules.get(jax.lax.dot_general_p) if name == "dot_general" else _pp_jit
         if rule is not None:
-            jax_core.pp_eqn_rules[prim] = rule
+            pp_eqn_rules[prim] = rule
     return prim
 
 
 def _pp_jit(eqn: jex.JaxprEqn, context: Any, settings: Any) -> Any:
     """A nested jit printed as jax prints its own: ``name`` first, and the inner jaxpr's
     binders named as the equation's operands and results where they are distinct."""
-    from jax._src import core as jax_core
-
     inner = eqn.params["jaxpr"].jaxpr
     if inner not in context.shared_jaxprs:
         context.suggest_same_var_names(inner.invars, eqn.invars)
         context.suggest_same_var_names(inner.outvars, eqn.outvars)
-    return jax_core._pp_eqn(eqn, context, settings, params=["name", *sorted(set(eqn.params) - {"name"})])
+    return pp_eqn(eqn, context, settings, params=["name", *sorted(set(eqn.params) - {"name"})])
 
 
 def shaped_array(aval: Aval) -> ShapedArray:

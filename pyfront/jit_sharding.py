@@ -20,7 +20,7 @@ from typing import Any
 
 import jax
 from jax import tree_util
-from jax._src.api_util import flatten_axes
+from jax.api_util import flatten_axes
 from jax.sharding import NamedSharding
 from mlir import ir
 

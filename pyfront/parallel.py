@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from jax import tree_util
-from jax._src.api_util import flatten_axes
+from jax.api_util import flatten_axes
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mlax import prng

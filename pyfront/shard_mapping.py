@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 from jax import tree_util
-from jax._src.api_util import flatten_axes
+from jax.api_util import flatten_axes
 from jax.core import ShapedArray
 from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 from mlir import ir

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from jax import tree_util
+from jax.api_util import flatten_axes
 from jax.sharding import (
     AbstractMesh,
     AxisType,
@@ -368,8 +369,6 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``jax.lax.with_sharding_constraint``: inside a traced program, the identity on every array
     of ``x`` that tells the partitioner each one's sharding (``shardings``: a Sharding or
     PartitionSpec, or a pytree of them that is a prefix of ``x``); outside one, a device_put."""
-    from jax._src.api_util import flatten_axes
-
     from mlax.core import abstractify, bind, current_trace
 
     leaves, tree = tree_util.tree_flatten(x)

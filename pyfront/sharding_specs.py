@@ -15,12 +15,6 @@ from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
 
 from mlax.sharding import remember
 
-try:  # jax's error class (jax._src only: jax does not export it); the test of this module pins it
-    from jax._src.core import ShardingTypeError
-except ImportError:  # pragma: no cover - a jax that moved it: keep the name and the message
-    class ShardingTypeError(Exception):  # type: ignore[no-redef]
-        """jax's error for shardings that do not type-check."""
-
 Spec = tuple[tuple[str, ...], ...]  # per dimension, the Explicit mesh axes splitting it
 Shape = tuple[int, ...]
 

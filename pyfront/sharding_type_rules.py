@@ -19,9 +19,10 @@ from collections.abc import Sequence
 
 from jax.sharding import PartitionSpec
 
+from mlax.jax_private import ShardingTypeError
 from mlax.passes.partition.rules import RULES as FACTOR_RULES
 from mlax.passes.partition.rules import elementwise
-from mlax.sharding_specs import Call, Rule, Shape, ShardingTypeError, Spec, entries, replicated, rule
+from mlax.sharding_specs import Call, Rule, Shape, Spec, entries, replicated, rule
 
 
 def _entry_text(axes: tuple[str, ...]) -> str:

@@ -33,13 +33,13 @@ from typing import Any
 from jax.sharding import AbstractMesh
 
 import mlax.sharding_type_rules  # noqa: F401 (registers the rules in RULES)
+from mlax.jax_private import ShardingTypeError
 from mlax.sharding import CONTEXT
 from mlax.sharding_specs import (
     RULES,
     Call,
     Operand,
     Rule,
-    ShardingTypeError,
     Spec,
     aval_text,
     entries,

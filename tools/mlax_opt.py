@@ -33,7 +33,7 @@ from mlir import ir
 from mlax.dialect import make_context
 from mlax.passes.diagnostics import Diagnostic, FileLoc, capture, errors, format_all
 from mlax.passes.pipeline import Element, PipelineError, build_stages, parse_pipeline, run_stage
-from mlax.passes.registry import describe_options, registered_passes
+from mlax.passes.registry import PassPipeline, describe_options, registered_passes
 from mlax.passes.verify import verify_module
 from mlax.tools.source_guard import guard_source
 
@@ -237,7 +237,8 @@ def _pass_flag_help(argument: str) -> str:
     cls = registered_passes()[argument]
     options = "; ".join(f"{name}={str(default).lower() if kind == 'bool' else default} ({kind})"
                         for name, kind, default, _ in describe_options(cls))
-    return f"{cls.summary}" + (f". Options: {options}" if options else "")
+    stages = f" (stages: {', '.join(cls().stage_names)})" if issubclass(cls, PassPipeline) else ""
+    return f"{cls.summary}{stages}" + (f". Options: {options}" if options else "")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlax.backends.native.stages import BUFFERIZE, TO_FUSED_LINALG
-from mlax.passes.registry import PassPipeline, option, register_pass
+from mlax.passes.registry import PassPipeline, last_stage, option, register_pass
 
 CPU_STAGES: tuple[tuple[str, str], ...] = (
     ("linalg", f"{TO_FUSED_LINALG}, mlax-split-reductions, mlax-schedule-for-memory"),
@@ -67,9 +67,9 @@ class CpuPipeline(PassPipeline):
     """The CPU backend's lowering, from mlax to the LLVM dialect, stage by stage."""
 
     argument = "mlax-cpu-pipeline"
-    summary = "lower mlax to the LLVM dialect for the host CPU (stages: linalg, buffers, loops, llvm)"
+    summary = "lower mlax to the LLVM dialect for the host CPU"
 
-    to: str = option("llvm", "the last stage to run: linalg, buffers, loops or llvm")
+    to: str = last_stage(CPU_STAGES)
     blas: bool = option(True, "call BLAS gemm for f32/f64 matmuls (mlax-linalg-to-blas)")
     openmp: bool = option(True, "run big outermost parallel loops on OpenMP threads")
     outline: bool = option(True, "one function per recurring kernel, compiled once (mlax-outline-kernels)")

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlax.backends.native.stages import BUFFERIZE, TO_FUSED_LINALG
-from mlax.passes.registry import PassPipeline, option, register_pass
+from mlax.passes.registry import PassPipeline, last_stage, option, register_pass
 
 LINALG_STAGE = f"{TO_FUSED_LINALG}, mlax-schedule-for-memory"
 FORMATS = ("isa", "bin", "fatbin", "llvm", "offload")
@@ -89,9 +89,9 @@ class GpuPipeline(PassPipeline):
     """The GPU backend's lowering, from mlax to PTX/cubin kernels and host LLVM, stage by stage."""
 
     argument = "mlax-gpu-pipeline"
-    summary = "lower mlax to GPU kernels for NVIDIA GPUs (stages: linalg, buffers, gpu, nvvm, binary)"
+    summary = "lower mlax to GPU kernels for NVIDIA GPUs"
 
-    to: str = option("binary", "the last stage to run: linalg, buffers, gpu, nvvm or binary")
+    to: str = last_stage(("linalg", "buffers", "gpu", "nvvm", "binary"))
     chip: str = option("sm_90", "the NVIDIA architecture the kernels are compiled for")
     features: str = option("+ptx80", "the PTX version feature (+ptxNN)")
     format: str = option("isa", "gpu.binary's format: isa (PTX text, no CUDA needed), bin or fatbin (ptxas)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlax.passes.registry import PassPipeline, option, register_pass
+from mlax.passes.registry import PassPipeline, last_stage, register_pass
 
 # "partitioned": transformations resolved, functions nothing calls any more dropped (an
 # unbatched callee of a vmap may hold collectives only its vmap resolves), the per-device
@@ -26,10 +26,7 @@ class StablehloPipeline(PassPipeline):
     """The XLA backend's lowering: transformations resolved, then mlax -> StableHLO."""
 
     argument = "mlax-stablehlo-pipeline"
-    summary = "lower mlax to StableHLO for XLA (stages: partitioned, stablehlo)"
+    summary = "lower mlax to StableHLO for XLA"
+    STAGES = STABLEHLO_STAGES
 
-    to: str = option("stablehlo", "the last stage to run: partitioned or stablehlo")
-
-    @property
-    def stages(self) -> tuple[tuple[str, str], ...]:
-        return STABLEHLO_STAGES
+    to: str = last_stage(STABLEHLO_STAGES)

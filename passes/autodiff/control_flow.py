@@ -28,11 +28,14 @@ from mlir.dialects import func
 
 from mlax.dialect.transforms import Transform
 from mlax.passes.autodiff.callbacks import drop_debug_callbacks
-from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
+from mlax.passes.autodiff.emit import Emitter, MaybeValue, clone_all, is_float
 from mlax.passes.autodiff.varying import Varying, as_specs, scan_body_varying
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import CallSite, define_function
 
+# On a split scan's tangent body: its ops reading tangents are linear in them, so it is
+# transposed op by op (not through the vjp of a jvp).
+LINEAR_BODY_ATTR = "mlax.linear_body"
 WHILE_TRANSPOSE_ERROR = (
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
     "start/stop values. Try using lax.scan, or lax.fori_loop with static start/stop.")
@@ -142,6 +145,140 @@ def _scan_counts(b: Builder, fields: dict,
 
 def _jvp_scan(b: Builder, name: str, fields: dict, operands: list[ir.Value],
               tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """Reverse mode's split of a scan, as jax's partial evaluation splits it: the body's
+    linearization is split once into a primal function (step inputs -> step outputs ++
+    residuals) and a linear one (residuals ++ tangents -> tangent outputs). The primal scan
+    stacks the residuals that change per step; those that are the scan's xs or consts, or are
+    computed from the consts alone (hoisted: computed once, before the loops), are passed as
+    they are; the tangent scan runs the linear function. A body holding checkpoints, whose
+    policies decide what is saved, is split by recomputation instead."""
+    body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
+    nonzero = [is_float(v) if i < nc else t is not None and is_float(v)
+               for i, (v, t) in enumerate(zip(operands, tangents, strict=True))]
+    from mlax.passes.autodiff.vjp import linear_pair  # the split is reverse mode's (vjp.py)
+
+    pair = linear_pair(b.module, b.lookup(body), body, nonzero, b.lookup)
+    if pair is None:
+        return _jvp_scan_recomputing(b, name, fields, operands, tangents)
+    (primal, _), (linear, flags) = pair
+    loop = {k: fields[k] for k in ("length", "reverse")}
+    plan = _ResidualPlan(primal, nc, nx, nk, nc + ny)
+    # The primal scan, stacking the residuals that change per step.
+    forward = b.adapter(f"{body}_forward", ir.StringAttr(primal.attributes["sym_name"]).value, ins,
+                        range(len(ins)), [*range(nc + ny), *(nc + ny + i for i in plan.per_step)])
+    primal_scan = b.declare("scan", f"{body}_forward", body=forward, num_carry=nc, num_consts=nk, **loop)
+    results = b.call(primal_scan, operands)
+    outs, stacked = results[:nc + ny], results[nc + ny:]
+    consts = operands[nc + nx:]
+    invariants = b.call(plan.hoist(b, f"{body}_invariants", ins[nc + nx:]), consts) if plan.invariant else []
+    # The tangent scan: carry the float carries' tangents; xs (per-step residuals, xs that are
+    # residuals, nonzero xs tangents); consts (consts that are residuals, hoisted residuals,
+    # nonzero consts tangents).
+    res_types = plan.types
+    dense = b.dense(tangents, operands)
+    tan_c = [i for i in range(nc) if nonzero[i]]
+    tan_x = [j for j in range(nx) if nonzero[nc + j]]
+    tan_k = [j for j in range(nk) if nonzero[nc + nx + j]]
+    groups = [tan_c, plan.per_step, plan.from_xs, tan_x, plan.from_consts, plan.invariant, tan_k]
+    arg_types = [*(ins[i] for i in tan_c), *(res_types[r] for r in plan.per_step),
+                 *(res_types[r] for r in plan.from_xs), *(ins[nc + j] for j in tan_x),
+                 *(res_types[r] for r in plan.from_consts), *(res_types[r] for r in plan.invariant),
+                 *(ins[nc + nx + j] for j in tan_k)]
+    body_outs = [*(ins[i] for i in tan_c), *(t for t in list(function_type(b.lookup(body)).results)[nc:])]
+    float_ys = [j for j in range(ny) if is_float(body_outs[len(tan_c) + j])]
+    linear_name = ir.StringAttr(linear.attributes["sym_name"]).value
+    linear_type = function_type(linear)
+
+    def tangent_step(point: ir.InsertionPoint, params: list[ir.Value]) -> list[ir.Value]:
+        parts, start = [], 0
+        for group in groups:
+            parts.append(params[start:start + len(group)])
+            start += len(group)
+        dc, step_res, x_res, dx, k_res, inv_res, dk = parts
+        residuals: list[ir.Value | None] = [None] * len(res_types)
+        for indices, values in ((plan.per_step, step_res), (plan.from_xs, x_res), (plan.from_consts, k_res),
+                                (plan.invariant, inv_res)):
+            for r, v in zip(indices, values, strict=True):
+                residuals[r] = v
+        with b.location:
+            call = func.CallOp(list(linear_type.results), linear_name, [*residuals, *dc, *dx, *dk], ip=point)
+        given = iter(call.results)
+        present = [next(given) if f else None for f in flags]  # (dc', dy) over all carries and ys
+        e = Emitter(point, b.location)
+        carry_out = [e.materialize(present[i], ins[i]) for i in tan_c]
+        ys_out = [e.materialize(present[nc + j], body_outs[len(tan_c) + j]) for j in float_ys]
+        return [*carry_out, *ys_out]
+
+    tangent_body = define_function(b.module, f"{body}_tangent", arg_types, b.location, tangent_step)
+    b.lookup(tangent_body).attributes[LINEAR_BODY_ATTR] = ir.UnitAttr.get()
+    tangent = b.declare("scan", f"{body}_tangent", body=tangent_body, num_carry=len(tan_c),
+                        num_consts=len(plan.from_consts) + len(plan.invariant) + len(tan_k), **loop)
+    tangent_outs = iter(b.call(tangent, [
+        *(dense[i] for i in tan_c), *stacked, *(operands[plan.argument[r]] for r in plan.from_xs),
+        *(dense[nc + j] for j in tan_x), *(operands[plan.argument[r]] for r in plan.from_consts),
+        *invariants, *(dense[nc + nx + j] for j in tan_k)]))
+    carry_tangents = [next(tangent_outs) if nonzero[i] else None for i in range(nc)]
+    ys_tangents = [next(tangent_outs) if j in float_ys else None for j in range(ny)]
+    return outs, [*carry_tangents, *ys_tangents]
+
+
+class _ResidualPlan:
+    """Where each residual of a split scan body comes from: the step (stacked by the primal
+    scan), the scan's xs or consts (the body's own arguments), or the consts alone (invariant:
+    hoisted out of the loops)."""
+
+    def __init__(self, primal: ir.Operation, nc: int, nx: int, nk: int, n_out: int) -> None:
+        block = primal.regions[0].blocks[0]
+        self.block = block
+        arguments = list(block.arguments)
+        returned = list(block.operations[len(block.operations) - 1].operands)[n_out:]
+        self.types = [v.type for v in returned]
+        invariant: set[ir.Value] = set(arguments[nc + nx:])
+        self.hoistable: list[ir.Operation] = []
+        for op in [o.operation for o in block.operations]:
+            if op.name.startswith("mlax.") and len(op.regions) == 0 \
+                    and all(v in invariant for v in op.operands):
+                invariant.update(op.results)
+                self.hoistable.append(op)
+        self.argument: dict[int, int] = {}  # residual -> the body argument it is
+        kinds = []
+        for r, v in enumerate(returned):
+            position = v.arg_number if isinstance(v, ir.BlockArgument) and v.owner == block else -1
+            if nc <= position:
+                self.argument[r] = position
+                kinds.append("x" if position < nc + nx else "const")
+            else:
+                kinds.append("invariant" if v in invariant else "step")
+        self.returned = returned
+        self.nc_nx = nc + nx
+        self.per_step = [r for r, k in enumerate(kinds) if k == "step"]
+        self.from_xs = [r for r, k in enumerate(kinds) if k == "x"]
+        self.from_consts = [r for r, k in enumerate(kinds) if k == "const"]
+        self.invariant = [r for r, k in enumerate(kinds) if k == "invariant"]
+
+    def hoist(self, b: Builder, base: str, const_types: Sequence[ir.Type]) -> str:
+        """A function of the consts computing the invariant residuals (the ops they need, cloned)."""
+        needed = {self.returned[r] for r in self.invariant}
+        kept = []
+        for op in reversed(self.hoistable):
+            if any(r in needed for r in op.results):
+                kept.append(op)
+                needed.update(op.operands)
+        kept.reverse()
+        arguments = list(self.block.arguments)[self.nc_nx:]
+
+        def build(point: ir.InsertionPoint, params: list[ir.Value]) -> list[ir.Value]:
+            values: dict[ir.Value, ir.Value] = dict(zip(arguments, params, strict=True))
+            clone_all(kept, values, point)
+            return [values[self.returned[r]] for r in self.invariant]
+
+        return define_function(b.module, base, const_types, b.location, build)
+
+
+def _jvp_scan_recomputing(b: Builder, name: str, fields: dict, operands: list[ir.Value],
+                          tangents: list[MaybeValue]) -> tuple[list[ir.Value], list[MaybeValue]]:
+    """The split of a scan whose body holds checkpoints: the primal scan stacks only the carry
+    entering each step; the tangent scan runs the body's jvp, recomputing each step."""
     body, ins, nc, nx, nk, ny = _scan_counts(b, fields, operands)
     loop = {k: fields[k] for k in ("length", "reverse")}
     # The primal scan again, stacking the carry entering each step (the residuals).
@@ -284,9 +421,17 @@ def _transpose_scan(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeV
     argnums = [*range(nc), *(nc + j for j in xs_linear), *(nc + nx + j for j in ks_linear)]
     body_varying = None if varying is None else \
         scan_body_varying(fields, varying, ir.SymbolTable(b.module))[0]
-    vjp = b.declare("vjp", body, callee=body, argnums=tuple(argnums), **_typed(body_varying))
-    vjp_type = function_type(b.lookup(vjp))
-    drop_debug_callbacks(b.lookup(vjp))
+    body_function = b.lookup(body)
+    step_transpose = None
+    if varying is None and LINEAR_BODY_ATTR in body_function.attributes:
+        from mlax.passes.autodiff.vjp import transpose_function  # reverse mode's transposer (vjp.py)
+
+        step_transpose = transpose_function(body_function, [i in argnums for i in range(len(ins))],
+                                            [True] * (nc + ny), b.lookup)
+    else:
+        vjp = b.declare("vjp", body, callee=body, argnums=tuple(argnums), **_typed(body_varying))
+        vjp_type = function_type(b.lookup(vjp))
+        drop_debug_callbacks(b.lookup(vjp))
     n_acc = len(ks_linear)
     y_types = list(body_type.results)[nc:]
     arg_types = [*ins[:nc], *(ins[nc + nx + j] for j in ks_linear), *(ins[nc + j] for j in xs_known),
@@ -302,13 +447,19 @@ def _transpose_scan(b: Builder, fields: dict, op: ir.Operation, cts: list[MaybeV
             values[nc + j] = v
         for j, v in zip(ks_known, k_vals, strict=True):
             values[nc + nx + j] = v
-        missing = [i for i, v in enumerate(values) if v is None]
-        for i, z in zip(missing, _zeros_at(b, point, [ins[i] for i in missing]), strict=True):
-            values[i] = z
-        with b.location:
-            call = func.CallOp(list(vjp_type.results), vjp, [*values, *ct_carry, *ct_ys], ip=point)
-        arg_cts = list(call.results)[nc + ny:]
         e = Emitter(point, b.location)
+        if step_transpose is not None:  # a linear body: its transpose, on the known arguments
+            given = iter(b.call(step_transpose[0], [*(v for v in values if v is not None), *ct_carry, *ct_ys],
+                                point))
+            arg_cts = [e.materialize(next(given) if f else None, ins[i])
+                       for f, i in zip(step_transpose[1], argnums, strict=True)]
+        else:  # the vjp of the body at zero tangents
+            missing = [i for i, v in enumerate(values) if v is None]
+            for i, z in zip(missing, _zeros_at(b, point, [ins[i] for i in missing]), strict=True):
+                values[i] = z
+            with b.location:
+                call = func.CallOp(list(vjp_type.results), vjp, [*values, *ct_carry, *ct_ys], ip=point)
+            arg_cts = list(call.results)[nc + ny:]
         sums = [e("add", a, c) for a, c in zip(acc, arg_cts[nc + len(xs_linear):], strict=True)]
         return [*arg_cts[:nc], *sums, *arg_cts[nc:nc + len(xs_linear)]]
 

@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -66,3 +67,14 @@ class Emitter:
 
     def materialize(self, value: MaybeValue, like: ir.Value | ir.Type) -> ir.Value:
         return self.zeros(like) if value is None else value
+
+
+def clone_all(ops: Sequence[ir.Operation], values: dict[ir.Value, ir.Value],
+              point: ir.InsertionPoint) -> None:
+    """Clone ``ops`` at ``point`` in order, their operands mapped through ``values`` (which
+    receives the clones' results)."""
+    for op in ops:
+        clone = op.clone(ip=point)
+        for i, v in enumerate(op.operands):
+            clone.operands[i] = values[v]
+        values.update(zip(op.results, clone.results, strict=True))

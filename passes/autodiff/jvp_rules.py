@@ -154,8 +154,10 @@ _BINARY: dict[str, tuple[Partial, Partial]] = {
     "add": (lambda e, t, x, y, o: t, lambda e, t, x, y, o: t),
     "sub": (lambda e, t, x, y, o: t, lambda e, t, x, y, o: e("neg", t)),
     "mul": (lambda e, t, x, y, o: e("mul", t, y), lambda e, t, x, y, o: e("mul", x, t)),
+    # d(x/y)/dy = -(x/y)/y: linear in t through the output and y (reverse mode keeps those, not
+    # a full-size -x/y^2 beside them)
     "div": (lambda e, t, x, y, o: e("div", t, y),
-            _scaled(lambda e, x, y, o: e("neg", e("div", x, _square(e, y))))),
+            lambda e, t, x, y, o: e("neg", e("mul", e("div", t, y), o))),
     "rem": (lambda e, t, x, y, o: t,
             _scaled(lambda e, x, y, o: e("neg", _trunc(e, e("div", x, y))))),
     "pow": (_scaled(lambda e, x, y, o: e("mul", y, e("pow", x, e("sub", y, e.full(y, 1))))),

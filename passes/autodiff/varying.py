@@ -29,7 +29,7 @@ from mlax.dialect.attrs import to_attribute
 from mlax.dialect.ops.collectives import COLLECTIVES, REDUCE_KIND
 from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.sharding import spec_axes
-from mlax.dialect.transforms import ATTR_PREFIX, Transform, read_transform
+from mlax.dialect.transforms import ATTR_PREFIX, Transform, read_kind, read_transform
 
 Varying = frozenset[str]
 NONE: Varying = frozenset()
@@ -150,8 +150,8 @@ def annotate_varying(module: ir.Operation) -> None:
     """Record on each vjp called inside a checked shard_map the axes its primals vary over."""
     table = ir.SymbolTable(module)
     for op in [o.operation for o in module.regions[0].blocks[0].operations]:
-        transform = read_transform(op) if op.name == "func.func" else None
-        if transform is None or transform.kind != SHARD_MAP_KIND or not transform.fields.get("check_vma"):
+        transform = read_kind(op, SHARD_MAP_KIND)
+        if transform is None or not transform.fields.get("check_vma"):
             continue
         callee = table[transform.callee].operation
         if callee.regions[0].blocks:

@@ -22,8 +22,8 @@ from mlir.dialects import func
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.transforms import read_transform
 from mlax.dialect.user_primitives import USER_PRIMITIVE_KIND
-from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, transpose_control_flow
-from mlax.passes.autodiff.emit import Emitter, MaybeValue, is_float
+from mlax.passes.autodiff.control_flow import SPLIT_JVP_RULES, function_type, transpose_control_flow
+from mlax.passes.autodiff.emit import Emitter, MaybeValue, clone_all, is_float
 from mlax.passes.autodiff.jvp import CUSTOM_LINEAR, FunctionLookup, emit_jvp
 from mlax.passes.autodiff.remat import Regions, Rematerializer, strip_marks
 from mlax.passes.autodiff.rule_variants import variant
@@ -50,7 +50,7 @@ def _linearize(function: ir.Operation, argnums: Sequence[int], module: ir.Operat
                lookup: FunctionLookup, share_calls: bool = True) -> _Linearized:
     """A scratch function (primals..., tangents of the argnums inputs...) holding the JVP of
     ``function``."""
-    inputs = list(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs)
+    inputs = list(function_type(function).inputs)
     with function.location, ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
         scratch = func.FuncOp(unique_name(module, "__mlax_linearize"), ir.FunctionType.get(
             inputs + [inputs[a] for a in argnums], []), visibility="private")
@@ -218,8 +218,10 @@ def _transpose_custom_vjp(e: Emitter, op: ir.Operation, cts: list[MaybeValue], k
 # transpose is written once per set of nonzero cotangents. A function called at 16 sites is
 # linearized and transposed once. The linear function records its number of residuals.
 RESIDUALS_ATTR = "mlax.residuals"
-# Ops a linear function recomputes rather than take as residuals: they read nothing.
-_RECOMPUTED_IN_LINEAR = ("mlax.constant", "mlax.iota")
+# Ops a linear function recomputes rather than take as residuals: they read nothing, or only
+# expand a value (a residual is then the value before broadcasting: a divide by a row sum keeps
+# the sums, not a full-size copy; inside a scan, the stack of them).
+_RECOMPUTED_IN_LINEAR = ("mlax.constant", "mlax.iota", "mlax.broadcast_in_dim")
 
 
 def read_linear_residuals(function: ir.Operation) -> int | None:
@@ -237,14 +239,12 @@ def linearize_call(callee: ir.Operation, operands: list[ir.Value], tangents: lis
     policies decide per value what is saved: walked in place instead)."""
     name = ir.StringAttr(callee.attributes["sym_name"]).value
     nonzero = [t is not None and is_float(v) for t, v in zip(tangents, operands, strict=True)]
-    result_types = list(ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value).results)
+    result_types = list(function_type(callee).results)
     if not any(nonzero):
         with location:
             call = func.CallOp(result_types, name, operands, ip=point)
         return list(call.results), [None] * len(result_types)
-    mask = "".join("1" if f else "0" for f in nonzero)
-    module = callee.parent
-    pair = _linear_pair(module, callee, name, mask, nonzero, lookup)
+    pair = linear_pair(callee.parent, callee, name, nonzero, lookup)
     if pair is None:
         return None
     (primal, _), (linear, flags) = pair
@@ -256,11 +256,12 @@ def linearize_call(callee: ir.Operation, operands: list[ir.Value], tangents: lis
     return outs, [next(present) if f else None for f in flags]
 
 
-def _linear_pair(module: ir.Operation, callee: ir.Operation, name: str, mask: str, nonzero: list[bool],
-                 lookup: FunctionLookup) -> tuple[tuple[ir.Operation, list[bool]],
-                                                  tuple[ir.Operation, list[bool]]] | None:
-    """The primal and linear functions of ``callee`` for the ``nonzero`` input tangents."""
-    keys = (f"primal {name} {mask}", f"linear {name} {mask}")
+def linear_pair(module: ir.Operation, callee: ir.Operation, name: str, nonzero: Sequence[bool],
+                lookup: FunctionLookup) -> tuple[tuple[ir.Operation, list[bool]],
+                                                 tuple[ir.Operation, list[bool]]] | None:
+    """The primal and linear functions of ``callee`` for the ``nonzero`` input tangents; None
+    where its linearization holds checkpoints."""
+    keys = (f"primal {name} {_mask(nonzero)}", f"linear {name} {_mask(nonzero)}")
     found = [find_derived(module, key) for key in keys]
     if found[0] is not None and found[1] is not None:
         return found[0], found[1]
@@ -286,20 +287,17 @@ def _split(module: ir.Operation, linearized: _Linearized, name: str, keys: tuple
             linear_ops.append(op)
         else:
             primal_ops.append(op)
-    recomputed = [op for op in primal_ops if op.name in _RECOMPUTED_IN_LINEAR]
-    local = {r for op in recomputed for r in op.results}
-    residuals = list(dict.fromkeys(v for op in linear_ops for v in op.operands
-                                   if v not in linear and v not in local))
+    recomputed, residuals = _residuals(primal_ops, linear_ops, linear)
     out_tangents = [t if t is not None and t in linear else None for t in linearized.out_tangents]
 
     def primal_body(point: ir.InsertionPoint, arguments: list[ir.Value]) -> list[ir.Value]:
         values = dict(zip(linearized.primals, arguments, strict=True))
-        _clone_all(primal_ops, values, point)
+        clone_all(primal_ops, values, point)
         return [values[v] for v in [*linearized.outs, *residuals]]
 
     def linear_body(point: ir.InsertionPoint, arguments: list[ir.Value]) -> list[ir.Value]:
         values = dict(zip([*residuals, *linearized.tangents], arguments, strict=True))
-        _clone_all([*recomputed, *linear_ops], values, point)
+        clone_all([*recomputed, *linear_ops], values, point)
         return [values[t] for t in out_tangents if t is not None]
 
     primal_name = define_function(module, f"{name}_primal", [a.type for a in linearized.primals], location,
@@ -315,22 +313,28 @@ def _split(module: ir.Operation, linearized: _Linearized, name: str, keys: tuple
             (linear_function, linear_flags))
 
 
+def _residuals(primal_ops: Sequence[ir.Operation], linear_ops: Sequence[ir.Operation],
+               linear: set[ir.Value]) -> tuple[list[ir.Operation], list[ir.Value]]:
+    """The primal ops a linear function recomputes (in order) and the values it takes as residuals."""
+    needed = {v for op in linear_ops for v in op.operands if v not in linear}
+    recomputed = []
+    for op in reversed(primal_ops):
+        if op.name in _RECOMPUTED_IN_LINEAR and any(r in needed for r in op.results):
+            recomputed.append(op)
+            needed.update(op.operands)
+    recomputed.reverse()
+    local = {r for op in recomputed for r in op.results}
+    reads = [v for op in [*recomputed, *linear_ops] for v in op.operands]
+    return recomputed, list(dict.fromkeys(v for v in reads if v not in linear and v not in local))
+
+
 def _call(function: ir.Operation, operands: Sequence[ir.Value], point: ir.InsertionPoint,
           location: ir.Location) -> list[ir.Value]:
-    result_types = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results
+    result_types = function_type(function).results
     with location:
         call = func.CallOp(list(result_types), ir.StringAttr(function.attributes["sym_name"]).value,
                            list(operands), ip=point)
     return list(call.results)
-
-
-def _clone_all(ops: Sequence[ir.Operation], values: dict[ir.Value, ir.Value],
-               point: ir.InsertionPoint) -> None:
-    for op in ops:
-        clone = op.clone(ip=point)
-        for i, v in enumerate(op.operands):
-            clone.operands[i] = values[v]
-        values.update(zip(op.results, clone.results, strict=True))
 
 
 def _transpose_linear_call(e: Emitter, op: ir.Operation, linear: ir.Operation, cts: list[MaybeValue],
@@ -341,33 +345,50 @@ def _transpose_linear_call(e: Emitter, op: ir.Operation, linear: ir.Operation, c
     residuals = known[:n_res]
     if any(r is None for r in residuals):
         raise PassFailure("mlax-autodiff: the residuals of a linearized call depend on tangents", op.location)
+    n_args = len(function_type(linear).inputs)
+    symbol, flags = transpose_function(linear, [i >= n_res for i in range(n_args)],
+                                       [c is not None for c in cts], lookup)
+    given_cts = iter(_call(lookup(symbol), [*residuals, *(c for c in cts if c is not None)], e.point,
+                           op.location))
+    return [None] * n_res + [next(given_cts) if f else None for f in flags]
+
+
+def transpose_function(linear: ir.Operation, linear_args: Sequence[bool], present: Sequence[bool],
+                       lookup: FunctionLookup) -> tuple[str, list[bool]]:
+    """The transpose of a function whose ops reading the ``linear_args`` are linear in them: a
+    function (its other arguments ++ the ``present`` result cotangents) -> the cotangents of the
+    linear arguments that are nonzero (flagged), written once per function and masks."""
     name = ir.StringAttr(linear.attributes["sym_name"]).value
-    present = [c is not None for c in cts]
     body = linear.regions[0].blocks[0]
     arguments = list(body.arguments)
+    known = [a for a, f in zip(arguments, linear_args, strict=True) if not f]
+    tangent_args = [a for a, f in zip(arguments, linear_args, strict=True) if f]
+    result_types = list(function_type(linear).results)
 
     def build(point: ir.InsertionPoint, args: list[ir.Value]) -> tuple[list[ir.Value], list[bool]]:
-        values = dict(zip(arguments[:n_res], args[:n_res], strict=True))
-        tangent_args = set(arguments[n_res:])
+        values = dict(zip(known, args[:len(known)], strict=True))
         linear_values, linear_ops = set(tangent_args), []
         for inner in [o.operation for o in body.operations][:-1]:
             if any(v in linear_values for v in inner.operands):
                 linear_values.update(inner.results)
                 linear_ops.append(inner)
             else:
-                _clone_all([inner], values, point)
+                clone_all([inner], values, point)
         ct: dict[ir.Value, MaybeValue] = {}
-        given = iter(args[n_res:])
+        given = iter(args[len(known):])
         for result, flag in zip(body.operations[-1].operands, present, strict=True):
             if flag:
                 ct[result] = Emitter(point, linear.location).add(ct.get(result), next(given))
         _transpose_ops(linear_ops, linear_values, ct, lambda v, _: values[v], point, lookup)
-        input_cts = [ct.get(t) for t in arguments[n_res:]]
+        input_cts = [ct.get(t) for t in tangent_args]
         return [c for c in input_cts if c is not None], [c is not None for c in input_cts]
 
-    key = f"transpose {name} {''.join('1' if f else '0' for f in present)}"
-    types = [a.type for a in arguments[:n_res]] + [c.type for c in cts if c is not None]
-    symbol, flags = derived_function(linear.parent, key, f"{name}_transpose", types, linear.location, build)
-    given_cts = iter(_call(lookup(symbol), [*residuals, *(c for c in cts if c is not None)], e.point,
-                           op.location))
-    return [None] * n_res + [next(given_cts) if f else None for f in flags]
+    masks = f"{_mask(linear_args)} {_mask(present)}"
+    types = [a.type for a in known] + [t for t, f in zip(result_types, present, strict=True) if f]
+    return derived_function(linear.parent, f"transpose {name} {masks}", f"{name}_transpose", types,
+                            linear.location, build)
+
+
+def _mask(flags: Sequence[bool]) -> str:
+    """Flags as a key's digits."""
+    return "".join("1" if f else "0" for f in flags)

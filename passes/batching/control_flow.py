@@ -25,7 +25,7 @@ import numpy as np
 from mlir import ir
 
 from mlax.dialect.callbacks import read_callback
-from mlax.dialect.transforms import Transform, read_transform
+from mlax.dialect.transforms import Transform, read_kind
 from mlax.dialect.user_primitives import read_user_primitive
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules import broadcast_batch
@@ -39,8 +39,7 @@ FunctionLookup = Callable[[str], ir.Operation]
 
 def control_flow(function: ir.Operation | None) -> Transform | None:
     """The construct ``function`` declares, if it is a control-flow (or shard_map) declaration."""
-    transform = read_transform(function) if function is not None else None
-    return transform if transform is not None and transform.kind in RULES else None
+    return read_kind(function, *RULES)
 
 
 # --- which values end up batched (over-approximated: batched if any input is) --------------------
@@ -60,8 +59,7 @@ def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: Funct
         outs = resolved_flags(op, ins) if names_axis(op, axis_name) else [any(ins)] * len(op.results)
         if op.name == "func.call" and (any(ins) or axis_name is not None):
             target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-            transform = read_transform(target)
-            if transform is not None and transform.kind in THROUGH:
+            if (transform := read_kind(target, *THROUGH)) is not None:
                 target = lookup(transform.fields["callee"])
             if control_flow(target) is None and read_callback(target) is None \
                     and read_user_primitive(target) is None:  # a user primitive's results: all batched

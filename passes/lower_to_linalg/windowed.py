@@ -8,7 +8,9 @@ reduce_window is then one generic over (result..., window...) with reduction ite
 the window, which reads a `tensor.empty` of the window's shape so that linalg knows those
 loops' bounds. A float convolution is im2col: a named linalg.batch_matmul over the groups of
 the patches [G, N*S, K] by the rhs as [G, K, O/G] (gemm through mlax-linalg-to-blas) between
-copying generics whose floordiv/mod maps keep fusion away (`_conv_im2col`); integers (and
+copying generics whose floordiv/mod maps keep fusion away (`_conv_im2col`; the patches are
+stored [G, K, N*S] and read transposed where the lhs's minor dimension is its batch role, as in
+a kernel gradient, so the copy runs along both buffers' minor dimensions); integers (and
 patches over IM2COL_LIMIT elements) are one direct generic, groups split out of one
 dimension in place with tensor.expand_shape (the lhs feature or batch dimension, the rhs
 output feature and the result feature dimension into (groups, size / groups)), so every loop
@@ -212,11 +214,19 @@ def _conv_im2col(lhs: ir.Value, rhs: ir.Value, shape: Sequence[int], specs: Sequ
     # The patches loop over (g, n, output position..., contracted dims...): every read index is
     # a plain sum, the write flattens (row, column). An empty tensor of that space gives linalg
     # the loop bounds; the non-permutation write map also keeps elementwise fusion from
-    # folding the copy into the product (which would lose the gemm).
-    unfolded = [groups, *out_sizes, *k_sizes]
+    # folding the copy into the product (which would lose the gemm). Where the lhs's minor
+    # dimension is its batch role (a kernel gradient: x's features are the rows), the patches
+    # are stored transposed, [G, K, N*S] with the batch index innermost, so the copy reads and
+    # writes contiguous runs, and the gemm reads them as op(A) = A^T.
+    transposed = lhs_spec[0] == len(shape) - 1
+    n_spatial = len(out_sizes) - 1
+    logical = [groups, *out_sizes, *k_sizes]  # (g, n, spatial..., window...)
+    order = [0, *range(2 + n_spatial, len(logical)), *range(2, 2 + n_spatial), 1] if transposed \
+        else list(range(len(logical)))
+    unfolded = [logical[j] for j in order]
     loops = len(unfolded)
-    g, n, *rest = (ir.AffineDimExpr.get(d) for d in range(loops))
-    spatial, window = rest[:len(out_sizes) - 1], rest[len(out_sizes) - 1:]
+    g, n, *rest = (ir.AffineDimExpr.get(order.index(j)) for j in range(loops))
+    spatial, window = rest[:n_spatial], rest[n_spatial:]
     contracted = dict(zip(k_dims, window, strict=True))
     reads = _window_exprs(spatial, [contracted[d] for d in rhs_spec[2:]], strides, rhs_dilation)
     i = contracted[rhs_spec[1]]
@@ -224,21 +234,28 @@ def _conv_im2col(lhs: ir.Value, rhs: ir.Value, shape: Sequence[int], specs: Sequ
     feature = g * rhs_sizes[rhs_spec[1]] + i if fg > 1 else i
     lhs_map = _placed(lhs_spec, [[batch], [feature], *[[r] for r in reads]])
     every = [ir.AffineDimExpr.get(d) for d in range(loops)]
-    patches = _reduction([lhs, tensor.empty(unfolded, work)],
-                         [lhs_map, every, [g, _flat([n, *spatial], out_sizes), _flat(window, k_sizes)]],
-                         tensor.empty([groups, m, kk], work), loops, loops, lambda x, _space, _out: x)
+    row_sizes = [*out_sizes[1:], out_sizes[0]] if transposed else out_sizes  # the rows' order
+    flat_rows = _flat([*spatial, n] if transposed else [n, *spatial], row_sizes)
+    written = [g, _flat(window, k_sizes), flat_rows] if transposed else [g, flat_rows, _flat(window, k_sizes)]
+    patches = _reduction([lhs, tensor.empty(unfolded, work)], [lhs_map, every, written],
+                         tensor.empty([groups, kk, m] if transposed else [groups, m, kk], work), loops, loops,
+                         lambda x, _space, _out: x)
     row, col = (ir.AffineDimExpr.get(d) for d in (1, 2))
     rows = dict(zip(k_dims, _digits(row, k_sizes), strict=True))  # weights loops: (g, K, O/G)
     rhs_map = _placed(rhs_spec, [[g * o + col], *[[rows[d]] for d in rhs_spec[1:]]])
     weights = generic([rhs], ir.RankedTensorType.get([groups, kk, o], work), lambda x: x,
                       maps=[ir.AffineMap.get(3, 0, rhs_map)])
     init = linalg.fill(scalar(work, 0), outs=[tensor.empty([groups, m, o], work)])
-    product = linalg.batch_matmul(patches, weights, outs=[init])
+    gg, r, c, k = (ir.AffineDimExpr.get(d) for d in range(4))  # batch_matmul's loops
+    maps = [[gg, k, r] if transposed else [gg, r, k], [gg, k, c], [gg, r, c]]
+    product = linalg.batch_matmul(patches, weights, outs=[init],
+                                  indexing_maps=[ir.AffineMap.get(4, 0, m) for m in maps])
     dims = [ir.AffineDimExpr.get(d) for d in range(len(shape))]
     feature_out = dims[out_spec[1]]
     group = ir.AffineFloorDivExpr.get(feature_out, ir.AffineConstantExpr.get(o)) if groups > 1 \
         else ir.AffineConstantExpr.get(0)
-    flat_row = _flat([dims[out_spec[0]], *(dims[d] for d in out_spec[2:])], out_sizes)
+    out_rows = [dims[out_spec[0]], *(dims[d] for d in out_spec[2:])]
+    flat_row = _flat([*out_rows[1:], out_rows[0]], row_sizes) if transposed else _flat(out_rows, out_sizes)
     within = feature_out % o if groups > 1 else feature_out
     out_map = ir.AffineMap.get(len(shape), 0, [group, flat_row, within])
     return generic([product], ir.RankedTensorType.get(list(shape), work), lambda x: x, maps=[out_map])

@@ -27,7 +27,7 @@ from mlir.dialects import func
 
 from mlax.dialect.callbacks import callee_of
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
-from mlax.dialect.transforms import read_transform
+from mlax.dialect.transforms import read_kind
 from mlax.passes.lower_to_stablehlo.common import (
     constant,
     dims,
@@ -93,8 +93,8 @@ class EffectOrder:
 
     def _named(self, callee: str) -> list[str]:
         """The functions a declaration's fields name (a control-flow construct's bodies)."""
-        transform = read_transform(self.table[callee]) if callee in self.table else None
-        if transform is None or transform.kind not in CONTROL_FLOW_KINDS:
+        transform = read_kind(self.table[callee] if callee in self.table else None, *CONTROL_FLOW_KINDS)
+        if transform is None:
             return []
         values = [v for field in transform.fields.values()
                   for v in (field if isinstance(field, (tuple, list)) else (field,))]
@@ -150,8 +150,7 @@ class EffectOrder:
         old = _function_type(declaration)
         declaration.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get([*old.inputs, _token_type()], list(old.results)))
-        transform = read_transform(declaration)
-        if transform is not None and transform.kind == "scan":
+        if (transform := read_kind(declaration, "scan")) is not None:
             key = "mlax.scan"
             fields = ir.DictAttr(declaration.attributes[key])
             entries = {fields[i].name: fields[i].attr for i in range(len(fields))}

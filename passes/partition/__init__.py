@@ -43,7 +43,7 @@ from mlax.dialect.sharding import (
     set_result_spec,
 )
 from mlax.dialect.tensor_spec import TensorSpec
-from mlax.dialect.transforms import DeclarationError, read_transform, transform_declarations
+from mlax.dialect.transforms import DeclarationError, read_kind, transform_declarations
 from mlax.passes.inline import Inline
 from mlax.passes.partition.propagate import (
     PASS_NAME,
@@ -191,8 +191,7 @@ class Partition(ModulePass):
         entries = [f for name, f in functions.items() if _is_public(f) and f.regions[0].blocks
                    and name not in called and not is_partitioned(f)]
         for function in functions.values():
-            transform = read_transform(function)
-            if transform is not None and transform.kind == SHARD_MAP_KIND:
+            if (transform := read_kind(function, SHARD_MAP_KIND)) is not None:
                 _drop_constraints(functions[transform.callee])
         for entry in entries:
             _partition_entry(entry, mesh, functions)

@@ -9,6 +9,7 @@ from mlax.lax.collectives import *  # noqa: F403
 from mlax.lax.control_flow import *  # noqa: F403
 from mlax.lax.convolution_extras import *  # noqa: F403
 from mlax.lax.creation import *  # noqa: F403
+from mlax.lax.dynamic_slicing import *  # noqa: F403
 from mlax.lax.elementwise import *  # noqa: F403
 from mlax.lax.fft import *  # noqa: F403
 from mlax.lax.generic_reduce import *  # noqa: F403

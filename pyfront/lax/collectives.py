@@ -22,6 +22,8 @@ from mlax import named_axes
 from mlax.core import Tracer, abstractify, bind, current_trace
 from mlax.errors import user_error
 from mlax.lax.common import operand as as_operand
+from mlax.lax.creation import full_like
+from mlax.lax.elementwise import broadcast_select
 from mlax.named_axes import AxisName
 from mlax.sharding_types import made_varying
 
@@ -233,10 +235,8 @@ def pswapaxes(x: Any, axis_name: AxisName, axis: int, *, axis_index_groups: Any 
 def pbroadcast(x: Any, axis_name: AxisName, source: int) -> Any:
     """Every instance gets instance ``source``'s value (jax's definition: the psum of ``x``
     masked to the source)."""
-    from mlax import numpy as mnp
-
     at_source = axis_index(axis_name) == int(source)
-    return psum(tree_util.tree_map(lambda leaf: mnp.where(at_source, leaf, mnp.zeros_like(leaf)), x),
+    return psum(tree_util.tree_map(lambda leaf: broadcast_select(at_source, leaf, full_like(leaf, 0)), x),
                 axis_name)
 
 

@@ -30,6 +30,7 @@ from mlax.core import Aval, Trace, Tracer, abstractify, current_trace, is_array_
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, user_error
+from mlax.jax_private import fun_sourceinfo
 from mlax.passes.symbols import unique_name
 from mlax.sharding_types import jax_type, tracking, varying_as
 from mlax.source_info import current_location
@@ -176,8 +177,6 @@ def _check_branch_vma(api: str, branches: Sequence[Callable[..., Any]], subs: Se
     (false_fun, true_fun) here; jax compares true_fun's outputs with false_fun's."""
     if not tracking():
         return
-    from jax._src.api_util import fun_sourceinfo
-
     if api == "cond":
         pairs = [("true_fun", "false_fun", 1, 0)]
     else:

@@ -22,7 +22,7 @@ from jax import lax as jax_lax
 
 from mlax.lax.common import operand as as_operand
 from mlax.lax.linalg import dot_general
-from mlax.lax.shape import rev, transpose
+from mlax.lax.shape import moveaxis, rev, transpose
 from mlax.lax.windowed import Padding, conv_general_dilated
 from mlax.source_info import where
 
@@ -111,8 +111,6 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
     """An unshared convolution: every output position has its own filter. ``rhs`` has the
     filter layout of ``dimension_numbers`` with the input-feature dimension of size
     C * prod(filter_shape) (channel-major) and output-sized spatial dimensions."""
-    from mlax.numpy import moveaxis
-
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation,
                                            rhs_dilation, dimension_numbers)

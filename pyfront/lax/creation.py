@@ -96,9 +96,8 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
 
 def broadcast_like(arr: Any, like_arr: Any) -> Any:
     """``arr`` broadcast (numpy style) to the shape of ``like_arr``."""
-    from mlax.numpy import broadcast_to
-
-    return broadcast_to(arr, abstractify(like_arr).shape)
+    arr, shape = as_operand(arr), abstractify(like_arr).shape
+    return broadcast_in_dim(arr, shape, range(len(shape) - arr.ndim, len(shape)))
 
 
 __all__ = ["broadcast_like", "broadcast_to_rank", "dtype", "empty", "full", "full_like"]

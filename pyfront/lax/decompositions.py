@@ -14,21 +14,20 @@ from typing import Any
 import numpy as np
 
 from mlax.core import abstractify, bind
+from mlax.lax import elementwise as ew
 from mlax.lax.common import operand as as_operand
 from mlax.lax.control_flow import fori_loop
-
-
-def _swap_last(x: Any) -> Any:
-    from mlax.numpy import swapaxes
-
-    return swapaxes(x, -1, -2)
+from mlax.lax.dynamic_slicing import dynamic_index_in_dim
+from mlax.lax.elementwise import broadcast_select as where
+from mlax.lax.reductions import reduce_sum
+from mlax.lax.shape import broadcast_in_dim, expand_dims, iota, moveaxis
 
 
 def symmetrize(x: Any) -> Any:
     """``(x + x^H) / 2`` of each matrix (jax.lax.linalg's helper; true division, as jnp's)."""
-    from mlax.numpy import conj, true_divide
-
-    return true_divide(x + conj(_swap_last(x)), 2)
+    x = as_operand(x)
+    transposed = moveaxis(x, -1, -2)
+    return (x + (ew.conj(transposed) if np.issubdtype(x.dtype, np.complexfloating) else transposed)) / 2
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
@@ -52,9 +51,7 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
                         f"got {[a_rank - 2, b_rank - 2]} batch dimensions for the inputs.")
     singleton = b_rank == a_rank - 1
     if singleton:
-        from mlax.numpy import expand_dims
-
-        b = expand_dims(b, -1 if left_side else -2)
+        b = expand_dims(b, (b_rank if left_side else b_rank - 1,))
     out = bind("triangular_solve", a, b, left_side=bool(left_side), lower=bool(lower),
                transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
                unit_diagonal=bool(unit_diagonal))
@@ -72,24 +69,23 @@ def lu(x: Any) -> list[Any]:
 def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
     """The permutation of ``range(permutation_size)`` the row swaps ``pivots`` (..., k) make, in
     order (row i with row pivots[i]); int32 (..., permutation_size)."""
-    import mlax.numpy as mnp
     pivots = as_operand(pivots)
     *batch, k = abstractify(pivots).shape
     size = int(permutation_size)
     if size < k:
         raise ValueError(f"Output permutation size {size} has to exceed the trailing dimension of the "
                          f"pivots. Got pivots size {k}")
-    positions = mnp.arange(size, dtype=np.int32)
-    start = mnp.broadcast_to(positions, (*batch, size))
+    positions = iota(np.int32, size)
+    start = broadcast_in_dim(positions, (*batch, size), (len(batch),))
     if size == 0 or k == 0:
         return start
 
     def swap(i: Any, perm: Any) -> Any:
-        j = mnp.take(pivots, i, axis=-1)[..., None]
+        j = dynamic_index_in_dim(pivots, i, len(batch))
         at_i, at_j = positions == i, positions == j
-        value_i = mnp.sum(mnp.where(at_i, perm, 0), axis=-1, keepdims=True)
-        value_j = mnp.sum(mnp.where(at_j, perm, 0), axis=-1, keepdims=True)
-        return mnp.where(at_i, value_j, mnp.where(at_j, value_i, perm)).astype(np.int32)
+        value_i, value_j = (expand_dims(reduce_sum(where(at, perm, 0), (len(batch),)), (len(batch),))
+                            for at in (at_i, at_j))
+        return where(at_i, value_j, where(at_j, value_i, perm))
 
     return fori_loop(0, k, swap, start)
 

@@ -197,6 +197,18 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     return bind("select", operand(pred), on_true, on_false)
 
 
+def broadcast_select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """`select` with the three broadcast to one shape, numpy style (the cases of one dtype, as
+    select's): jnp.where's broadcasting for lax's composites, which are written below jnp."""
+    pred, (on_true, on_false) = operand(pred), operands_like(on_true, on_false)
+    shape = np.broadcast_shapes(pred.shape, on_true.shape, on_false.shape)
+
+    def grown(x: Any) -> Any:
+        return x if x.shape == shape else broadcast_in_dim(x, shape, range(len(shape) - x.ndim, len(shape)))
+
+    return select(grown(pred), grown(on_true), grown(on_false))
+
+
 def clamp(min: Any, x: Any, max: Any) -> Any:
     """Elementwise min(max(x, min), max); ``min``/``max`` are scalars or of x's shape."""
     return bind("clamp", *operands_like(min, x, max))

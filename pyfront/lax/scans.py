@@ -20,6 +20,7 @@ from mlax.core import abstractify
 from mlax.dialect import dtypes as ir_dtypes
 from mlax.lax.common import operand as as_operand
 from mlax.lax.shape import concatenate, expand_dims, reshape, rev, slice_in_dim
+from mlax.lax.special import logaddexp
 from mlax.source_info import where
 
 
@@ -86,8 +87,6 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Running ``log(sum(exp(x)))`` along ``axis`` (floats), from the end if ``reverse``."""
-    from mlax.numpy import logaddexp
-
     x = as_operand(operand)
     axis = operator.index(axis)
     if not 0 <= axis < x.ndim:

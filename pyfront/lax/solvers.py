@@ -23,6 +23,7 @@ from mlax.autodiff import jvp
 from mlax.closure import closure_convert
 from mlax.custom_derivatives import custom_jvp, custom_vjp
 from mlax.lax.common import operand as as_operand
+from mlax.lax.creation import full_like
 from mlax.lax.elementwise import neg
 from mlax.source_info import where
 
@@ -76,9 +77,7 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any, solve: Solver, tang
         solution_dot = _neg(linearize_and_solve(solution, rhs, f_params))
         if not has_aux:
             return out, solution_dot
-        from mlax.numpy import zeros_like
-
-        return out, (solution_dot, tree_util.tree_map(zeros_like, aux))
+        return out, (solution_dot, tree_util.tree_map(lambda leaf: full_like(leaf, 0), aux))
 
     out = root(tuple(f_consts), tuple(solve_consts), guess)
     _check_structure("mlax.lax.custom_root", "solve's solution", _split_aux("mlax.lax.custom_root", out,
@@ -91,7 +90,7 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any, solve: Solver,
                         has_aux: bool = False) -> Any:
     """``solve(matvec, b)``, the x with ``matvec(x) = b`` for the linear ``matvec``, with
     derivatives through the linear system rather than the solver (reverse mode)."""
-    from mlax.autodiff import vjp
+    from mlax.autodiff import vjp  # served by mlax.vjp_object, which loads jit (mlax.api)
 
     b = _operands(b)
     if symmetric:

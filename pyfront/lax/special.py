@@ -32,13 +32,16 @@ from mlax.lax.elementwise import (
     atan2,
     convert_element_type,
     div,
+    eq,
     exp,
+    exp2,
     expm1,
     ge,
     gt,
     log,
     log1p,
     lt,
+    max,
     mul,
     ne,
     neg,
@@ -197,3 +200,47 @@ _COMPLEX_FORMS: dict[str, Callable[[Any, Const], Any]] = {
     "sinh": special_complex.sinh,
     "cosh": special_complex.cosh,
 }
+
+
+# --- logaddexp: mlax.numpy's logaddexp and logaddexp2, and lax's cumlogsumexp ----------------------
+
+
+def _const_like(x: Any, value: float) -> Any:
+    """``value`` in x's dtype and shape, weak where x is a weak scalar (jax's ``lax._const``)."""
+    weak = x.weak_type and not x.shape
+    return broadcast_in_dim(Array._wrap(np.array(value).astype(x.dtype), weak), x.shape, ())
+
+
+def _replace_inf(x: Any) -> Any:
+    """``x`` with +inf replaced by 0 (jax's rule for logaddexp's tangent)."""
+    return select(eq(x, _const_like(x, np.inf)), _const_like(x, 0), x)
+
+
+def _log_add_exp(power: Callable[[Any], Any], scale: float | None) -> Callable[[Any, Any], Any]:
+    """``log_b(b**x1 + b**x2)`` of two operands of one inexact dtype (b = e with ``exp``, 2 with
+    ``exp2`` and ``scale`` 1 / log 2), with jax's custom_jvp: the tangent is ``t1 * b**(x1 - out) +
+    t2 * b**(x2 - out)`` (+inf read as 0), so equal arguments share it evenly (softplus'(0) is
+    1/2); differentiating the formula itself would give max's 1/2 minus abs's 1/2."""
+
+    def primal(x1: Any, x2: Any) -> Any:
+        amax = max(x1, x2)
+        delta = sub(x1, x2)
+        tail = log1p(power(neg(abs(delta))))
+        if scale is not None:
+            tail = mul(_const_like(tail, scale), tail)
+        return select(ne(delta, delta), add(x1, x2), add(amax, tail))
+
+    def rule(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
+        (x1, x2), (t1, t2) = primals, tangents
+        out = differentiable(x1, x2)
+        at = _replace_inf(out)
+        return out, add(mul(t1, power(sub(_replace_inf(x1), at))), mul(t2, power(sub(_replace_inf(x2), at))))
+
+    differentiable = custom_jvp(primal)
+    differentiable.defjvp(rule)
+    return differentiable
+
+
+# Not jax.lax's (its operands are promoted by mlax.numpy's wrappers): lax's own composites use them.
+logaddexp = _log_add_exp(exp, None)
+logaddexp2 = _log_add_exp(exp2, 1 / np.log(2))

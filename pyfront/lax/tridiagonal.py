@@ -32,26 +32,46 @@ import numpy as np
 
 from mlax.core import abstractify
 from mlax.custom_derivatives import custom_jvp
+from mlax.lax import elementwise as ew
 from mlax.lax.common import operand as as_operand
 from mlax.lax.control_flow import scan, while_loop
+from mlax.lax.creation import full_like
+from mlax.lax.elementwise import broadcast_select as where
+from mlax.lax.reductions import reduce_max, reduce_or
+from mlax.lax.shape import concatenate, moveaxis, pad
 
 __all__ = ["tridiagonal_solve"]
 
 Step = Callable[[Any, Any], tuple[Any, Any]]
 
 
+def _zeros_like(x: Any) -> Any:
+    return full_like(x, 0)
+
+
+def _is_complex(x: Any) -> bool:
+    return np.issubdtype(x.dtype, np.complexfloating)
+
+
+def _real(x: Any) -> Any:
+    """jnp.real's: the real part of complex ``x``, else ``x``."""
+    return ew.real(x) if _is_complex(x) else x
+
+
+def _with_sign_of(magnitude: Any, sign: Any) -> Any:
+    """jnp.copysign of two reals of one dtype: ``|magnitude|`` with ``sign``'s sign bit."""
+    bits = ew.bitcast_convert_type(sign, np.dtype(f"int{8 * sign.dtype.itemsize}"))
+    magnitude = ew.abs(magnitude)
+    return where(bits < 0, ew.neg(magnitude), magnitude)
+
+
 def _magnitude(x: Any) -> Any:
     """gtsv's pivoting magnitude: |x|, or |re| + |im| for complex x (LAPACK's CABS1)."""
-    from mlax.numpy import abs as abs_
-    from mlax.numpy import imag, iscomplexobj, real
-
-    return abs_(real(x)) + abs_(imag(x)) if iscomplexobj(x) else abs_(x)
+    return ew.abs(ew.real(x)) + ew.abs(ew.imag(x)) if _is_complex(x) else ew.abs(x)
 
 
 def _multiplier(swap: Any, dc: Any, low: Any) -> Any:
     """``dc / low`` where the rows swap, else ``low / dc``, with no inf in the branch not taken."""
-    from mlax.numpy import where
-
     one = np.array(1, dc.dtype)
     return where(swap, dc / where(swap, low, one), low / where(swap, one, dc))
 
@@ -62,13 +82,11 @@ def _eliminate(carry: tuple[Any, Any], row: tuple[Any, Any, Any]
     (diagonal, first superdiagonal), ``row`` the next one (subdiagonal, diagonal,
     superdiagonal). Returns row i+1 reduced, and whether rows i and i+1 swap, the multiplier,
     and row i of U (diagonal, first and second superdiagonals)."""
-    from mlax.numpy import where, zeros_like
-
     (dc, uc), (low, dn, un) = carry, row
     swap = _magnitude(dc) < _magnitude(low)
     fact = _multiplier(swap, dc, low)
     reduced = (where(swap, uc - fact * dn, dn - fact * uc), where(swap, -fact * un, un))
-    return reduced, (swap, fact, where(swap, low, dc), where(swap, dn, uc), where(swap, un, zeros_like(un)))
+    return reduced, (swap, fact, where(swap, low, dc), where(swap, dn, uc), where(swap, un, _zeros_like(un)))
 
 
 def _eliminate_scaled(carry: tuple[Any, Any, Any], row: tuple[Any, Any, Any]
@@ -76,27 +94,22 @@ def _eliminate_scaled(carry: tuple[Any, Any, Any], row: tuple[Any, Any, Any]
     """lagtf's step: as ``_eliminate``, but the pivots compared are each row's entry over the
     row's 1-norm (``scale``, carried), and a zero subdiagonal entry leaves both rows as
     they are."""
-    from mlax.numpy import abs as abs_
-    from mlax.numpy import where, zeros_like
-
     (dc, uc, scale), (low, dn, un) = carry, row
-    scale_next = abs_(low) + abs_(dn) + abs_(un)  # un is 0 on the last row
+    scale_next = ew.abs(low) + ew.abs(dn) + ew.abs(un)  # un is 0 on the last row
     kept = low == 0
-    piv1 = where(dc == 0, zeros_like(scale), abs_(dc) / scale)
-    swap = ~kept & (abs_(low) / scale_next > piv1)
-    fact = where(kept, zeros_like(dc), _multiplier(swap, dc, low))
+    piv1 = where(dc == 0, _zeros_like(scale), ew.abs(dc) / scale)
+    swap = ~kept & (ew.abs(low) / scale_next > piv1)
+    fact = where(kept, _zeros_like(dc), _multiplier(swap, dc, low))
     d_next = where(swap, uc - fact * dn, where(kept, dn, dn - fact * uc))
     u_next = where(swap, -fact * un, un)
-    scale = where(swap, abs_(d_next) + abs_(u_next), scale_next)
+    scale = where(swap, ew.abs(d_next) + ew.abs(u_next), scale_next)
     return (d_next, u_next, scale), (swap, fact, where(swap, low, dc), where(swap, dn, uc),
-                                     where(swap, un, zeros_like(un)))
+                                     where(swap, un, _zeros_like(un)))
 
 
 def _eliminate_rhs(bc: Any, step: tuple[Any, Any, Any]) -> tuple[Any, Any]:
     """The same step on the right-hand sides (linear in them: a scan of its own, so that reverse
     mode sees the matrix's steps as constants)."""
-    from mlax.numpy import where
-
     swap, fact, bn = step
     swap, fact = swap[..., None], fact[..., None]
     return where(swap, bc - fact * bn, bn - fact * bc), where(swap, bn, bc)
@@ -105,25 +118,21 @@ def _eliminate_rhs(bc: Any, step: tuple[Any, Any, Any]) -> tuple[Any, Any]:
 def _factor(step: Step, dl: Any, d: Any, du: Any, start: tuple[Any, ...]) -> tuple[Any, Any, tuple[Any, ...]]:
     """The row swaps, the multipliers and the rows of U (diagonal, first and second
     superdiagonals), of the rows-first diagonals, by ``step`` from the first row ``start``."""
-    from mlax.numpy import concatenate, zeros_like
-
-    zero = zeros_like(d[0])
+    zero = _zeros_like(d[0])
     if d.shape[0] == 1:
-        none = zeros_like(d[1:])
-        return none != 0, none, (d, du, zeros_like(d))
+        none = _zeros_like(d[1:])
+        return none != 0, none, (d, du, _zeros_like(d))
     last, (swaps, facts, *rows) = scan(step, start, (dl[1:], d[1:], du[1:]))
-    upper = tuple(concatenate([r, c[None]]) for r, c in zip(rows, (last[0], last[1], zero), strict=True))
+    upper = tuple(concatenate([r, c[None]], 0) for r, c in zip(rows, (last[0], last[1], zero), strict=True))
     return swaps, facts, upper
 
 
 def _forward(swaps: Any, facts: Any, b: Any) -> Any:
     """L^-1 P b, the right-hand sides (rows first) as the elimination leaves them."""
-    from mlax.numpy import concatenate
-
     if b.shape[0] == 1:
         return b
     b_last, rhs = scan(_eliminate_rhs, b[0], (swaps, facts, b[1:]))
-    return concatenate([rhs, b_last[None]])
+    return concatenate([rhs, b_last[None]], 0)
 
 
 def _back_substitute(carry: tuple[Any, Any], row: tuple[Any, Any, Any, Any]) -> tuple[tuple[Any, Any], Any]:
@@ -135,25 +144,20 @@ def _back_substitute(carry: tuple[Any, Any], row: tuple[Any, Any, Any, Any]) -> 
 
 def _rows_first(dl: Any, d: Any, du: Any, b: Any) -> tuple[Any, Any, Any, Any]:
     """The row axis moved first for the scans; ``du[m-1]``, outside the matrix, zeroed."""
-    from mlax.numpy import concatenate, moveaxis, zeros_like
-
     dl, d, du = (moveaxis(v, -1, 0) for v in (dl, d, du))
-    return dl, d, concatenate([du[:-1], zeros_like(du[-1:])]), moveaxis(b, -2, 0)
+    return dl, d, concatenate([du[:-1], _zeros_like(du[-1:])], 0), moveaxis(b, -2, 0)
 
 
 def _gtsv(dl: Any, d: Any, du: Any, b: Any) -> Any:
     """The solutions of the batched systems by gtsv's algorithm; NaN for a singular matrix."""
-    from mlax.numpy import any as any_
-    from mlax.numpy import moveaxis, nan, where, zeros_like
-
     if d.shape[-1] == 0:
         return b
     dl, d, du, b = _rows_first(dl, d, du, b)
     swaps, facts, upper = _factor(_eliminate, dl, d, du, (d[0], du[0]))
-    zero = zeros_like(b[0])
+    zero = _zeros_like(b[0])
     _, x = scan(_back_substitute, (zero, zero), (*upper, _forward(swaps, facts, b)), reverse=True)
-    singular = any_(upper[0] == 0, axis=0)[..., None, None]
-    return where(singular, np.array(nan, b.dtype), moveaxis(x, 0, -2))
+    singular = reduce_or(upper[0] == 0, (0,))[..., None, None]
+    return where(singular, np.array(np.nan, b.dtype), moveaxis(x, 0, -2))
 
 
 # --- perturb_singular ------------------------------------------------------------------------------------
@@ -174,34 +178,28 @@ def _perturb_pivot(pivot: Any, row: Any, perturb: Any) -> tuple[Any, Any]:
     perturbation (with the pivot's sign), doubling it each time; a pivot below the safe
     minimum that a small row allows is scaled up instead, row with it. Returns the pivot and
     whether the row is scaled (by the reciprocal of the safe minimum)."""
-    from mlax.numpy import abs as abs_
-    from mlax.numpy import any as any_
-    from mlax.numpy import copysign, maximum, real, where, zeros_like
-    from mlax.numpy import max as max_
-
     safemin, bignum = _safe_range(perturb.dtype)
-    factor = max_(abs_(row), axis=-1)
-    step = copysign(maximum(perturb, safemin), real(pivot))
+    factor = reduce_max(ew.abs(row), (row.ndim - 1,))
+    step = _with_sign_of(ew.max(perturb, full_like(perturb, safemin)), _real(pivot))
 
     def unfinished(state: tuple[Any, Any, Any, Any]) -> Any:
-        return any_(state[3])
+        return reduce_or(state[3], range(state[3].ndim))
 
     def adjust(state: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, Any, Any]:
         pivot, step, scaled, active = state
-        size = abs_(pivot)
+        size = ew.abs(pivot)
         tiny = size < safemin
         add = active & where(tiny, (size == 0) | (factor * safemin > size), factor > size * bignum)
         scale = active & tiny & ~add
         pivot = where(add, pivot + step.astype(pivot.dtype), where(scale, pivot * bignum, pivot))
-        return pivot, where(add, step * 2, step), scaled | scale, add & (abs_(pivot) < 1)
+        return pivot, where(add, step * 2, step), scaled | scale, add & (ew.abs(pivot) < 1)
 
-    state = (pivot, step, zeros_like(factor) != 0, abs_(pivot) < 1)
+    state = (pivot, step, _zeros_like(factor) != 0, ew.abs(pivot) < 1)
     pivot, _, scaled, _ = while_loop(unfinished, adjust, state)
     return pivot, scaled
 
 
 def _scaled_row(row: Any, scaled: Any) -> Any:
-    from mlax.numpy import where
 
     _, bignum = _safe_range(row.dtype)
     return where(scaled[..., None], row * np.array(bignum, row.dtype), row)
@@ -223,8 +221,6 @@ def _lagts(upper: tuple[Any, Any, Any], rhs: Any, pivots: Any) -> tuple[Any, Any
     """Back substitution with the pivots perturbed: the solutions (rows first), the pivots used
     and whether each row was scaled. ``pivots`` is the perturbation ``eps * max|U|`` (each pivot
     found as the kernel does), or the (pivots, scalings) found before: then linear in ``rhs``."""
-    from mlax.numpy import zeros_like
-
     single, fixed = rhs.shape[0] == 1, isinstance(pivots, tuple)
 
     def step(carry: tuple[Any, Any], row: tuple[Any, ...]) -> tuple[tuple[Any, Any], Any]:
@@ -234,28 +230,24 @@ def _lagts(upper: tuple[Any, Any, Any], rhs: Any, pivots: Any) -> tuple[Any, Any
         x = _solve_row(_scaled_row(r, scaled), pivot, single)
         return (x, carry[0]), (x, pivot, scaled)
 
-    zero = zeros_like(rhs[0])
+    zero = _zeros_like(rhs[0])
     return scan(step, (zero, zero), (*upper, rhs, *(pivots if fixed else ())), reverse=True)[1]
 
 
 def _perturbed(dl: Any, d: Any, du: Any, b: Any) -> tuple[Any, tuple[Any, ...]]:
     """The solutions by the perturbed kernel's algorithm, and what solves another right-hand
     side the same way (swaps, multipliers, U, pivots, scalings)."""
-    from mlax.numpy import abs as abs_
-    from mlax.numpy import concatenate, moveaxis
-    from mlax.numpy import max as max_
-
     if d.shape[-1] == 0 or b.shape[-1] == 0:
         return b, ()
     dl, d, du, b = _rows_first(dl, d, du, b)
-    start = (d[0], du[0], abs_(d[0]) + abs_(du[0]))
+    start = (d[0], du[0], ew.abs(d[0]) + ew.abs(du[0]))
     swaps, facts, upper = _factor(_eliminate_scaled, dl, d, du, start)
     # max|U| as the kernel gathers it: the first row before elimination, the rows of U but the last
     # two, and the last pivot.
     m = d.shape[0]
-    gathered = [abs_(d[0]), abs_(du[0]), abs_(upper[0][-1])] if m > 1 else [abs_(d[0])]
-    kept_rows = [abs_(u[: max(m - 2, 0)]) for u in upper]
-    largest = max_(concatenate(kept_rows + [g[None] for g in gathered]), axis=0)
+    gathered = [ew.abs(d[0]), ew.abs(du[0]), ew.abs(upper[0][-1])] if m > 1 else [ew.abs(d[0])]
+    kept_rows = [ew.abs(u[: max(m - 2, 0)]) for u in upper]
+    largest = reduce_max(concatenate(kept_rows + [g[None] for g in gathered], 0), (0,))
     perturb = np.finfo(largest.dtype).eps * largest
     rhs = _forward(swaps, facts, b)
     x, pivots, scaled = _lagts(upper, rhs, perturb)
@@ -264,12 +256,11 @@ def _perturbed(dl: Any, d: Any, du: Any, b: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _tridiagonal_product(dl: Any, d: Any, du: Any, x: Any) -> Any:
     """T x for the tridiagonal T of (dl, d, du), in jax's order of sums."""
-    from mlax.numpy import pad
-
-    widths = [(0, 0)] * (x.ndim - 2)
+    widths = [(0, 0, 0)] * (x.ndim - 2)
+    zero = np.zeros((), x.dtype)
     y = d[..., None] * x
-    y = y + pad(dl[..., 1:, None] * x[..., :-1, :], [*widths, (1, 0), (0, 0)])
-    return y + pad(du[..., :-1, None] * x[..., 1:, :], [*widths, (0, 1), (0, 0)])
+    y = y + pad(dl[..., 1:, None] * x[..., :-1, :], zero, [*widths, (1, 0, 0), (0, 0, 0)])
+    return y + pad(du[..., :-1, None] * x[..., 1:, :], zero, [*widths, (0, 1, 0), (0, 0, 0)])
 
 
 @custom_jvp
@@ -292,7 +283,6 @@ def _solve_perturbed(dl: Any, d: Any, du: Any, b: Any) -> Any:
 
 @_solve_perturbed.defjvp
 def _solve_perturbed_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    from mlax.numpy import moveaxis
 
     dl, d, du, b = primals
     dl_dot, d_dot, du_dot, b_dot = tangents

@@ -31,6 +31,7 @@ from mlax.numpy.sorting import *  # noqa: F403
 from mlax.numpy.statistics import *  # noqa: F403
 from mlax.numpy.util import array, asarray  # noqa: F401
 from mlax.numpy.vectorize import vectorize  # noqa: F401
+from mlax.numpy.whole_arrays import *  # noqa: F403
 from mlax.numpy.windows import *  # noqa: F403
 from mlax.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from jax._src import dtypes as jax_dtypes
+from jax.numpy import promote_types as jax_promote_types
 
 from mlax import dtypes as front_dtypes
 from mlax.core import abstractify
@@ -109,7 +109,7 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
 
 def promote_types(a: Any, b: Any) -> np.dtype:
     """The dtype JAX's lattice promotes two dtypes to; like jnp, not narrowed to 32 bits."""
-    return np.dtype(jax_dtypes.promote_types(np.dtype(_plain(a)), np.dtype(_plain(b))))
+    return np.dtype(jax_promote_types(np.dtype(_plain(a)), np.dtype(_plain(b))))
 
 
 def result_type(*args: Any) -> np.dtype:

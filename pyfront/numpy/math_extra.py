@@ -6,6 +6,7 @@ sinc...). Each follows jnp's formula so results agree with JAX to the last bit w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -14,7 +15,7 @@ import numpy as np
 from mlax import dtypes as front_dtypes
 from mlax import lax, prng
 from mlax.core import abstractify
-from mlax.custom_derivatives import custom_jvp
+from mlax.lax import special as lax_special
 from mlax.numpy import elementwise as ew
 from mlax.numpy.dtypes import iscomplexobj
 from mlax.numpy.util import (
@@ -32,7 +33,7 @@ from mlax.numpy.util import (
 )
 
 __all__ = [
-    "allclose", "around", "array_equal", "array_equiv", "astype", "bitwise_count", "clip",
+    "around", "astype", "bitwise_count", "clip",
     "copysign", "deg2rad", "degrees", "fix", "fmax", "fmin", "heaviside", "hypot",
     "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "logaddexp",
     "logaddexp2", "modf", "nan_to_num", "rad2deg", "radians", "rint", "round", "select",
@@ -213,44 +214,19 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     return lax.select(any_inf, inf, lax.select(big_is_zero, big, scaled))
 
 
-def _replace_inf(x: Any) -> Any:
-    """``x`` with +inf replaced by 0 (jax's rule for logaddexp's tangent)."""
-    return lax.select(lax.eq(x, const_like(x, np.inf)), const_like(x, 0), x)
-
-
-def _logaddexp_base(name: str, exp_prim: str, scale: float | None) -> Any:
-    """logaddexp / logaddexp2 with jax's custom_jvp: the tangent is ``t1 * b**(x1 - out) +
-    t2 * b**(x2 - out)`` (+inf read as 0), so equal arguments share it evenly (softplus'(0) is
-    1/2); differentiating the formula itself would give max's 1/2 minus abs's 1/2."""
-    power = getattr(lax, exp_prim)
-
-    def primal(x1: Any, x2: Any) -> Any:
-        amax = lax.max(x1, x2)
-        delta = lax.sub(x1, x2)
-        tail = lax.log1p(power(lax.neg(lax.abs(delta))))
-        if scale is not None:
-            tail = lax.mul(const_like(tail, scale), tail)
-        return lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
-
-    def rule(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
-        (x1, x2), (t1, t2) = primals, tangents
-        out = differentiable(x1, x2)
-        at = _replace_inf(out)
-        return out, lax.add(lax.mul(t1, power(lax.sub(_replace_inf(x1), at))),
-                            lax.mul(t2, power(lax.sub(_replace_inf(x2), at))))
-
-    differentiable = custom_jvp(primal)
-    differentiable.defjvp(rule)
+def _logaddexp_base(name: str, differentiable: Callable[[Any, Any], Any], base: str) -> Any:
+    """logaddexp / logaddexp2: lax's (mlax.lax.special, with jax's derivative) on the promoted
+    arguments."""
 
     def fn(x1: Any, x2: Any, /) -> Any:
         x1, x2 = promote_args_inexact(name, x1, x2)
         return differentiable(x1, x2)
 
-    return ew._named(name, f"``log{'2' if scale else ''}(b**x1 + b**x2)`` without overflow.", fn)
+    return ew._named(name, f"``log{base}(b**x1 + b**x2)`` without overflow.", fn)
 
 
-logaddexp = _logaddexp_base("logaddexp", "exp", None)
-logaddexp2 = _logaddexp_base("logaddexp2", "exp2", 1 / np.log(2))
+logaddexp = _logaddexp_base("logaddexp", lax_special.logaddexp, "")
+logaddexp2 = _logaddexp_base("logaddexp2", lax_special.logaddexp2, "2")
 
 
 def sinc(x: Any, /) -> Any:
@@ -352,34 +328,6 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     return out
 
 
-def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
-    """Whether both have one shape and equal elements (NaNs equal if ``equal_nan``)."""
-    from mlax.numpy.reductions import all as all_
-
-    a1, a2 = asarray(a1), asarray(a2)
-    if prng.is_key(a1) or prng.is_key(a2):
-        if not (prng.is_key(a1) and prng.is_key(a2)) or a1.dtype != a2.dtype:
-            return asarray(False)
-        return array_equal(a1._base_array, a2._base_array)
-    if a1.shape != a2.shape:
-        return asarray(False)
-    eq = ew.equal(a1, a2)
-    if equal_nan:
-        eq = ew.logical_or(eq, ew.logical_and(isnan(a1), isnan(a2)))
-    return all_(eq)
-
-
-def array_equiv(a1: Any, a2: Any) -> Any:
-    """Whether both broadcast to one shape with equal elements."""
-    from mlax.numpy.reductions import all as all_
-
-    try:
-        eq = ew.equal(asarray(a1), asarray(a2))
-    except ValueError:
-        return asarray(False)
-    return all_(eq)
-
-
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the finite extremes)."""
     check_arraylike("nan_to_num", x)
@@ -419,12 +367,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
     return out
 
 
-def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
-    """Whether every element is ``isclose`` (a boolean scalar array, traceable)."""
-    from mlax.numpy.reductions import all as all_
 
-    check_arraylike("allclose", a, b)
-    return all_(isclose(a, b, rtol, atol, equal_nan))
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:

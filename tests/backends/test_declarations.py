@@ -63,3 +63,16 @@ def test_options_are_frozen_and_hashable() -> None:
     assert dataclasses.replace(cpu.options, blas=not cpu.options.blas) != cpu.options
     with pytest.raises(dataclasses.FrozenInstanceError):
         cpu.options.to = "loops"  # type: ignore[misc]
+
+
+def test_the_stage_option_and_help_derive_from_the_stages() -> None:
+    """`to` defaults to the last stage and its help lists them all; mlax-opt's help for the
+    pipeline names the stages (last_stage, PassPipeline.STAGES)."""
+    for backend in ("interpreter", "cpu", "gpu", "xla"):
+        options = get_backend(backend).options
+        cls, names = type(options), options.stage_names
+        field = next(f for f in dataclasses.fields(cls) if f.name == "to")
+        assert field.default == names[-1]
+        assert field.metadata["help"].endswith(", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1
+                                               else names[0])
+        assert f"(stages: {', '.join(names)})" in mlax_opt._pass_flag_help(cls.argument)

@@ -21,6 +21,7 @@ from mlax.dialect.transforms import (
     KINDS,
     DeclarationError,
     declare_transform,
+    read_kind,
     read_transform,
     transform_declarations,
     verify_transforms,
@@ -127,6 +128,10 @@ def test_declare_read_verify_roundtrip(module: ir.Module, kind: str, fields: dic
     assert [t for _, t in transform_declarations(module)] == [transform]
     reparsed = ir.Module.parse(str(module))  # the printed form reads back the same
     assert [t for _, t in transform_declarations(reparsed)] == [transform]
+    # read_kind: the declaration when its kind is one asked for, else None (None reads as none).
+    assert read_kind(op, kind) == read_kind(op, "no_such_kind", kind) == transform
+    assert read_kind(op, *(k for k in KINDS if k != kind)) is None
+    assert read_kind(None, kind) is None
 
 
 def test_upstream_mlir_opt_reads_declarations(module: ir.Module) -> None:

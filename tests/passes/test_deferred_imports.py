@@ -26,6 +26,8 @@ DEFERRED = {
         "geqp3's reference semantics call OpenBLAS's LAPACKE (tests/test_layers.py KNOWN)",
     ("mlax.passes.autodiff.jvp", "mlax.passes.autodiff.vjp"):
         "a cycle: reverse mode is built on forward mode; a split JVP asks vjp to linearize",
+    ("mlax.passes.autodiff.control_flow", "mlax.passes.autodiff.vjp"):
+        "a cycle: a scan's split JVP asks vjp to split its body, its transpose to transpose it",
     ("mlax.passes.expand_transforms", "mlax.passes.autodiff.emit"):
         "importing passes.autodiff loads every rule table (more than compiling a small program)",
     ("mlax.passes.simulate_devices", "mlax.passes.autodiff.emit"):

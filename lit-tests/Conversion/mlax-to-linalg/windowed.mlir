@@ -21,6 +21,11 @@
 // CHECK-DAG:   #[[$IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 2 + d2, d1 + d3 * 2)>
 // CHECK-DAG:   #[[$WIN:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG:   #[[$RES:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG:   #[[$KPATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2 + d4, d3 + d5, d6)>
+// CHECK-DAG:   #[[$KFLAT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 * 3 + d2) * 3 + d3, (d4 * 3 + d5) * 3 + d6)>
+// CHECK-DAG:   #[[$AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
+// CHECK-DAG:   #[[$B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG:   #[[$C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @test_conv_nhwc
 // CHECK:         %[[SPACE:.*]] = tensor.empty() : tensor<1x2x3x4x3x2x3xf32>
 // CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$PATCH]], #[[$SPACE]], #[[$FLAT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %[[SPACE]] : tensor<2x7x6x3xf32>, tensor<1x2x3x4x3x2x3xf32>) outs(%{{.*}} : tensor<1x24x18xf32>)
@@ -35,6 +40,20 @@
 func.func @test_conv_nhwc(%x: tensor<2x7x6x3xf32>, %w: tensor<3x2x3x4xf32>) -> tensor<2x3x4x4xf32> {
   %0 = "mlax.conv_general_dilated"(%x, %w) {window_strides = array<i64: 2, 1>, padding = array<i64: 0, 0, 0, 0>, lhs_dilation = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 2>, lhs_spec = array<i64: 0, 3, 1, 2>, rhs_spec = array<i64: 3, 2, 0, 1>, out_spec = array<i64: 0, 3, 1, 2>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<2x7x6x3xf32>, tensor<3x2x3x4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
+}
+
+// A kernel gradient (x's features are the rows: the lhs's minor dimension is its batch role):
+// the patches are stored transposed, [G, K, N*S] over (group, batch, output position...,
+// window..., feature), so the copy reads x and writes the patches along their minor
+// dimensions, and the product reads them as A^T (gemm's transpose flag for A, 112).
+// CHECK-LABEL: func.func @test_conv_kernel_gradient
+// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$KPATCH]], #{{.*}}, #[[$KFLAT]]], {{.*}} outs(%{{.*}} : tensor<1x18x27xf32>)
+// CHECK:         linalg.batch_matmul indexing_maps = [#[[$AT]], #[[$B]], #[[$C]]] ins(%[[P]], %{{.*}} : tensor<1x18x27xf32>, tensor<1x18x4xf32>) outs(%{{.*}} : tensor<1x27x4xf32>)
+// GEMM-LABEL: func.func @jit.test_conv_kernel_gradient
+// GEMM:         call @mlax_sgemm(%c101_i32, %c112_i32, %c111_i32, %c27_i64, %c4_i64, %c18_i64,
+func.func @test_conv_kernel_gradient(%x: tensor<2x5x5x3xf32>, %dy: tensor<2x3x3x4xf32>) -> tensor<3x3x3x4xf32> {
+  %0 = "mlax.conv_general_dilated"(%x, %dy) {window_strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, lhs_dilation = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, lhs_spec = array<i64: 3, 0, 1, 2>, rhs_spec = array<i64: 3, 0, 1, 2>, out_spec = array<i64: 2, 3, 0, 1>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<2x5x5x3xf32>, tensor<2x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  return %0 : tensor<3x3x3x4xf32>
 }
 
 // Padding and lhs dilation first (mlax.pad's lowering: a generic over the padded shape that

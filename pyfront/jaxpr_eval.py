@@ -29,6 +29,7 @@ import jax.extend.core as jex
 import numpy as np
 from mlir import ir
 
+from mlax.array import Array
 from mlax.autodiff import _call
 from mlax.callbacks import debug_effects_are_silenced
 from mlax.core import Aval, Trace, Tracer, abstractify
@@ -137,14 +138,12 @@ def _source(jaxpr: Any) -> _Source:
 def _operand(x: Any, aval: Aval, what: str) -> Any:
     """``x`` as an argument of the function's type (jax binds what it is given; the function
     has one type): a value of another dtype is converted, another shape is an error."""
-    import mlax.numpy as mnp
-
     got = abstractify(x)
     if got.shape != aval.shape:
         raise user_error(TypeError, f"jax.core.eval_jaxpr: {what} has shape {got.shape}, but the jaxpr's "
                          f"variable has shape {aval.shape}", what)
-    if got.dtype != aval.dtype:
-        return mnp.asarray(x, dtype=aval.dtype)
+    if got.dtype != aval.dtype:  # arrays and tracers convert themselves; Python and NumPy values here
+        return x.astype(aval.dtype) if isinstance(x, Tracer | Array) else np.asarray(x, dtype=aval.dtype)
     return x
 
 

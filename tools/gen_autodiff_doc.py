@@ -195,6 +195,10 @@ A construct that traces functions of its own (`lax.cond`/`while_loop`/`scan`, a 
 results by running the construct eagerly on its operands' values, the enclosing values its
 functions closed over standing for their values meanwhile (`core.captures_logged`,
 `core.suspended`): `if lax.cond(x > 0, lambda: x, lambda: -x) > 1` works as in jax.
+A `custom_jvp`/`custom_vjp` function, its JVP rule and its fwd see their primal inputs' values
+there too (jax's eager transformations call the rule, and through it the function, on concrete
+values), so `if x > 0` in either works under `grad`/`jvp` as on jax's custom derivatives page;
+the tangents, residuals and cotangents (the JVP rule's tangents, bwd's arguments) stay abstract.
 
 - As jax: `float()`, `complex()`, `.tolist()` and `np.asarray` refuse values that depend on a
   differentiated input (their derivative would be lost); values of arguments not

@@ -326,17 +326,16 @@ pow = power  # noqa: A001 (jnp.pow)
 def _keys_compared(name: str, method: str) -> Callable[..., Any]:
     """``jnp.equal`` / ``not_equal``: numbers as ``_keep``; key arrays compare as keys (the
     key array's own ``==`` / ``!=``), as jax's."""
-    numbers = _keep(name, method)
     dunder = {"eq": "__eq__", "ne": "__ne__"}[method]
 
-    def fn(x1: Any, x2: Any, /) -> Any:
+    def fn(x1: Any, x2: Any, /) -> Any:  # promotes itself: rank promotion checks fn's caller
         if prng.is_key(x1):
             return getattr(x1, dunder)(x2)
         if prng.is_key(x2):
             return getattr(x2, dunder)(x1)
-        return numbers(x1, x2)
+        return _prim(method)(*promote_args(name, x1, x2))
 
-    return _named(name, numbers.__doc__ or "", fn)
+    return _named(name, f"Elementwise ``lax.{method}`` after JAX's promotion and broadcasting.", fn)
 
 
 equal = _keys_compared("equal", "eq")

@@ -40,6 +40,7 @@ from mlax.dialect.control_flow import CONTROL_FLOW_KINDS, REFERENCES
 from mlax.dialect.registry import OPS
 from mlax.dialect.tensor_spec import TensorSpec
 from mlax.dialect.transforms import read_transform, transform_declarations
+from mlax.passes.cleanup import DEAD_CODE_ONLY
 from mlax.passes.registry import PassPipeline, last_stage, register_pass
 
 
@@ -177,7 +178,7 @@ def run_function(module: ir.Module, name: str, args: Sequence[Any]) -> list[np.n
 
 
 INTERPRETER_STAGES: tuple[tuple[str, str], ...] = (
-    ("expanded", "mlax-expand-transforms, mlax-simulate-devices"),
+    ("expanded", f"mlax-expand-transforms, {DEAD_CODE_ONLY}, mlax-simulate-devices"),
 )
 
 

@@ -126,9 +126,3 @@ def callback_declarations(module: ir.Operation) -> dict[str, tuple[ir.Operation,
 
 def callee_of(call: ir.Operation) -> str:
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-
-
-def pure_callback_symbols(module: ir.Operation) -> set[str]:
-    """The symbols of the module's pure callback declarations (calls of them whose results are
-    unused may be dropped, as jax drops them)."""
-    return {name for name, (_, t) in callback_declarations(module).items() if t.fields["kind"] == "pure"}

@@ -16,8 +16,10 @@ does the same jobs for them, relying on every mlax op being pure:
 - CSE: an op identical to an earlier one in scope (same name, operands, attributes and
   result types) reuses its results. Values from above are visible inside mlax region ops
   (not isolated from above); other region ops start a fresh scope.
-- DCE: mlax ops whose results are unused are erased, and so are calls of pure host callbacks
-  (debug and io callbacks always stay: they are effects).
+- DCE: mlax ops whose results are unused are erased, and so are calls whose results are unused
+  of what has no effect: pure host callbacks, and functions and control-flow or shard_map
+  declarations whose bodies call only such things (jax's DCE drops an unused cond or while
+  whose branches hold a pure_callback); debug and io callbacks always stay: they are effects.
 
 The steps repeat until nothing changes (at most `max-iterations` rounds).
 """
@@ -34,8 +36,12 @@ from mlir import ir
 
 from mlax.dialect import build, dtypes, get_op, read_attributes
 from mlax.dialect.attrs import dense_attribute, dense_to_numpy
-from mlax.dialect.callbacks import callee_of, pure_callback_symbols
+from mlax.dialect.callbacks import CALLBACK_KIND, callee_of
+from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
+from mlax.dialect.shard_map import SHARD_MAP_KIND
 from mlax.dialect.tensor_spec import TensorSpec
+from mlax.dialect.transforms import read_transform, referenced_symbols
+from mlax.dialect.user_primitives import USER_PRIMITIVE_KIND
 from mlax.passes.registry import ModulePass, option, register_pass
 from mlax.passes.walk import is_mlax, nested_ops
 
@@ -211,12 +217,12 @@ class Cleanup(ModulePass):
     fold: bool = option(True, "fold ops whose operands are all constants")
     simplify: bool = option(True, "apply the algebraic simplifications")
     cse: bool = option(True, "eliminate common subexpressions")
-    dce: bool = option(True, "erase unused mlax ops")
+    dce: bool = option(True, "erase unused mlax ops and unused calls of what has no effect")
 
     def run(self, module: ir.Operation) -> None:
         with module.context, ir.Location.unknown():  # new types need a location; new ops get theirs
             for _ in range(self.max_iterations):
-                changed = self.rewrite(module)
+                changed = (self.fold or self.simplify) and self.rewrite(module)
                 changed |= self.cse and eliminate_common_subexpressions(module)
                 changed |= self.dce and eliminate_dead_code(module)
                 if not changed:
@@ -308,10 +314,10 @@ def eliminate_common_subexpressions(module: ir.Operation) -> bool:
 
 
 def eliminate_dead_code(module: ir.Operation) -> bool:
-    """Erase mlax ops, and calls of pure host callbacks, none of whose results is used (users
+    """Erase mlax ops, and calls of what has no effect, none of whose results is used (users
     first, so chains go at once)."""
     changed = False
-    pure = pure_callback_symbols(module)
+    pure = effect_free_symbols(module)
     for op in reversed(nested_ops(module)):
         droppable = is_mlax(op) or (op.name == "func.call" and callee_of(op) in pure)
         if droppable and all(not list(r.uses) for r in op.results):
@@ -319,3 +325,43 @@ def eliminate_dead_code(module: ir.Operation) -> bool:
             changed = True
     return changed
 
+
+
+# The DCE alone, as pipelines run it once transformations are expanded (jax drops unused calls
+# of what has no effect before compiling).
+DEAD_CODE_ONLY = "mlax-cleanup{fold=false simplify=false cse=false}"
+
+# Declarations whose calls have no effect of their own: their bodies' calls decide.
+_BODIES_DECIDE = (*CONTROL_FLOW_KINDS, SHARD_MAP_KIND)
+
+
+def effect_free_symbols(module: ir.Operation) -> set[str]:
+    """The module's functions and declarations a call of which only computes its results (mlax
+    ops are pure): pure callbacks, user primitives, and functions, control flow and shard_map
+    whose bodies call only such things. Anything else (debug and io callbacks, declarations
+    not yet expanded) counts as an effect."""
+    functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                 for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"}
+    free: dict[str, bool] = {}
+
+    def is_free(name: str) -> bool:
+        if name not in free:
+            free[name] = False  # until shown (programs do not recurse)
+            free[name] = _effect_free(functions.get(name), is_free)
+        return free[name]
+
+    return {name for name in functions if is_free(name)}
+
+
+def _effect_free(function: ir.Operation | None, is_free: Callable[[str], bool]) -> bool:
+    if function is None:
+        return False
+    transform = read_transform(function)
+    if transform is None:
+        return bool(function.regions[0].blocks) and all(
+            is_free(callee_of(op)) for op in nested_ops(function) if op.name == "func.call")
+    if transform.kind == CALLBACK_KIND:
+        return transform.fields["kind"] == "pure"
+    if transform.kind in _BODIES_DECIDE:
+        return all(is_free(symbol) for symbol in referenced_symbols(transform.kind, transform.fields))
+    return transform.kind == USER_PRIMITIVE_KIND

@@ -223,6 +223,30 @@ def test_unused_pure_callback_is_dropped(backend: str) -> None:
     assert m_calls == j_calls == []
 
 
+def test_unused_pure_callback_in_a_cond_in_a_nested_jit_is_dropped(backend: str) -> None:
+    """jax's DCE drops a cond (in a nested jit) whose unused result only a pure callback
+    computes, and keeps one whose branch prints (a debug callback is an effect)."""
+    def build(lib, calls):
+        def checked(x, p):
+            return lib.lax.cond(p, lambda a: lib.pure_callback(lambda v: (calls.append("pure"), v)[1],
+                                                             lib.ShapeDtypeStruct((2,), np.float32), a),
+                                lambda a: a, x)
+
+        def printed(x, p):
+            return lib.lax.cond(p, lambda a: (lib.debug.callback(lambda v: calls.append("debug"), a), a)[1],
+                                lambda a: a, x)
+
+        def f(x, p):
+            lib.jit(checked)(x, p)
+            lib.jit(printed)(x, p)
+            return x * 2
+
+        return lib.jit(f)
+
+    (_, j_calls), (_, m_calls) = _both(build, np.ones(2, np.float32), np.bool_(True))
+    assert m_calls == j_calls == ["debug"]
+
+
 @pytest.mark.parametrize(
     "method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized"]
 )

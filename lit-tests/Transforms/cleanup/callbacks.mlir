@@ -32,3 +32,32 @@ func.func @test_no_io_dce(%x: tensor<3xf32>) -> tensor<3xf32> {
   return %x : tensor<3xf32>
 }
 func.func private @read(tensor<3xf32>) -> tensor<3xf32> attributes {mlax.callback = {id = 2 : i64, kind = "io", ordered = false, name = "read"}}
+
+// A call whose results are unused goes when what it calls has no effect, however deep: here
+// a nested function whose cond's branch raises through a pure callback (equinox's error_if
+// on a value nothing reads), as jax's DCE drops it. A cond whose branch prints stays.
+// CHECK-LABEL: func.func @test_dead_nested_calls
+// CHECK-NEXT:    call @printing_cond(
+// CHECK-NEXT:    return %arg0
+func.func @test_dead_nested_calls(%x: tensor<3xf32>, %p: tensor<i1>) -> tensor<3xf32> {
+  %0 = func.call @checked(%x, %p) : (tensor<3xf32>, tensor<i1>) -> tensor<3xf32>
+  %1 = func.call @printing_cond(%p, %x) : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+  return %x : tensor<3xf32>
+}
+func.func private @checked(%x: tensor<3xf32>, %p: tensor<i1>) -> tensor<3xf32> {
+  %0 = func.call @raising_cond(%p, %x) : (tensor<i1>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @pass_through(%x: tensor<3xf32>) -> tensor<3xf32> {
+  return %x : tensor<3xf32>
+}
+func.func private @raise(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = func.call @twice(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @print_it(%x: tensor<3xf32>) -> tensor<3xf32> {
+  func.call @show(%x) : (tensor<3xf32>) -> ()
+  return %x : tensor<3xf32>
+}
+func.func private @raising_cond(tensor<i1>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@pass_through, @raise]}}
+func.func private @printing_cond(tensor<i1>, tensor<3xf32>) -> tensor<3xf32> attributes {mlax.cond = {branches = [@pass_through, @print_it]}}

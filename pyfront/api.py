@@ -40,7 +40,7 @@ from mlax.backends.registry import (
 )
 from mlax.caching import LRUCache
 from mlax.configuration import checks_enabled, config, disable_jit_state, invalid_kind, jit_call_options_used
-from mlax.core import Aval, abstractify, concrete_mode, current_trace, is_array_like
+from mlax.core import Aval, abstractify, concrete_mode, current_trace, is_array_like, observing
 from mlax.errors import check_callable, index_tuple, name_tuple, user_error
 from mlax.jit_sharding import (
     UNSPECIFIED,
@@ -406,7 +406,8 @@ class JittedFunction:
         trace = current_trace()
         if trace is not None:  # inside another trace: a call of a private function, or inlined
             if self._calls_inside_traces and concrete_mode() is None and not disable_jit_state.value \
-                    and not refs.any_alive():  # with refs, inlined: its reads and writes are the caller's
+                    and not refs.any_alive() and not observing():  # with refs, inlined: its reads and
+                # writes are the caller's; under checkify's instrumentation, its ops are the caller's
                 return call_jitted(self, trace, args, kwargs)
             return inlined(self._fun, self, args, kwargs)
         if jit_call_options_used.on:  # one read while no one has used disable_jit / debug_nans / infs

@@ -42,7 +42,14 @@ from mlax.errors import check_callable, index_tuple, user_error
 from mlax.passes.symbols import unique_name
 from mlax.source_info import current_location
 from mlax.staging import Staged, as_static, aux_static, restore_static, static_arguments, wraps
-from mlax.tracing import SubFunction, _leaf_type_error, flatten_arguments, function_name, trace_subfunction
+from mlax.tracing import (
+    SubFunction,
+    _leaf_type_error,
+    checkify_bodies,
+    flatten_arguments,
+    function_name,
+    trace_subfunction,
+)
 
 _FLOAT0 = np.dtype(jax_dtypes.float0)
 
@@ -248,6 +255,12 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
             return _closed_over_rest(fun, args, nums, isinstance(argnums, int),
                                      lambda f, n: _value_and_grad(f, n, has_aux, holomorphic, allow_int, api),
                                      trace)
+        errors = None if getattr(fun, "carries_errors", False) else checkify_bodies(trace)
+        if errors:  # in a checkified function: the forward pass's errors as auxiliary outputs
+            inner = _value_and_grad(errors.with_aux(fun, has_aux), argnums, True, holomorphic, allow_int, api)
+            (value, aux), gradient = inner._run(trace, *args)  # type: ignore[attr-defined]
+            errors.finish(aux[1] if has_aux else aux)
+            return ((value, aux[0]) if has_aux else value), gradient
         sub, leaves, in_tree = _trace_callee(aux_static(fun) if has_aux else fun, args, trace, nums, "grad")
         output = f"the output of {function_name(fun)}"
         if has_aux and (sub.out_tree.num_leaves == 0 or len(sub.out_tree.children()) != 2):

@@ -27,7 +27,7 @@ from mlax.passes.symbols import unique_name
 from mlax.sharding_types import varying_as
 from mlax.source_info import current_location
 from mlax.staging import Staged, as_static, restore_static, static_leaves, wraps
-from mlax.tracing import flatten_arguments, function_name, trace_subfunction
+from mlax.tracing import checkify_body, flatten_arguments, function_name, trace_subfunction
 
 _PYTHON_SCALARS = (int, float, bool, complex)
 
@@ -128,10 +128,12 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
                 tracer.known = known  # concrete mode: the unmapped arguments keep their values
             return restore_static(tree_util.tree_unflatten(in_tree, tracers))
 
+        checked = checkify_body(fun, trace)  # inside a checkified function: the body's errors mapped out
+        body, body_out_axes = (checked.body, (out_axes, 0)) if checked else (fun, out_axes)
         with named_axes.bind({} if axis_name is None else {axis_name: size}, "vmap"):
-            sub = trace_subfunction(fun, build_args, inner, paths, trace, "vmap", (size, tuple(axes)))
+            sub = trace_subfunction(body, build_args, inner, paths, trace, "vmap", (size, tuple(axes)))
         try:
-            outs_axes = flatten_axes("vmap out_axes", sub.out_tree, out_axes)
+            outs_axes = flatten_axes("vmap out_axes", sub.out_tree, body_out_axes)
         except ValueError as error:
             raise user_error(ValueError, f"vmap of {name}: {error}", "out_axes of mlax.vmap") from None
         outs_axes = [_out_axis(a, len(v.shape) + 1 - k)
@@ -150,7 +152,11 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             out_avals.append(varying_as(Aval(tuple(shape), aval.dtype, aval.weak_type), aval))  # jax's vma
         results = _call(trace, decl, ir.FunctionType(declared.type), [*leaves, *sub.captured], out_avals,
                         f"vmap of {name}")
-        return tree_util.tree_unflatten(sub.out_tree, results)
+        out = tree_util.tree_unflatten(sub.out_tree, results)
+        if checked:
+            out, error = out
+            checked.finish(error)
+        return out
 
     staged = Staged(run, fun)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,9 +152,34 @@ class _ThreadTraces(threading.local):
         self.capture_logs: list[list[Tracer]] = []  # class captures_logged
         self.opaque = False  # class opaque: inside a nested jit, Python sees no value
         self.substitutes: dict[ir.Value, np.ndarray] = {}  # class suspended: traced value -> its value
+        self.observer: BindObserver | None = None  # class observed_binds: checkify's instrumentation
 
 
 _TRACES = _ThreadTraces()
+
+# Called with (op name, operands, results, attributes, trace) after each op emitted into a trace.
+BindObserver = Callable[[str, tuple[Any, ...], list[Any], dict[str, Any], "Trace"], None]
+
+
+class observed_binds:
+    """Context manager that has ``observer`` see every op traced in this thread (None: none),
+    as checkify's automatic checks instrument the ops jax binds; the previous one comes back
+    on exit. The observer emits its own ops with the observation off (``observed_binds(None)``)."""
+
+    def __init__(self, observer: BindObserver | None) -> None:
+        self.observer = observer
+
+    def __enter__(self) -> None:
+        self.saved, _TRACES.observer = _TRACES.observer, self.observer
+
+    def __exit__(self, *exc: Any) -> None:
+        _TRACES.observer = self.saved
+
+
+def observing() -> bool:
+    """Whether an observer sees the ops traced in this thread (nested jits then inline, so
+    that it sees their ops too)."""
+    return _TRACES.observer is not None
 
 
 def current_trace() -> Trace | None:
@@ -594,12 +620,15 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
         origin = f"result of mlax.{op_name}" + (f" at {info}" if info else "")
         knowns = _known_results(op, operands, out_avals, attrs)
         outs = [Tracer(trace, v, a, origin, k) for v, a, k in zip(values, out_avals, knowns, strict=True)]
+        if _TRACES.observer is not None:
+            _TRACES.observer(op_name, operands, outs, attrs, trace)
     single = len(op.results) == 1 and not op.results[0].variadic
     return outs[0] if single else tuple(outs)
 
 
 __all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "captures_logged",
-           "concrete_mode", "current_trace", "is_array_like", "known_of", "mode_scope", "opaque",
+           "concrete_mode", "current_trace", "is_array_like", "known_of", "mode_scope", "observed_binds",
+           "observing", "opaque",
            "substituting", "suspended", "to_numpy", "trace_scope"]
 
 

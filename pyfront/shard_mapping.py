@@ -62,7 +62,7 @@ from mlax.sharding_types import entries, explicit, named, vma_checked
 from mlax.sharding_types import spec_of as typed_spec
 from mlax.source_info import current_location
 from mlax.staging import Staged, restore_static, static_leaves
-from mlax.tracing import flatten_arguments, function_name, trace_subfunction
+from mlax.tracing import checkify_body, flatten_arguments, function_name, trace_subfunction
 
 
 class _InferFromArgs:
@@ -391,12 +391,17 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
             local = [replace(a, sharding=named(body_mesh, ((),) * a.ndim),
                              vma=frozenset(axis for dim in s for axis in dim) & manual)
                      for a, s in zip(local, in_dims, strict=True)]
+        checked = checkify_body(fun, trace, per_device=True)  # in a checkified function: errors mapped out
         with named_axes.bind(sizes, "shard_map"), use_abstract_mesh(body_mesh), vma_checked(bool(check_vma)):
-            sub = trace_subfunction(fun, build_args, local, paths, trace)
+            sub = trace_subfunction(checked.body if checked else fun, build_args, local, paths, trace)
         resolved = user_out_specs
+        body_tree = sub.out_tree.children()[0] if checked else sub.out_tree
         if isinstance(out_specs, _Shown):  # then a value per device for each value the body showed
-            shown = sub.out_tree.children()[1].num_leaves
+            shown = body_tree.children()[1].num_leaves
             resolved = (user_out_specs, [PartitionSpec(tuple(the_mesh.axis_names))] * shown)
+        if checked:  # each error leaf: one value per device of the manual axes
+            per_device = PartitionSpec(tuple(a for a in the_mesh.axis_names if a in manual))
+            resolved = (resolved, [per_device] * sub.out_tree.children()[1].num_leaves)
         out_dims = _out_specs(fun, resolved, sub.out_tree, sub.out_avals)
         if check_vma:
             _check_replication(fun, the_mesh, manual, resolved, sub.out_tree, sub.out_avals)
@@ -412,7 +417,11 @@ def _shard_map(fun: Callable[..., Any], mesh: Mesh | AbstractMesh | None, in_spe
                      for a, s in zip(sub.out_avals, out_dims, strict=True)]
         results = _call(trace, decl, ir.FunctionType(declared.type), [*leaves, *sub.captured], out_avals,
                         f"shard_map of {name}")
-        return tree_util.tree_unflatten(sub.out_tree, results)
+        out = tree_util.tree_unflatten(sub.out_tree, results)
+        if checked:
+            out, error_leaves = out
+            checked.finish(error_leaves)
+        return out
 
     staged = Staged(run, fun)
     inferred: dict[Any, Callable[..., Any]] = {}  # in_specs=Infer outside a trace: per argument specs

@@ -15,7 +15,7 @@ from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
 from mlax import prng
-from mlax.core import Aval, Trace, Tracer, abstractify, is_array_like, to_numpy, trace_scope
+from mlax.core import Aval, Trace, Tracer, abstractify, is_array_like, observing, to_numpy, trace_scope
 from mlax.dialect import get_context
 from mlax.errors import user_error
 from mlax.passes.symbols import unique_name
@@ -209,6 +209,28 @@ def trace_subfunction(
         body = _trace_body(func_op, fun, build_args, in_avals, arg_paths, info, def_loc, parent,
                            traced_for, batch)
     return SubFunction(name, tuple(in_avals), body.out_avals, body.out_tree, body.captured)
+
+
+def checkify_body(fun: Callable[..., Any], trace: Trace, per_device: bool = False,
+                  first: bool = False) -> Any:
+    """Inside a checkified function (where it instruments the ops), a vmap's, scan's or
+    shard_map's body made to map its errors out, and what takes them back
+    (mlax.experimental.checkify ``mapped_body``); else None."""
+    if not observing():
+        return None
+    from mlax.experimental.checkify import mapped_body
+
+    return mapped_body(fun, trace, per_device, first)
+
+
+def checkify_bodies(trace: Trace) -> Any:
+    """Inside a checkified function, what collects the errors of a cond's branches or a
+    while_loop's body (mlax.experimental.checkify ``BodyErrors``); else None."""
+    if not observing():
+        return None
+    from mlax.experimental.checkify import body_errors
+
+    return body_errors(trace)
 
 
 def avals_of(leaves: Sequence[Any]) -> tuple[Aval, ...]:

@@ -35,7 +35,7 @@ from mlax.passes.symbols import unique_name
 from mlax.sharding_types import jax_type, tracking, varying_as
 from mlax.source_info import current_location
 from mlax.staging import traced_with_known
-from mlax.tracing import SubFunction, function_name, trace_subfunction
+from mlax.tracing import SubFunction, checkify_bodies, checkify_body, function_name, trace_subfunction
 
 
 def _staged(run: Callable[..., Any], api: str, names: Sequence[str], *arrays: Any) -> Any:
@@ -215,7 +215,9 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
         if id(b) not in position:
             position[id(b)] = len(distinct)
             distinct.append(b)
-    bodies = [_Body(b, tree, avals, paths, api, unpack=tuple) for b in distinct]
+    errors = checkify_bodies(trace)  # in a checkified function: each branch's checks collected
+    probed = [errors.probed(k, b) if errors else b for k, b in enumerate(distinct)]
+    bodies = [_Body(b, tree, avals, paths, api, unpack=tuple) for b in probed]
     traced, consts = _trace_bodies(trace, bodies)
     subs = [traced[position[id(b)]] for b in branches]
     first = subs[0]
@@ -229,11 +231,22 @@ def _branches(trace: Trace, selector: Any, branches: Sequence[Callable[..., Any]
                 f"{names[0]}: {first.out_tree} {_avals_text(first.out_avals)}\n"
                 f"{name}: {sub.out_tree} {_avals_text(sub.out_avals)}", f"{name} of mlax.lax.{api}")
     _check_branch_vma(api, branches, subs)
+    if errors and errors.checked():  # traced again, each branch returning every branch's errors
+        _discard(trace, traced)
+        bodies = [_Body(errors.with_union(k, b), tree, avals, paths, api, unpack=tuple)
+                  for k, b in enumerate(distinct)]
+        traced, consts = _trace_bodies(trace, bodies)
+        subs = [traced[position[id(b)]] for b in branches]
+        first = subs[0]
     out_avals = list(first.out_avals)  # JAX types the result as the first branch's (weak types included)
     outs = _emit(trace, "cond", first.name, [selector, *leaves, *consts], out_avals,
                  f"result of cond over {', '.join(function_name(b) for b in branches)}",
                  branches=tuple(s.name for s in subs))
-    return tree_util.tree_unflatten(first.out_tree, outs)
+    out = tree_util.tree_unflatten(first.out_tree, outs)
+    if errors and errors.checked():
+        out, error_leaves = out
+        errors.finish(error_leaves)
+    return out
 
 
 _NO_OPERAND = object()
@@ -376,9 +389,11 @@ def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], 
         return refs.while_refs(_while_loop, cond_fun, body_fun, init_val, name, api)
     def run(trace: Trace, init_val: Any) -> Any:
         leaves, tree, avals, paths = _flatten(init_val, name)
+        errors = None if getattr(body_fun, "carries_errors", False) else checkify_bodies(trace)
         while True:
+            body = errors.probed(0, body_fun) if errors else body_fun
             bodies = [_Body(cond_fun, tree, avals, paths, "while_cond"),
-                      _Body(body_fun, tree, avals, paths, "while_body")]
+                      _Body(body, tree, avals, paths, "while_body")]
             (cond_sub, body_sub), consts = _trace_bodies(trace, bodies)
             if body_sub.out_tree != tree or not _promote_weak_carry(trace, leaves, avals, body_sub.out_avals):
                 break
@@ -390,6 +405,15 @@ def _while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], 
         _check_carry("body_fun", f"body_fun of {api}", paths, tree, avals, body_sub.out_tree,
                      body_sub.out_avals)
         _check_carry_vma("while_loop body", body_fun, name, paths, avals, body_sub.out_avals)
+        if errors and errors.checked():  # in a checkified function: the body's errors carried
+            _discard(trace, [cond_sub, body_sub])
+            unfailed = errors.unfailed(0)
+            names = name if isinstance(name, str) else [*name, *(f"error[{i}]" for i in range(len(unfailed)))]
+            carried_cond = functools.wraps(cond_fun)(lambda carry: cond_fun(carry[0]))
+            out, error_leaves = _while_loop(carried_cond, errors.carrying(body_fun), (init_val, unfailed),
+                                            names, api)
+            errors.finish(error_leaves)
+            return out
         outs = _emit(trace, "while", body_sub.name, [*leaves, *consts],
                      _carry_avals(avals, body_sub.out_avals),
                      f"result of while_loop {function_name(body_fun)}",
@@ -439,8 +463,10 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
         slice_avals = [varying_as(Aval(a.shape[1:], a.dtype, a.weak_type), a) for a in x_avals]
         in_tree = prng.tree_flatten((init, xs))[1]
         n = len(carry_leaves)
+        checked = checkify_body(_pair_returning(f), trace, first=not reverse)  # errors as ys
         while True:
-            body = _Body(_pair_returning(f), in_tree, [*carry_avals, *slice_avals],
+            body = _Body(checked.scan_body if checked else _pair_returning(f), in_tree,
+                         [*carry_avals, *slice_avals],
                          [*carry_paths, *(p + "[i]" for p in x_paths)], "scan", unpack=tuple)
             (sub,), consts = _trace_bodies(trace, [body])
             carry_out_tree, y_tree = sub.out_tree.children()
@@ -456,7 +482,11 @@ def _scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: 
                      [*_carry_avals(carry_avals, sub.out_avals[:n]), *y_avals],
                      f"result of scan {function_name(f)}", body=sub.name, length=steps,
                      reverse=bool(reverse), num_carry=n, num_consts=len(consts))
-        return tree_util.tree_unflatten(carry_tree, outs[:n]), tree_util.tree_unflatten(y_tree, outs[n:])
+        ys = tree_util.tree_unflatten(y_tree, outs[n:])
+        if checked:
+            ys, error_leaves = ys
+            checked.finish(error_leaves)
+        return tree_util.tree_unflatten(carry_tree, outs[:n]), ys
 
     return _staged(run, "scan", ("init", "xs"), init, xs)
 

@@ -83,12 +83,6 @@ def test_check_error_merges_into_checkify_and_error_is_a_pytree() -> None:
     assert got[mlax] == got[jax]
 
 
-def test_automatic_checks_are_refused() -> None:
-    with pytest.raises(NotImplementedError, match="automatic error categories"):
-        mlax_checkify.checkify(lambda x: x, errors=mlax_checkify.nan_checks)
-    assert mlax_checkify.user_checks is jax_checkify.user_checks
-
-
 def test_jitted_function_repr_is_jax_s() -> None:
     def f(x):
         return x

@@ -18,6 +18,7 @@ from tests.test_layers import MODULES, _layer
 OTHER_DOORS = {
     "mlax.jax_private": "the door",
     "mlax.experimental.checkify": "jax's checkify internals load on use (~20 ms), not with the door",
+    "mlax.experimental.checkify_rules": "checkify's automatic checks build jax's exception classes",
 }
 
 

@@ -27,7 +27,7 @@ from mlir.dialects import func
 from mlax.dialect.callbacks import CALLBACK_KIND
 from mlax.dialect.control_flow import CONTROL_FLOW_KINDS
 from mlax.dialect.shard_map import SHARD_MAP_KIND
-from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, read_transform
+from mlax.dialect.transforms import ATTR_PREFIX, DeclarationError, Transform, read_transform
 from mlax.dialect.user_primitives import USER_PRIMITIVE_KIND
 from mlax.passes import user_primitives
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
@@ -93,17 +93,28 @@ class Resolver:
             func.ReturnOp(values, ip=point)
         self.in_progress.discard(name)
 
-    def run(self) -> None:
-        """Resolve every declaration of the enabled kinds, then turn the THROUGH ones into calls."""
-        for prepare in PREPARERS:
-            prepare(self.module)
+    def _unresolved(self) -> list[tuple[ir.Operation, Transform]]:
+        """The declarations of the enabled kinds not resolved yet, with what they declare."""
+        found = []
         for op in [o.operation for o in self.module.regions[0].blocks[0].operations]:
             try:
                 transform = read_transform(op)
             except DeclarationError as error:
                 raise self.fail(str(error), op.location) from None
             if transform is not None and transform.kind in self.kinds and not op.regions[0].blocks:
-                self.resolve(op, transform.kind, transform.fields)
+                found.append((op, transform))
+        return found
+
+    def run(self) -> None:
+        """Resolve every declaration of the enabled kinds, then turn the THROUGH ones into calls."""
+        for prepare in PREPARERS:
+            prepare(self.module)
+        # to a fixpoint: a rule traced while resolving (a custom_vjp's bwd traced at pass time)
+        # may declare more, which need the custom derivatives as declarations still
+        while pending := self._unresolved():
+            for op, transform in pending:
+                if not op.regions[0].blocks:  # (not resolved meanwhile as another's callee)
+                    self.resolve(op, transform.kind, transform.fields)
         for op in [o.operation for o in self.module.regions[0].blocks[0].operations]:
             transform = read_transform(op)
             if transform is not None and transform.kind in THROUGH:

@@ -24,6 +24,33 @@ def declare_function(module: ir.Operation, name: str, function_type: ir.Function
         func.FuncOp(name, function_type, visibility="private")
 
 
+# On a body-less function a pass made from another (a batched stand-in of a custom-derivative
+# rule that raised when traced at its call): the symbol of the stand-in it was made from.
+STAND_IN_ATTR = "mlax.stand_in_of"
+
+
+def body_less_name(function: ir.Operation) -> str:
+    """``@name`` of a body-less function in a pass's error, with the stand-in it was made
+    from, which the front end knows the error of (pyfront/custom_derivatives.py)."""
+    name = f"@{ir.StringAttr(function.attributes['sym_name']).value}"
+    if STAND_IN_ATTR in function.attributes:
+        name += f" (made from @{ir.StringAttr(function.attributes[STAND_IN_ATTR]).value} )"
+    return name
+
+
+def stand_in(module: ir.Operation, of: ir.Operation, base: str, arg_types: Sequence[ir.Type],
+             result_types: Sequence[ir.Type]) -> str:
+    """A body-less private function of the given type standing, as ``of`` (itself body-less)
+    does, for a rule that raised: a pass that needs its body fails naming ``of``'s origin."""
+    origin = of.attributes[STAND_IN_ATTR] if STAND_IN_ATTR in of.attributes else of.attributes["sym_name"]
+    name = unique_name(module, base)
+    with of.location, ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
+        function = func.FuncOp(name, ir.FunctionType.get(list(arg_types), list(result_types)),
+                               visibility="private")
+    function.operation.attributes[STAND_IN_ATTR] = origin
+    return name
+
+
 def unique_name(module: ir.Operation, base: str) -> str:
     """``base``, or ``base_<k>`` for the first k that no symbol of ``module`` uses."""
     table = ir.SymbolTable(module)

@@ -41,6 +41,8 @@ _ATTRIBUTES = {
     "disable_jit": "mlax.configuration",
     "enable_x64": "mlax.configuration",
     "enable_custom_prng": "mlax.configuration",
+    "default_prng_impl": "mlax.configuration",
+    "debug_key_reuse": "mlax.configuration",
     "ensure_compile_time_eval": "mlax.configuration",
     "numpy_dtype_promotion": "mlax.configuration",
     "numpy_rank_promotion": "mlax.configuration",

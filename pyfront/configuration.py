@@ -15,12 +15,14 @@ lives:
   ``jax_disable_jit``, ``jax_debug_nans``, ``jax_debug_infs``, ``jax_default_matmul_precision``,
   ``jax_numpy_rank_promotion`` ("allow", "warn" or "raise", checked by mlax.numpy's broadcasting
   with jax's warning and error), ``jax_enable_custom_prng`` (PRNGKey, split and fold_in give typed
-  keys). They never change what the real jax does in the same process
+  keys), ``jax_default_prng_impl`` (the implementation of keys made without impl= and of raw
+  keys: pyfront/random_impls.py). They never change what the real jax does in the same process
   (mlax's XLA backend itself calls ``jax.jit``). Their environment variables (``JAX_DEBUG_NANS``,
   ...) are read once, at import, as jax reads them.
 - Options that change what jax computes in a way mlax does not (yet): ``_UNHONOURED`` below.
   Any value jax accepts is accepted and read back; a value other than the one mlax computes as
-  warns (`UnhonouredOptionWarning`), once per option and value.
+  warns (`UnhonouredOptionWarning`), once per option and value; so does entering the context
+  manager with one (``mlax.debug_key_reuse(True)``: mlax does not check key reuse).
 - The rest concern jax's own tracer, lowering and tooling (jaxprs, Pallas, export, shard_map's
   checks, ...): accepted, checked as jax checks them and read back; mlax has nothing they
   would change.
@@ -86,7 +88,6 @@ _FORWARDED = frozenset("""
 # default unless said): name -> (that value, what mlax does instead). Others are accepted, with
 # an UnhonouredOptionWarning.
 _UNHONOURED: dict[str, tuple[Any, str]] = {
-    "jax_default_prng_impl": ("threefry2x32", "mlax.random implements threefry2x32 only"),
     "jax_threefry_partitionable": (True, "mlax.random computes jax's partitionable threefry bits"),
     "jax_random_seed_offset": (0, "mlax.random seeds keys with the seed as given"),
     "jax_legacy_prng_key": ("allow", "mlax.random accepts raw uint32 keys silently"),
@@ -214,6 +215,8 @@ class _StateContext:
         self._saved: list[Any] = []
 
     def __enter__(self) -> None:
+        if self.state.name in _UNHONOURED:  # jax.debug_key_reuse(True): as config.update's warning
+            _warn_unhonoured(self.state.name, self.new_val)
         self._saved.append(self.state._local.value)
         self.state._local.value = self.new_val
         self.state._mark(self.new_val)
@@ -275,11 +278,18 @@ enable_custom_prng = _bool_state(
     "jax_enable_custom_prng", "Enables an internal upgrade that allows one to define custom pseudo-random "
     "number generator implementations: in mlax, PRNGKey, split and fold_in give typed key arrays (as "
     "jax.random.key does) where they would give raw uint32 keys.")
+default_prng_impl = State(
+    "jax_default_prng_impl", os.environ.get("JAX_DEFAULT_PRNG_IMPL", "threefry2x32"),
+    _enum_parser(("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")),  # jax's
+    "Select the default PRNG implementation, used when one is not explicitly provided at seeding "
+    "time: of mlax.random.key / PRNGKey without impl=, and of raw uint32 keys (rbg keys are made, split "
+    "and folded, their random bits, from XLA's RngBitGenerator, are not computed; threefry4x32 and "
+    "philox are refused: pyfront/random_impls.py).")
 compile_time_eval_state = State("mlax_compile_time_eval", False, _parse_bool,
                                 "Evaluate ops with concrete operands, even those with none, at trace time.")
 _STATES: dict[str, State[Any]] = {s.name: s for s in (disable_jit_state, debug_nans, debug_infs,
                                                       default_matmul_precision, numpy_rank_promotion,
-                                                      enable_custom_prng)}
+                                                      enable_custom_prng, default_prng_impl)}
 
 enable_x64 = jax.enable_x64
 numpy_dtype_promotion = jax.numpy_dtype_promotion
@@ -389,6 +399,9 @@ _KEPT: dict[str, State[Any]] = {
     if name not in _STATES and name not in _FORWARDED and name not in _ALIASED
 }
 _warned: set[tuple[str, str]] = set()
+# jax's context manager of an option mlax keeps: False (jax's default, what mlax does) is taken
+# silently; True warns that mlax does not check key reuse (flax's tests turn the check off so)
+debug_key_reuse = _KEPT["jax_debug_key_reuse"]
 
 
 def _warn_unhonoured(name: str, value: Any) -> None:
@@ -521,7 +534,7 @@ class Config:
         cache): a function traced under one dtype mode, rank promotion mode or default matmul
         precision is retraced under another."""
         return (enable_x64.value, numpy_dtype_promotion.value, numpy_rank_promotion.value,
-                default_matmul_precision.value, enable_custom_prng.value)
+                default_matmul_precision.value, enable_custom_prng.value, default_prng_impl.value)
 
     # -------------------------------------------------------------- absl flags, as jax's
 

@@ -10,6 +10,8 @@ All of these load with ``import jax`` itself, so the door costs nothing to open.
 
 from __future__ import annotations
 
+from typing import Any
+
 from jax._src import dtypes  # jax's dtype lattice (lattice_result_type, weak types, extended dtypes)
 from jax._src.api_util import fun_sourceinfo  # "f at file:line", as jax's messages name a function
 from jax._src.core import _pp_eqn as pp_eqn  # jax's printer of one equation, given its params' order
@@ -23,4 +25,12 @@ except ImportError:  # pragma: no cover - a jax that moved it: keep the name and
     class ShardingTypeError(Exception):  # type: ignore[no-redef]
         """jax's error for shardings that do not type-check."""
 
-__all__ = ["AxisData", "ShardingTypeError", "ad_rules", "dtypes", "fun_sourceinfo", "pp_eqn", "pp_eqn_rules"]
+
+def prng_impl(key_dtype: Any) -> Any:
+    """jax's PRNGImpl of a key dtype (``jax.random.key_dtype(impl)``): its name, key shape and
+    functions, which jax's key dtype holds as ``_impl``."""
+    return key_dtype._impl
+
+
+__all__ = ["AxisData", "ShardingTypeError", "ad_rules", "dtypes", "fun_sourceinfo", "pp_eqn", "pp_eqn_rules",
+           "prng_impl"]

@@ -42,7 +42,7 @@ def _aval(pval: PartialVal) -> Aval:
     """The abstract value of an unknown input as programs see it (a key array's: its data's)."""
     aval = pval.get_aval()
     if prng.is_key_dtype(aval.dtype):
-        return Aval((*aval.shape, 2), np.dtype(np.uint32), False)
+        return Aval((*aval.shape, *prng.key_shape(aval.dtype)), np.dtype(np.uint32), False)
     return Aval(tuple(aval.shape), np.dtype(aval.dtype), bool(getattr(aval, "weak_type", False)))
 
 

@@ -1,8 +1,9 @@
-"""PRNG key arrays: arrays whose elements are threefry-2x32 keys, as ``jax.random.key``'s.
+"""PRNG key arrays: arrays whose elements are PRNG keys, as ``jax.random.key``'s.
 
-A key array wraps uint32 *data*, an mlax Array (or a Tracer inside a trace) whose last
-dimension, of size 2, holds one key's two words. Its shape is the data's without that dimension
-and its dtype is JAX's own key dtype object (``key<fry>``, ``jax.random.key_dtype()``), so
+A key array wraps uint32 *data*, an mlax Array (or a Tracer inside a trace) whose trailing
+dimensions, its implementation's key shape ((2,) for threefry2x32, (4,) for rbg, a custom
+implementation's own), hold one key's words. Its shape is the data's without them and its dtype
+is JAX's own key dtype object (``key<fry>``, ``jax.random.key_dtype(impl)``), so
 ``jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)`` holds and code written for JAX's typed
 keys (flax.nnx's ``Rngs``) sees what it expects. Like JAX's, a key array is a pytree *leaf*,
 unhashable, and has no arithmetic: only indexing, reshaping and equality.
@@ -27,9 +28,11 @@ from jax import ShapeDtypeStruct, tree_util
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods, ArrayType
 from mlax.errors import user_error
+from mlax.jax_private import prng_impl
 from mlax.tracer_text import describe
 
-__all__ = ["KEY_DTYPE", "PRNGKeyArray", "is_key", "is_key_dtype", "key_data", "key_mask", "resolve_dtype",
+__all__ = ["KEY_DTYPE", "PRNGKeyArray", "default_dtype", "impl_of", "is_key", "is_key_dtype", "key_data",
+           "key_mask", "key_shape", "resolve_dtype",
            "tree_flatten", "tree_flatten_with_path", "wrap_key_data"]
 
 KEY_DTYPE = jax.random.key_dtype("threefry2x32")
@@ -44,20 +47,35 @@ def _mnp() -> Any:
 
 
 def resolve_dtype(impl: Any, dtype: Any, api: str) -> Any:
-    """The key dtype that ``impl=`` / ``dtype=`` of ``mlax.random.<api>`` name (threefry2x32 by
-    default, the only implementation mlax has); JAX's errors for names it does not know."""
+    """The key dtype that ``impl=`` / ``dtype=`` of ``mlax.random.<api>`` name (by default
+    ``jax_default_prng_impl``'s); JAX's errors for names it does not know."""
     if impl is not None and dtype is not None:
         raise user_error(ValueError, f"Cannot specify both `impl` and `dtype` arguments to mlax.random.{api}",
                          f"impl of mlax.random.{api}")
     spec = dtype if dtype is not None else impl
     if spec is None:
-        return KEY_DTYPE
+        return default_dtype()
     try:
-        resolved = jax.random.key_dtype(spec)
+        return jax.random.key_dtype(spec)
     except (TypeError, ValueError) as err:
         raise user_error(type(err), str(err), f"impl of mlax.random.{api}") from None
-    _check_impl(resolved, f"impl of mlax.random.{api}")
-    return resolved
+
+
+def default_dtype() -> Any:
+    """The key dtype of ``jax_default_prng_impl`` (that of raw uint32 keys)."""
+    from mlax.configuration import default_prng_impl
+
+    return jax.random.key_dtype(default_prng_impl.value)
+
+
+def impl_of(dtype: Any) -> Any:
+    """jax's PRNGImpl record of a key dtype: its name, key shape and functions."""
+    return prng_impl(dtype)
+
+
+def key_shape(dtype: Any) -> tuple[int, ...]:
+    """The trailing shape of one key's data for keys of ``dtype``."""
+    return tuple(prng_impl(dtype).key_shape)
 
 
 def is_key_dtype(dtype: Any) -> bool:
@@ -76,18 +94,11 @@ def _data_of(x: Any, argument: str) -> Any:
     abstract key the abstract data."""
     if type(x) is PRNGKeyArray:
         return x._base_array
-    _check_impl(x.dtype, argument)
     if isinstance(x, jax.Array):
         return Array._wrap(np.asarray(jax.random.key_data(x)))
     if isinstance(x, ShapeDtypeStruct):
-        return ShapeDtypeStruct((*x.shape, 2), _U32)
+        return ShapeDtypeStruct((*x.shape, *key_shape(x.dtype)), _U32)
     raise user_error(TypeError, f"unexpected PRNG key type {type(x)}", argument)
-
-
-def _check_impl(dtype: Any, argument: str) -> None:
-    if dtype != KEY_DTYPE:
-        raise user_error(NotImplementedError, f"mlax.random implements the threefry2x32 PRNG (keys of "
-                         f"dtype {KEY_DTYPE}) only, not keys of dtype {dtype}", argument)
 
 
 def key_data(keys: Any, argument: str) -> Any:
@@ -98,19 +109,20 @@ def key_data(keys: Any, argument: str) -> Any:
 
 
 def wrap_key_data(data: Any, dtype: Any = KEY_DTYPE, argument: str = "key_bits_array") -> PRNGKeyArray:
-    """Keys around uint32 ``data`` of shape ``(..., 2)``, checked as JAX checks key data."""
+    """Keys around uint32 ``data`` of shape ``(..., *key_shape)``, checked as JAX checks key data."""
     if is_key(data):
         raise user_error(TypeError, "invalid PRNG key data: expected uint32 key data, got a key array of "
                          f"dtype {data.dtype} (its data is mlax.random.key_data(keys))", argument)
     if not all(hasattr(data, attr) for attr in ("ndim", "shape", "dtype")):
         raise user_error(TypeError, "invalid PRNG key data: expected key_data to have ndim, shape, and dtype "
                          f"attributes. Got {data!r}", argument)
-    if data.ndim < 1:
-        raise user_error(TypeError, "invalid PRNG key data: expected key_data.ndim >= 1; got "
+    trailing = key_shape(dtype)
+    if data.ndim < len(trailing):
+        raise user_error(TypeError, f"invalid PRNG key data: expected key_data.ndim >= {len(trailing)}; got "
                          f"ndim={data.ndim}", argument)
-    if tuple(data.shape[-1:]) != (2,):
-        raise user_error(TypeError, "invalid PRNG key data: expected key_data.shape to end with (2,); got "
-                         f"shape={tuple(data.shape)} for impl threefry2x32", argument)
+    if tuple(data.shape[data.ndim - len(trailing):]) != trailing:
+        raise user_error(TypeError, f"invalid PRNG key data: expected key_data.shape to end with {trailing}; "
+                         f"got shape={tuple(data.shape)} for impl {prng_impl(dtype).name}", argument)
     if np.dtype(data.dtype) != _U32:
         raise user_error(TypeError, "invalid PRNG key data: expected key_data.dtype = uint32; got "
                          f"dtype={np.dtype(data.dtype)}", argument)
@@ -135,10 +147,7 @@ class _KeyUpdate:
     __slots__ = ("_index", "_keys")
 
     def __init__(self, keys: PRNGKeyArray, index: Any) -> None:
-        index = index if isinstance(index, tuple) else (index,)
-        if not any(i is Ellipsis for i in index):
-            index = (*index, Ellipsis)
-        self._keys, self._index = keys, (*index, slice(None))
+        self._keys, self._index = keys, keys._data_index(index)
 
     def get(self, **kwargs: Any) -> PRNGKeyArray:
         return self._keys._with(self._keys._base_array.at[self._index].get(**kwargs))
@@ -153,8 +162,8 @@ class _KeyUpdate:
 
 
 class PRNGKeyArray:
-    """An array of PRNG keys over uint32 data with a trailing dimension of 2 (build one with
-    ``mlax.random.key``, ``split`` or ``wrap_key_data``)."""
+    """An array of PRNG keys over uint32 data whose trailing dimensions are the key shape of
+    its implementation (build one with ``mlax.random.key``, ``split`` or ``wrap_key_data``)."""
 
     __slots__ = ("_base_array", "_dtype")
     __array_priority__ = 100
@@ -180,8 +189,12 @@ class PRNGKeyArray:
         return self._dtype
 
     @property
+    def _key_rank(self) -> int:
+        return len(key_shape(self._dtype))
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._base_array.shape[:-1])
+        return tuple(self._base_array.shape[:len(self._base_array.shape) - self._key_rank])
 
     @property
     def ndim(self) -> int:
@@ -211,11 +224,15 @@ class PRNGKeyArray:
             raise TypeError("iteration over a 0-d key array")
         return (self[i] for i in range(self.shape[0]))
 
-    def __getitem__(self, index: Any) -> PRNGKeyArray:
+    def _data_index(self, index: Any) -> tuple[Any, ...]:
+        """A key index as the data's: the key dimensions indexed, each key's words whole."""
         index = index if isinstance(index, tuple) else (index,)
         if not any(i is Ellipsis for i in index):
             index = (*index, Ellipsis)
-        return self._with(self._base_array[(*index, slice(None))])
+        return (*index, *[slice(None)] * self._key_rank)
+
+    def __getitem__(self, index: Any) -> PRNGKeyArray:
+        return self._with(self._base_array[self._data_index(index)])
 
     def reshape(self, *shape: Any, order: str = "C") -> PRNGKeyArray:
         if order != "C":
@@ -223,7 +240,7 @@ class PRNGKeyArray:
                              "order of reshape")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return self._with(_mnp().reshape(self._base_array, (*shape, 2)))
+        return self._with(_mnp().reshape(self._base_array, (*shape, *key_shape(self._dtype))))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
@@ -241,7 +258,8 @@ class PRNGKeyArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         order = tuple(self._axis("transpose", a) for a in axes) if axes else tuple(reversed(range(self.ndim)))
-        return self._with(_mnp().transpose(self._base_array, (*order, self.ndim)))
+        return self._with(_mnp().transpose(self._base_array,
+                                           (*order, *range(self.ndim, self.ndim + self._key_rank))))
 
     @property
     def T(self) -> PRNGKeyArray:
@@ -267,10 +285,13 @@ class PRNGKeyArray:
     # -- equality (keys have no arithmetic) --------------------------------------------------
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return _mnp().all(_mnp().equal(self._base_array, self._other_data("equal", other)), axis=-1)
+        words = tuple(range(-self._key_rank, 0))
+        return _mnp().all(_mnp().equal(self._base_array, self._other_data("equal", other)), axis=words)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return _mnp().any(_mnp().not_equal(self._base_array, self._other_data("not_equal", other)), axis=-1)
+        words = tuple(range(-self._key_rank, 0))
+        different = _mnp().not_equal(self._base_array, self._other_data("not_equal", other))
+        return _mnp().any(different, axis=words)
 
     def _other_data(self, name: str, other: Any) -> Any:
         if not is_key(other):
@@ -339,7 +360,7 @@ def _rebuild(dtype: Any, children: Any) -> Any:
     (eval_shape's results) becomes the abstract keys; anything else is wrapped as it is."""
     (data,) = children
     if isinstance(data, ShapeDtypeStruct):
-        return ShapeDtypeStruct(data.shape[:-1], dtype)
+        return ShapeDtypeStruct(data.shape[:len(data.shape) - len(key_shape(dtype))], dtype)
     return PRNGKeyArray._from_data(data, dtype)
 
 

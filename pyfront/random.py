@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mlax import dtypes as front_dtypes
-from mlax import lax, prng
+from mlax import lax, prng, random_impls
 from mlax import numpy as mnp
 from mlax.configuration import enable_custom_prng
 from mlax.core import is_array_like
@@ -97,38 +97,44 @@ def _numbers(name: str, target: str, **values: Any) -> None:
                              f"{argument} of mlax.random.{name}")
 
 
-def _key_arg(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
-    """A key argument's uint32 data of shape (..., 2) as an mlax value, and whether it was a
-    typed key array (mlax's or JAX's), for which split and fold_in return typed keys."""
+def _key_arg(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool, Any]:
+    """A key argument's uint32 data of shape (..., *key_shape) as an mlax value, whether it was
+    a typed key array (mlax's or JAX's), for which split and fold_in return typed keys, and its
+    key dtype (that of ``jax_default_prng_impl`` for raw keys)."""
     argument = f"key of mlax.random.{name}"
     if prng.is_key(key):
-        data, typed = prng.key_data(key, argument), True
+        data, typed, dtype = prng.key_data(key, argument), True, key.dtype
     else:
-        data, typed = _operand(name, "key", key), False
-        if data.dtype != _U32 or data.ndim < 1 or data.shape[-1] != 2:
+        data, typed, dtype = _operand(name, "key", key), False, prng.default_dtype()
+        shape = prng.key_shape(dtype)
+        if data.dtype != _U32 or tuple(data.shape[data.ndim - len(shape):]) != shape:
             raise user_error(TypeError, f"mlax.random.{name}: a key is a key array (mlax.random.key) or a "
-                             f"uint32 array of shape (..., 2) (PRNGKey), got {data.dtype}{list(data.shape)}",
-                             argument)
-    if not allow_batched and data.ndim != 1:
+                             f"uint32 array of shape (..., {', '.join(map(str, shape))}) (PRNGKey), got "
+                             f"{data.dtype}{list(data.shape)}", argument)
+    batch = tuple(data.shape[:data.ndim - len(prng.key_shape(dtype))])
+    if not allow_batched and batch:
         raise user_error(ValueError, f"mlax.random.{name} accepts a single key, but was given a key array of "
-                         f"shape {data.shape[:-1]} != (). Use mlax.vmap for batching.", argument)
-    return data, typed
+                         f"shape {batch} != (). Use mlax.vmap for batching.", argument)
+    return data, typed, dtype
 
 
 def _check_key(name: str, key: Any) -> Any:
-    """The data of a single key (typed or raw)."""
-    return _key_arg(name, key)[0]
+    """The data of a single key (typed or raw) to draw threefry bits from."""
+    data, _, dtype = _key_arg(name, key)
+    random_impls.threefry_only(dtype, name)
+    return data
 
 
-def _keys_like(data: Any, typed: bool) -> Any:
+def _keys_like(data: Any, typed: bool, dtype: Any) -> Any:
     """New key data returned as the kind of key it was made from: typed keys stay typed, raw
     ones become typed under ``jax_enable_custom_prng`` (as jax's ``_return_prng_keys``)."""
-    return prng.PRNGKeyArray._from_data(data) if typed or enable_custom_prng.value else data
+    return prng.PRNGKeyArray._from_data(data, dtype) if typed or enable_custom_prng.value else data
 
 
-def _seed_data(name: str, seed: Any) -> Any:
-    """The uint32[2] data of an integer seed: its high and low 32 bits (a 32-bit seed has a
-    zero high word, and Python ints wrap to 32 bits unless x64 is on, as in JAX)."""
+def _seed_data(name: str, seed: Any, dtype: Any) -> Any:
+    """The key data of an integer seed for keys of ``dtype`` (random_impls.py); threefry's are
+    its high and low 32 bits (a 32-bit seed has a zero high word, and Python ints wrap to 32
+    bits unless x64 is on, as in JAX)."""
     argument = f"seed of mlax.random.{name}"
     if prng.is_key(seed):
         raise user_error(TypeError, f"{name} accepts a scalar seed, but was given a PRNG key.", argument)
@@ -144,43 +150,43 @@ def _seed_data(name: str, seed: Any) -> Any:
         raise user_error(TypeError, f"PRNG key seed must be an integer, got {seed.dtype}", argument)
     high = lax.convert_element_type(lax.shift_right_logical(seed, 32), _U32)
     low = lax.convert_element_type(seed, _U32)
-    return lax.concatenate([lax.reshape(high, (1,)), lax.reshape(low, (1,))], 0)
+    words = lax.concatenate([lax.reshape(high, (1,)), lax.reshape(low, (1,))], 0)
+    return random_impls.seed(dtype, seed, words)
 
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
     """The raw key ``uint32[2]`` of an integer seed (JAX's legacy key); a typed key, as
     `key` gives, under ``jax_enable_custom_prng``."""
     key_dtype = prng.resolve_dtype(impl, None, "PRNGKey")
-    data = _seed_data("PRNGKey", seed)
+    data = _seed_data("PRNGKey", seed, key_dtype)
     return prng.PRNGKeyArray._from_data(data, key_dtype) if enable_custom_prng.value else data
 
 
 def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> prng.PRNGKeyArray:
     """A scalar key array (dtype ``key<fry>``) of an integer seed; its data is ``PRNGKey(seed)``."""
     key_dtype = prng.resolve_dtype(impl, dtype, "key")
-    return prng.PRNGKeyArray._from_data(_seed_data("key", seed), key_dtype)
+    return prng.PRNGKeyArray._from_data(_seed_data("key", seed, key_dtype), key_dtype)
 
 
 def key_data(keys: Any) -> Any:
-    """The uint32 data of keys, of shape ``keys.shape + (2,)`` (raw keys are their own data)."""
+    """The uint32 data of keys, of shape ``keys.shape + key_shape`` (raw keys are their own data)."""
     return _key_arg("key_data", keys, allow_batched=True)[0]
 
 
 def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> prng.PRNGKeyArray:
-    """Key arrays around uint32 data of shape (..., 2), as ``jax.random.wrap_key_data``."""
+    """Key arrays around uint32 data of shape (..., *key_shape), as ``jax.random.wrap_key_data``."""
     key_dtype = prng.resolve_dtype(impl, dtype, "wrap_key_data")
     return prng.wrap_key_data(key_bits_array, key_dtype, "key_bits_array of mlax.random.wrap_key_data")
 
 
 def key_dtype(impl_spec: Any = None) -> Any:
-    """The key dtype of a PRNG implementation (jax's own ``key<fry>``; threefry2x32 only)."""
+    """The key dtype of a PRNG implementation (jax's own, ``key<fry>`` for threefry2x32)."""
     return prng.resolve_dtype(impl_spec, None, "key_dtype")
 
 
 def key_impl(keys: Any) -> str:
-    """The name of the keys' PRNG implementation (always ``"threefry2x32"``), as jax's."""
-    _key_arg("key_impl", keys, allow_batched=True)
-    return "threefry2x32"
+    """The name of the keys' PRNG implementation, as jax's."""
+    return str(prng.impl_of(_key_arg("key_impl", keys, allow_batched=True)[2]).name)
 
 
 def clone(key: Any) -> Any:
@@ -199,13 +205,13 @@ def _split(key: Any, shape: tuple[int, ...]) -> Any:
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (or a ``num``-shaped array of keys): typed keys of shape ``num`` for a
     typed key, raw data of shape ``(*num, 2)`` for a raw one."""
-    data, typed = _key_arg("split", key)
-    return _keys_like(_split(data, concrete_shape("split", num, "num")), typed)
+    data, typed, dtype = _key_arg("split", key)
+    return _keys_like(random_impls.split(dtype, data, concrete_shape("split", num, "num")), typed, dtype)
 
 
 def fold_in(key: Any, data: Any) -> Any:
     """A new key from ``key`` and a 32-bit integer ``data`` (an array's value wraps to uint32)."""
-    key, typed = _key_arg("fold_in", key)
+    key, typed, dtype = _key_arg("fold_in", key)
     _numbers("fold_in", "uint32", data=data)
     if isinstance(data, int) and not 0 <= data < 2**32:
         raise user_error(OverflowError, f"Python integer {data} out of bounds for uint32",
@@ -214,10 +220,14 @@ def fold_in(key: Any, data: Any) -> Any:
     if data.ndim:
         raise user_error(TypeError, f"mlax.random.fold_in accepts a scalar, but was given an array of shape "
                          f"{data.shape} != (). Use mlax.vmap for batching.", "data of mlax.random.fold_in")
+    return _keys_like(random_impls.fold_in(dtype, key, lax.convert_element_type(data, _U32)), typed, dtype)
+
+
+def _fold_in(key: Any, data: Any) -> Any:
+    """threefry's fold_in: the hash of the counter ``data`` (uint32 scalar) under ``key``."""
     k1, k2 = _key_words(key)
-    bits1, bits2 = _threefry2x32(k1, k2, mnp.zeros((1,), _U32),
-                                 lax.reshape(lax.convert_element_type(data, _U32), (1,)))
-    return _keys_like(lax.concatenate([bits1, bits2], 0), typed)
+    bits1, bits2 = _threefry2x32(k1, k2, mnp.zeros((1,), _U32), lax.reshape(data, (1,)))
+    return lax.concatenate([bits1, bits2], 0)
 
 
 # -- bits and floats ------------------------------------------------------------------------

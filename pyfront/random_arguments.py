@@ -13,7 +13,7 @@ import numpy as np
 from jax.dtypes import TypePromotionError
 
 from mlax import dtypes as front_dtypes
-from mlax import lax
+from mlax import lax, prng
 from mlax.core import is_array_like
 from mlax.errors import CONCRETIZATION_ERRORS, user_error
 from mlax.numpy.util import asarray, to_inexact_dtype
@@ -26,9 +26,10 @@ def single_key(name: str, key: Any) -> Any:
     from mlax.random import key_data  # mlax.random's samplers check their arguments here
 
     data = key_data(key)
-    if data.ndim != 1:
+    rank = data.ndim - len(prng.key_shape(key.dtype if prng.is_key(key) else prng.default_dtype()))
+    if rank:
         raise user_error(ValueError, f"{name} accepts a single key, but was given a key array of shape "
-                         f"{tuple(data.shape[:-1])} != (). Use mlax.vmap for batching.",
+                         f"{tuple(data.shape[:rank])} != (). Use mlax.vmap for batching.",
                          f"key of mlax.random.{name}")
     return key
 

@@ -29,7 +29,7 @@ from mlax.passes.autodiff.remat import Regions
 from mlax.passes.autodiff.rule_variants import variant
 from mlax.passes.autodiff.user_primitives import emit_user_primitive_jvp
 from mlax.passes.registry import PassFailure
-from mlax.passes.symbols import derived_function, shared_callee
+from mlax.passes.symbols import body_less_name, derived_function, shared_callee
 
 # Resolves a callee symbol to its func.func, giving a jvp/vjp declaration its body first
 # (an mlax.custom_jvp_call declaration comes back as it is: _emit_call uses its rule).
@@ -53,7 +53,7 @@ def emit_jvp(function: ir.Operation, primals: Sequence[ir.Value], tangents: Sequ
     otherwise compute both (control flow), so the tangent part can be transposed; ``regions``
     (reverse mode's too) records the checkpoint regions the ops are emitted in (remat.py)."""
     if not function.regions[0].blocks:
-        raise PassFailure(f"mlax-autodiff: @{_function_name(function)} has no body to differentiate",
+        raise PassFailure(f"mlax-autodiff: {body_less_name(function)} has no body to differentiate",
                           function.location)
     block = _block(function)
     values: dict[ir.Value, ir.Value] = dict(zip(block.arguments, primals, strict=True))

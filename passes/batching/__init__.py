@@ -34,7 +34,7 @@ from mlax.passes.batching.rules_collectives import names_axis, resolve_collectiv
 from mlax.passes.batching.user_primitives import batch_user_primitive
 from mlax.passes.expand_transforms import HANDLERS, Resolver
 from mlax.passes.registry import ModulePass, PassFailure, register_pass
-from mlax.passes.symbols import derived_function, shared_callee
+from mlax.passes.symbols import body_less_name, derived_function, shared_callee
 
 FunctionLookup = Callable[[str], ir.Operation]
 CUSTOM_DERIVATIVES = ("custom_jvp_call", "custom_vjp_call")  # batched as declarations (custom_derivatives.py)
@@ -47,9 +47,8 @@ def emit_batched(function: ir.Operation, operands: Sequence[ir.Value], batched: 
     leading batch dimension of ``size``); returns the results and which of them are batched.
     Collectives over ``axis_name`` (the vmap's, if it has one) become ops over the batch."""
     if not function.regions[0].blocks:
-        name = ir.StringAttr(function.attributes["sym_name"]).value
-        raise PassFailure(f"mlax-batch: @{name} has no body to batch (an external function)",
-                          function.location)
+        raise PassFailure(f"mlax-batch: {body_less_name(function)} has no body to batch (an external "
+                          "function)", function.location)
     block = function.regions[0].blocks[0]
     values: dict[ir.Value, ir.Value] = dict(zip(block.arguments, operands, strict=True))
     flags: dict[ir.Value, bool] = dict(zip(block.arguments, batched, strict=True))

@@ -30,11 +30,13 @@ from mlax.dialect.user_primitives import read_user_primitive
 from mlax.passes.autodiff.emit import Emitter, spec
 from mlax.passes.batching.rules import broadcast_batch
 from mlax.passes.batching.rules_collectives import names_axis, resolved_flags
+from mlax.passes.batching.user_primitives import batched_rule
 from mlax.passes.expand_transforms import THROUGH
 from mlax.passes.registry import PassFailure
 from mlax.passes.symbols import CallSite, define_function
 
 FunctionLookup = Callable[[str], ir.Operation]
+FlagRule = Callable[[dict, list[bool], int, FunctionLookup, int, "str | None"], list[bool]]
 
 
 def control_flow(function: ir.Operation | None) -> Transform | None:
@@ -42,14 +44,19 @@ def control_flow(function: ir.Operation | None) -> Transform | None:
     return read_kind(function, *RULES)
 
 
-# --- which values end up batched (over-approximated: batched if any input is) --------------------
+# --- which values end up batched (over-approximated where a rule cannot be read ahead) -------------
 
 
-def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: FunctionLookup,
+def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: FunctionLookup, size: int,
                     axis_name: str | None = None) -> list[bool]:
     """Which results of ``function`` `emit_batched` may return batched given batched ``flags``;
     a result marked False is certainly unbatched (it may be asked for with out_axes -1).
-    Collectives over ``axis_name`` are batched as their resolution makes them."""
+    Nested constructs are read as their rules batch them (a loop counter that depends on no
+    batched value stays unbatched, as in jax's ``_batch_jaxpr``); collectives over
+    ``axis_name`` as their resolution makes them; user primitives as their batching rules
+    say; the results of callbacks with a batched operand, and of custom derivatives, are all
+    batched (as their calls are: a custom derivative's declaration is batched under a named
+    axis too)."""
     block = function.regions[0].blocks[0]
     batched = dict(zip(block.arguments, flags, strict=True))
     for op in [o.operation for o in block.operations]:
@@ -58,25 +65,70 @@ def batched_outputs(function: ir.Operation, flags: Sequence[bool], lookup: Funct
             return ins
         outs = resolved_flags(op, ins) if names_axis(op, axis_name) else [any(ins)] * len(op.results)
         if op.name == "func.call" and (any(ins) or axis_name is not None):
-            target = lookup(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-            if (transform := read_kind(target, *THROUGH)) is not None:
-                target = lookup(transform.fields["callee"])
-            if control_flow(target) is None and read_callback(target) is None \
-                    and read_user_primitive(target) is None:  # a user primitive's results: all batched
-                outs = batched_outputs(target, ins, lookup, axis_name)
+            outs = _call_outputs(op, ins, lookup, size, axis_name) or outs
         batched.update(zip(op.results, outs, strict=True))
     raise PassFailure("mlax-batch: function without func.return", function.location)
 
 
+def _call_outputs(call: ir.Operation, ins: list[bool], lookup: FunctionLookup, size: int,
+                  axis_name: str | None) -> list[bool] | None:
+    """Which results of ``call`` are batched, where its callee says more than "any operand"."""
+    target = lookup(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+    if (transform := read_kind(target, *THROUGH)) is not None:
+        if transform.kind != "checkpoint":  # batched as a declaration: every result batched
+            return [True] * len(call.results)
+        target = lookup(transform.fields["callee"])
+    if (construct := control_flow(target)) is not None:
+        n = len(call.results)
+        if not any(ins):  # the call is copied as it is
+            return [False] * n
+        return OUT_FLAGS[construct.kind](construct.fields, ins, n, lookup, size, axis_name)
+    if read_user_primitive(target) is not None:  # as its batching rule says (traced once)
+        return batched_rule(target, ins, size, axis_name)[1] if any(ins) else [False] * len(call.results)
+    if read_callback(target) is not None:
+        return None
+    return batched_outputs(target, ins, lookup, size, axis_name)
+
+
 def _carry_fixpoint(body: ir.Operation, carry: list[bool], rest: list[bool],
-                    lookup: FunctionLookup, axis_name: str | None) -> list[bool]:
+                    lookup: FunctionLookup, size: int, axis_name: str | None) -> list[bool]:
     """Carries that must be batched: those entering batched or made batched by the body."""
     while True:
-        outs = batched_outputs(body, [*carry, *rest], lookup, axis_name)[:len(carry)]
+        outs = batched_outputs(body, [*carry, *rest], lookup, size, axis_name)[:len(carry)]
         grown = [a or b for a, b in zip(carry, outs, strict=True)]
         if grown == carry:
             return carry
         carry = grown
+
+
+def _cond_flags(fields: dict, flags: list[bool], n: int, lookup: FunctionLookup, size: int,
+                axis_name: str | None) -> list[bool]:
+    """A cond's batched results: all for a batched selector, else those batched in any branch."""
+    if flags[0]:
+        return [True] * n
+    columns = zip(*(batched_outputs(lookup(b), flags[1:], lookup, size, axis_name)
+                    for b in fields["branches"]), strict=True)
+    return [any(column) for column in columns]
+
+
+def _while_flags(fields: dict, flags: list[bool], n: int, lookup: FunctionLookup, size: int,
+                 axis_name: str | None) -> list[bool]:
+    """A while's batched carries: the body's fixpoint; all of them if the predicate is batched."""
+    consts = flags[n:]
+    carry = _carry_fixpoint(lookup(fields["body"]), flags[:n], consts, lookup, size, axis_name)
+    if batched_outputs(lookup(fields["cond"]), [*carry, *consts], lookup, size, axis_name)[0]:
+        return [True] * n  # examples finish at different iterations: every carry is per example
+    return carry
+
+
+def _scan_flags(fields: dict, flags: list[bool], n: int, lookup: FunctionLookup, size: int,
+                axis_name: str | None) -> list[bool]:
+    """A scan's batched results: the carries' fixpoint, then the stacked outputs of the body."""
+    num_carry = fields["num_carry"]
+    function = lookup(fields["body"])
+    carry = _carry_fixpoint(function, flags[:num_carry], flags[num_carry:], lookup, size, axis_name)
+    ys = batched_outputs(function, [*carry, *flags[num_carry:]], lookup, size, axis_name)[num_carry:]
+    return [*carry, *ys]
 
 
 # --- where the batched construct goes ------------------------------------------------------------
@@ -134,9 +186,7 @@ def _cond(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: in
     branches = fields["branches"]
     selector, operands, in_flags = args[0], args[1:], flags[1:]
     if not flags[0]:
-        columns = zip(*(batched_outputs(at.lookup(b), in_flags, at.lookup, at.axis_name) for b in branches),
-                      strict=True)
-        out_flags = [any(column) for column in columns]
+        out_flags = _cond_flags(fields, flags, n, at.lookup, at.size, at.axis_name)
         vmapped = tuple(at.vmapped(b, in_flags, out_flags) for b in branches)
         name = at.declare("cond", vmapped[0], branches=vmapped)
         return at.call(name, [selector, *operands]), out_flags
@@ -163,10 +213,9 @@ def _pick(e: Emitter, selector: ir.Value, results: list[list[ir.Value]]) -> list
 
 def _while(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
     consts = flags[n:]
-    carry = _carry_fixpoint(at.lookup(fields["body"]), flags[:n], consts, at.lookup, at.axis_name)
-    pred_batched = batched_outputs(at.lookup(fields["cond"]), [*carry, *consts], at.lookup, at.axis_name)[0]
-    if pred_batched:  # examples finish at different iterations: every carry is per example
-        carry = [True] * n
+    carry = _while_flags(fields, flags, n, at.lookup, at.size, at.axis_name)
+    pred_batched = batched_outputs(at.lookup(fields["cond"]), [*carry, *consts], at.lookup, at.size,
+                                   at.axis_name)[0]
     operands = [*at.broadcast(args[:n], flags[:n], carry), *args[n:]]
     ins = [*carry, *consts]
     body = at.vmapped(fields["body"], ins, carry)
@@ -193,14 +242,12 @@ def _while(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: i
 def _scan(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
     num_carry, num_consts = fields["num_carry"], fields["num_consts"]
     xs_end = len(args) - num_consts
-    function = at.lookup(fields["body"])
-    carry = _carry_fixpoint(function, flags[:num_carry], flags[num_carry:], at.lookup, at.axis_name)
-    ins = [*carry, *flags[num_carry:]]
-    outs = [*carry, *batched_outputs(function, ins, at.lookup, at.axis_name)[num_carry:]]
+    outs = _scan_flags(fields, flags, n, at.lookup, at.size, at.axis_name)
+    ins = [*outs[:num_carry], *flags[num_carry:]]
     e = at.e
     xs = [_swap01(e, x) if f else x
           for x, f in zip(args[num_carry:xs_end], flags[num_carry:xs_end], strict=True)]
-    operands = [*at.broadcast(args[:num_carry], flags[:num_carry], carry), *xs, *args[xs_end:]]
+    operands = [*at.broadcast(args[:num_carry], flags[:num_carry], outs[:num_carry]), *xs, *args[xs_end:]]
     body = at.vmapped(fields["body"], ins, outs)
     name = at.declare("scan", body, body=body, length=fields["length"], reverse=fields["reverse"],
                       num_carry=num_carry, num_consts=num_consts)
@@ -209,8 +256,10 @@ def _scan(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: in
     return [*results[:num_carry], *ys], outs
 
 
-# kind -> rule; shard_map.py adds the shard_map rule (its calls are batched the same way)
+# kind -> rule, and the results it makes batched; shard_map.py adds the shard_map rule (its calls
+# are batched the same way)
 RULES: dict[str, Rule] = {"cond": _cond, "while": _while, "scan": _scan}
+OUT_FLAGS: dict[str, FlagRule] = {"cond": _cond_flags, "while": _while_flags, "scan": _scan_flags}
 
 
 def batch_control_flow(call: ir.Operation, construct: Transform, args: list[ir.Value], flags: list[bool],

@@ -26,7 +26,7 @@ from mlir.dialects import func
 from mlax.dialect.transforms import Transform, declare_transform
 from mlax.passes.autodiff.emit import Emitter
 from mlax.passes.batching.rules import broadcast_batch
-from mlax.passes.symbols import define_function, find_derived, mark_derived, unique_name
+from mlax.passes.symbols import define_function, find_derived, mark_derived, stand_in, unique_name
 
 FunctionLookup = Callable[[str], ir.Operation]
 Batcher = Callable[..., tuple[list[ir.Value], list[bool]]]
@@ -45,9 +45,14 @@ Finish = Callable[[Emitter, list[ir.Value], list[bool]], list[ir.Value]]
 
 def _write(module: ir.Operation, base: str, function: ir.Operation, arg_types: list[ir.Type],
            flags: Sequence[bool], size: int, lookup: FunctionLookup, axis_name: str | None,
-           emit_batched: Batcher, finish: Finish) -> str:
+           emit_batched: Batcher, finish: Finish, result_types: Sequence[ir.Type] = ()) -> str:
     """A function of ``arg_types`` running ``function`` batched (``flags``), its results made
-    by ``finish`` from the batched results and their flags."""
+    by ``finish`` from the batched results and their flags. A rule that raised when traced at
+    the call (a body-less stand-in) is batched as a stand-in of ``result_types``: as in jax,
+    vmap does not trace a rule that no derivative needs."""
+    if not function.regions[0].blocks:
+        return stand_in(module, function, base, arg_types, result_types)
+
     def build(point: ir.InsertionPoint, arguments: list[ir.Value]) -> list[ir.Value]:
         outs, out_flags = emit_batched(function, arguments, list(flags), size, point, lookup, axis_name)
         return finish(Emitter(point, function.location), outs, out_flags)
@@ -86,8 +91,9 @@ def _batched_declaration(module: ir.Operation, declaration: ir.Operation, transf
     callee = _write(module, f"{name}_vmap_callee", lookup(fields["callee"]), arg_types, flags, size, lookup,
                     axis_name, emit_batched, batched)
     if transform.kind == "custom_jvp_call":
+        outs = list(ir.FunctionType(ir.TypeAttr(lookup(callee).attributes["function_type"]).value).results)
         jvp = _write(module, f"{name}_vmap_jvp", lookup(fields["jvp"]), arg_types * 2, flags * 2, size,
-                     lookup, axis_name, emit_batched, batched)
+                     lookup, axis_name, emit_batched, batched, outs * 2)
         symbols = {"callee": callee, "jvp": jvp}
     else:
         fwd = _write(module, f"{name}_vmap_fwd", lookup(fields["fwd"]), arg_types, flags, size, lookup,
@@ -103,7 +109,7 @@ def _batched_declaration(module: ir.Operation, declaration: ir.Operation, transf
                     for v, f, batched_input in zip(outs, out_flags, flags, strict=True)]
 
         bwd = _write(module, f"{name}_vmap_bwd", lookup(fields["bwd"]), bwd_types, [True] * len(bwd_types),
-                     size, lookup, axis_name, emit_batched, cotangents)
+                     size, lookup, axis_name, emit_batched, cotangents, arg_types)
         symbols = {"callee": callee, "fwd": fwd, "bwd": bwd}
     result = declare_transform(module, transform.kind, unique_name(module, f"{name}_vmap"),
                                loc=declaration.location, **symbols)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from mlir import ir
 
 from mlax.dialect.shard_map import SHARD_MAP_KIND
-from mlax.passes.batching.control_flow import RULES, Batched, Site
+from mlax.passes.batching.control_flow import OUT_FLAGS, RULES, Batched, Site
 
 
 def _shard_map(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], n: int) -> Batched:
@@ -26,3 +26,4 @@ def _shard_map(at: Site, fields: dict, args: list[ir.Value], flags: list[bool], 
 
 
 RULES[SHARD_MAP_KIND] = _shard_map
+OUT_FLAGS[SHARD_MAP_KIND] = lambda fields, flags, n, lookup, size, axis_name: [True] * n

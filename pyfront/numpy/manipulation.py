@@ -158,8 +158,8 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     """``jnp.broadcast_to``: NumPy broadcasting of ``array`` to exactly ``shape``."""
     array = asarray(array)
     shape = static_ints("broadcast_to", "shape", shape)
-    if prng.is_key(array):  # keys: their data, whose last axis is each key's two words
-        return array._with(broadcast_to(array._base_array, (*shape, 2)))
+    if prng.is_key(array):  # keys: their data, whose trailing axes are each key's words
+        return array._with(broadcast_to(array._base_array, (*shape, *prng.key_shape(array.dtype))))
     lead = len(shape) - array.ndim
     if lead < 0 or any(d not in (1, t) for d, t in zip(array.shape, shape[lead:], strict=True)):
         raise ValueError(f"broadcast_to: cannot broadcast an array of shape {array.shape} to shape "

@@ -298,9 +298,11 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
             raise TypeError(f"mlax.numpy.where: key arrays select only among keys of one dtype, got {got}")
         condition = ew.to_bool(asarray(condition))
         shape = broadcast_shapes_or_raise("where", condition.shape, x.shape, y.shape)
-        data = [broadcast_to_shape(k._base_array, (*shape, 2)) for k in (x, y)]
-        mask = broadcast_to_shape(lax.expand_dims(broadcast_to_shape(condition, shape), (len(shape),)),
-                                  (*shape, 2))
+        words = prng.key_shape(x.dtype)
+        data = [broadcast_to_shape(k._base_array, (*shape, *words)) for k in (x, y)]
+        mask = broadcast_to_shape(lax.expand_dims(broadcast_to_shape(condition, shape),
+                                                  tuple(range(len(shape), len(shape) + len(words)))),
+                                  (*shape, *words))
         return x._with(lax.select(mask, *data))
     check_arraylike("where", condition, x, y)
     condition = ew.to_bool(asarray(condition))

@@ -115,16 +115,16 @@ def test_config_meta_and_values_are_jaxs() -> None:
 def test_unhonoured_values_warn_once_and_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(configuration, "_warned", set())
     try:
-        with pytest.warns(configuration.UnhonouredOptionWarning, match="jax_default_prng_impl='rbg'"):
-            mlax.config.update("jax_default_prng_impl", "rbg")
-        assert mlax.config.jax_default_prng_impl == "rbg"
-        assert jax.config.jax_default_prng_impl == "threefry2x32"  # the real jax is left alone
+        with pytest.warns(configuration.UnhonouredOptionWarning, match="jax_threefry_partitionable=False"):
+            mlax.config.update("jax_threefry_partitionable", False)
+        assert mlax.config.jax_threefry_partitionable is False
+        assert jax.config.jax_threefry_partitionable is True  # the real jax is left alone
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            mlax.config.update("jax_default_prng_impl", "rbg")  # once per option and value
-            mlax.config.update("jax_default_prng_impl", "threefry2x32")  # what mlax computes: silent
+            mlax.config.update("jax_threefry_partitionable", False)  # once per option and value
+            mlax.config.update("jax_threefry_partitionable", True)  # what mlax computes: silent
     finally:
-        mlax.config.update("jax_default_prng_impl", "threefry2x32")
+        mlax.config.update("jax_threefry_partitionable", True)
     assert_same(mlax.random.normal(mlax.random.PRNGKey(0), (3,)),
                 jax.random.normal(jax.random.PRNGKey(0), (3,)))
 

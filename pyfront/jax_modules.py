@@ -26,6 +26,8 @@ class Redirect:
     extras: tuple[tuple[str, str], ...] = ()
     real_submodules: bool = False  # submodules without an entry of their own: the real ones
     passthrough_rest: bool = False  # every other name of the real module passes through
+    # jax's primitive objects (``add_p``) mlax provides, from this module (pyfront/lax_primitives.py)
+    primitives: str | None = None
 
 
 def _names(text: str) -> frozenset[str]:
@@ -79,7 +81,7 @@ REDIRECTS: dict[str, Redirect] = {
     "jax.numpy": Redirect("mlax.numpy", _NUMPY_PASSTHROUGH),
     "jax.numpy.linalg": Redirect("mlax.numpy.linalg"),
     "jax.numpy.fft": Redirect("mlax.numpy.fft"),
-    "jax.lax": Redirect("mlax.lax", _LAX_PASSTHROUGH),
+    "jax.lax": Redirect("mlax.lax", _LAX_PASSTHROUGH, primitives="mlax.lax_primitives"),
     "jax.random": Redirect("mlax.random"),
     "jax.nn": Redirect("mlax.nn"),
     "jax.nn.initializers": Redirect("mlax.nn.initializers"),
@@ -139,6 +141,8 @@ REDIRECTS: dict[str, Redirect] = {
                                               ("valid_jaxtype", "mlax.trace_state:valid_jaxtype"),
                                               ("jaxpr_as_fun", "mlax.jaxpr_eval:jaxpr_as_fun")),
                                 passthrough_rest=True),
+    # jax's primitive objects: mlax's for the lax primitives bound on mlax values, jax's own for the rest
+    "jax.extend.core.primitives": Redirect(None, passthrough_rest=True, primitives="mlax.lax_primitives"),
     # jax's tracer internals, jax's own (libraries register their primitives' rules there) but
     # for the class of forward-mode tracers, which must know mlax's (equinox's filter_jvp)
     "jax.interpreters": Redirect(None, real_submodules=True, passthrough_rest=True),
@@ -171,8 +175,8 @@ _MISSING_REASONS = {
         """jax.lax:scaled_dot jax.nn:scaled_dot_general jax.nn:scaled_matmul
         jax.nn:get_scaled_dot_general_config""",
     "a switch of jax's tracer or runtime that mlax does not read (passed through, it would do nothing)":
-        """jax:allow_f16_reductions jax:array_garbage_collection_guard jax:debug_key_reuse
-        jax:default_prng_impl jax:jax2tf_associative_scan_reductions
+        """jax:allow_f16_reductions jax:array_garbage_collection_guard
+        jax:jax2tf_associative_scan_reductions
         jax:legacy_prng_key jax:softmax_custom_jvp
         jax:threefry_partitionable jax:remove_size_one_mesh_axis_from_type jax:no_execution jax:no_tracing
         jax:thread_guard jax:make_user_context""",
@@ -245,6 +249,15 @@ def public_names(module: types.ModuleType) -> list[str]:
                   if not n.startswith("_") and not isinstance(getattr(module, n, None), types.ModuleType))
 
 
+def _provider(module: str, name: str) -> types.ModuleType | None:
+    """The mlax module giving ``<module>.<name>``: its counterpart, or for a primitive object
+    (``add_p``) the module of mlax's primitives where the spec names one."""
+    primitives = REDIRECTS[module].primitives
+    if primitives is not None and name.endswith("_p") and hasattr(importlib.import_module(primitives), name):
+        return importlib.import_module(primitives)
+    return mlax_counterpart(module)
+
+
 def _provided_by_mlax(module: str, name: str, counterpart: types.ModuleType | None) -> bool:
     if counterpart is None or name.startswith("_") or not hasattr(counterpart, name):
         return False
@@ -255,8 +268,9 @@ def _provided_by_mlax(module: str, name: str, counterpart: types.ModuleType | No
 
 
 def _is_primitive(module: str, name: str) -> bool:
-    """jax's primitive objects (``lax.add_p``) pass through as identities: libraries key tables
-    by them at import (equinox does); binding one on mlax values fails in jax with its error."""
+    """jax's primitive objects that mlax does not provide (control flow, collectives: see
+    pyfront/lax_primitives.py) pass through as identities: libraries key tables by them at
+    import (equinox does); binding one on mlax values fails in jax with its error."""
     from jax.extend.core import Primitive
 
     return name.endswith("_p") and isinstance(getattr(real_module(module), name, None), Primitive)
@@ -278,7 +292,7 @@ def resolve(module: str, name: str, shims: dict[str, types.ModuleType]) -> Any:
         if extra == name:
             path, attribute = target.split(":")
             return getattr(importlib.import_module(path), attribute)
-    counterpart = mlax_counterpart(module)
+    counterpart = _provider(module, name)
     if _provided_by_mlax(module, name, counterpart):
         return getattr(counterpart, name)
     if name in spec.passthrough or _is_primitive(module, name) or _rest(spec, module, name):
@@ -303,7 +317,7 @@ def status(module: str, name: str) -> str:
         return "jax"
     if child in REDIRECTS:
         return "mlax" if REDIRECTS[child].mlax_module and mlax_counterpart(child) else "missing"
-    counterpart = mlax_counterpart(module)
+    counterpart = _provider(module, name)
     if _provided_by_mlax(module, name, counterpart):
         return "not yet" if getattr(getattr(counterpart, name), "mlax_not_yet", None) else "mlax"
     if any(extra == name for extra, _ in spec.extras):

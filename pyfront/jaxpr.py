@@ -5,11 +5,11 @@ mlax's program representation is MLIR, not jaxprs; ``make_jaxpr`` traces the fun
 structures (``jax.extend.core.ClosedJaxpr``, ``Jaxpr``, ``JaxprEqn``, ``Var``, ``Literal``,
 ``jax.core.ShapedArray`` avals). So the text prints in jax's exact style, by jax's printer, and
 code that walks ``closed.jaxpr.eqns`` or compares avals works unchanged. One equation per mlax
-op, named as jax's primitive where mlax's op has a counterpart (`_RENAMES`); its ``params`` are
-the op's attributes as mlax's rules read them. The primitives are mlax's own ``Primitive``
-objects with jax's names, not jax's (whose printing and evaluation rules expect jax's params):
-jax's own ``eval_jaxpr`` cannot run these jaxprs; mlax's (pyfront/jaxpr_eval.py) calls the
-function each was read from.
+op, named as jax's primitive where mlax's op has a counterpart (`_RENAMES`), with jax's params
+where jax's primitive has them. The primitives bind on mlax values: jax's lax primitives are
+mlax.lax_primitives' objects (``jax.lax.add_p`` after install_as_jax), declarations and calls
+mlax.jaxpr_calls', so an interpreter that rebinds each equation (distrax's, equinox's) works;
+mlax's ``eval_jaxpr`` (pyfront/jaxpr_eval.py) calls the function each jaxpr was read from.
 
 What the IR does not record is approximated: weak types of intermediate values follow each
 op's weak-type rule (``OpDef.weak_type``, as ``bind`` applies it), with constants counting as
@@ -24,15 +24,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import jax.extend.core as jex
 import numpy as np
 from jax import ShapeDtypeStruct, tree_util
 from jax.core import ShapedArray
-from jax.lax import Precision
+from jax.lax import (
+    ConvDimensionNumbers,
+    FftType,
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    Precision,
+    RoundingMethod,
+    ScatterDimensionNumbers,
+)
 from mlir import ir
 
-from mlax import prng
+from mlax import jaxpr_calls, lax_primitives, prng
 from mlax.api import JittedFunction
 from mlax.core import Aval, abstractify, current_trace
 from mlax.dialect import get_op, read_attributes
@@ -63,28 +70,99 @@ def _dot_general(params: dict[str, Any], invars: list[Atom], weak: bool) -> tupl
     (which jax's printer leaves out)."""
     numbers = ((list(params["lhs_contracting_dimensions"]), list(params["rhs_contracting_dimensions"])),
                (list(params["lhs_batch_dimensions"]), list(params["rhs_batch_dimensions"])))
-    precision = params["precision"]
-    default = all(p == "DEFAULT" for p in precision)
-    shown: dict[str, Any] = {"dimension_numbers": numbers,
-                             "precision": None if default else tuple(Precision[p] for p in precision),
+    shown: dict[str, Any] = {"dimension_numbers": numbers, "precision": _precision(params["precision"]),
                              "preferred_element_type": params["result_dtype"]}
     return "dot_general", shown, invars
 
 
+def _precision(names: Sequence[str]) -> tuple[Precision, ...] | None:
+    """mlax's precision names as jax's param: None for the default."""
+    return None if all(p == "DEFAULT" for p in names) else tuple(Precision[p] for p in names)
+
+
+def _conv(params: dict[str, Any], invars: list[Atom], weak: bool) -> tuple[str, dict[str, Any], list[Atom]]:
+    """conv_general_dilated's params as jax's: padding pairs, the specs as jax's record."""
+    shown = {k: params[k] for k in ("window_strides", "lhs_dilation", "rhs_dilation", "feature_group_count",
+                                    "batch_group_count")}
+    numbers = ConvDimensionNumbers(params["lhs_spec"], params["rhs_spec"], params["out_spec"])
+    shown.update(padding=_pairs(params["padding"]), dimension_numbers=numbers,
+                 precision=_precision(params["precision"]))
+    return "conv_general_dilated", shown, invars
+
+
+def _pairs(flat: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """mlax's flat (lo0, hi0, lo1, hi1...) padding as jax's pairs."""
+    return tuple(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _trailing_index_vector(params: dict[str, Any], invars: list[Atom]) -> bool:
+    """Whether a gather's or scatter's index vector is its indices' last dimension, jax's only
+    form (mlax.lax builds that; an imported StableHLO gather may not, and keeps mlax's params)."""
+    return params["index_vector_dim"] == invars[1].aval.ndim - 1
+
+
+def _gather(params: dict[str, Any], invars: list[Atom], weak: bool) -> tuple[str, dict[str, Any], list[Atom]]:
+    """gather's dimension numbers as jax's record, its mode as jax's enum."""
+    if not _trailing_index_vector(params, invars):
+        return "gather", params, invars
+    numbers = GatherDimensionNumbers(params["offset_dims"], params["collapsed_slice_dims"],
+                                     params["start_index_map"], params["operand_batching_dims"],
+                                     params["start_indices_batching_dims"])
+    return "gather", {"dimension_numbers": numbers, "slice_sizes": params["slice_sizes"],
+                      "mode": GatherScatterMode.from_any(params["mode"])}, invars
+
+
+def _scatter(name: str) -> Rename:
+    def rename(params: dict[str, Any], invars: list[Atom], weak: bool) -> tuple[str, dict[str, Any],
+                                                                               list[Atom]]:
+        if not _trailing_index_vector(params, invars):
+            return name, params, invars
+        numbers = ScatterDimensionNumbers(
+            params["update_window_dims"], params["inserted_window_dims"],
+            params["scatter_dims_to_operand_dims"], params["input_batching_dims"],
+            params["scatter_indices_batching_dims"])
+        mode = GatherScatterMode.from_any(params["mode"])
+        return name, {"dimension_numbers": numbers, "mode": mode}, invars
+
+    return rename
+
+
+def _window(name: str) -> Rename:
+    return lambda params, invars, weak: (name, {**params, "padding": _pairs(params["padding"])}, invars)
+
+
 # mlax ops whose jax primitive is named (or takes its operands, or params) differently; every
 # other mlax op has jax's name already (tests/frontend/test_make_jaxpr.py checks both against jax).
+# With mlax.lax_primitives.DEFAULTS, the params are jax's, so ``eqn.primitive.bind(*operands,
+# **eqn.params)`` computes the equation (tests/frontend/test_jax_lax_primitives.py).
 _RENAMES: dict[str, Rename] = {
     "dot_general": _dot_general,
+    "reshape": lambda params, invars, weak: ("reshape", {"new_sizes": tuple(params["shape"])}, invars),
+    "pad": lambda params, invars, weak: ("pad", {"padding_config": tuple(zip(
+        params["edge_padding_low"], params["edge_padding_high"], params["interior_padding"], strict=True))},
+        invars),
+    "round": lambda params, invars, weak: (
+        "round", {"rounding_method": RoundingMethod[params["rounding_method"].upper()]}, invars),
+    # jax records unit strides as None
+    "slice": lambda params, invars, weak: ("slice", {
+        **params, "strides": None if all(s == 1 for s in params["strides"]) else params["strides"]}, invars),
+    "top_k": lambda params, invars, weak: (
+        "top_k", {"k": params["k"], "axis": invars[0].aval.ndim - 1}, invars),
+    "fft": lambda params, invars, weak: ("fft", {**params, "fft_type": FftType[params["fft_type"]]}, invars),
+    "gather": _gather,
+    "conv_general_dilated": _conv,
     "bitcast_convert": _named("bitcast_convert_type"),
     "compare": lambda params, invars, weak: (params["comparison_direction"].lower(), {}, invars),
     "convert": lambda params, invars, weak: (
         "convert_element_type", {"new_dtype": params["new_dtype"], "weak_type": weak}, invars),
     # jax's select_n(pred, *cases) picks cases[pred]: (on_false, on_true) for a boolean pred.
     "select": lambda params, invars, weak: ("select_n", {}, [invars[0], invars[2], invars[1]]),
-    "scatter_add": _named("scatter-add"),
-    "scatter_mul": _named("scatter-mul"),
-    "scatter_min": _named("scatter-min"),
-    "scatter_max": _named("scatter-max"),
+    "scatter": _scatter("scatter"),
+    "scatter_add": _scatter("scatter-add"),
+    "scatter_mul": _scatter("scatter-mul"),
+    "scatter_min": _scatter("scatter-min"),
+    "scatter_max": _scatter("scatter-max"),
+    **{f"reduce_window_{k}": _window(f"reduce_window_{k}") for k in ("sum", "max", "min")},
 }
 
 
@@ -140,19 +218,20 @@ def _binary_elementwise(name: str) -> bool:
 
 def _scalar_literal(literal: jex.Literal) -> jex.Literal:
     aval = literal.aval
-    return jex.Literal(literal.val, ShapedArray((), aval.dtype, weak_type=aval.weak_type))
+    value = np.asarray(literal.val)
+    scalar = value.reshape(-1)[0] if value.size else np.zeros((), value.dtype)
+    return jex.Literal(np.asarray(scalar), ShapedArray((), aval.dtype, weak_type=aval.weak_type))
 
 
 @functools.cache
 def primitive(name: str) -> jex.Primitive:
-    """The one Primitive object of each name (names are finitely many: op names and kinds).
-    dot_general prints by jax's own rule (which leaves out None params): jax keys its printing
-    rules by its primitive objects, so ours is registered beside jax's."""
-    prim = jex.Primitive(name)
-    if name in ("dot_general", "jit"):
-        rule = pp_eqn_rules.get(jax.lax.dot_general_p) if name == "dot_general" else _pp_jit
-        if rule is not None:
-            pp_eqn_rules[prim] = rule
+    """The one Primitive object of each name (names are finitely many: op names and kinds):
+    jax's lax primitives are mlax.lax_primitives' objects (``jax.lax.add_p`` after
+    install_as_jax, bound on mlax values), declarations and calls mlax.jaxpr_calls' (bound on
+    their jaxprs), the others plain ones of their names. A nested jit prints as jax's."""
+    prim = lax_primitives.BY_NAME.get(name) or jaxpr_calls.BY_NAME.get(name) or jex.Primitive(name)
+    if name == "jit":
+        pp_eqn_rules[prim] = _pp_jit
     return prim
 
 
@@ -246,6 +325,8 @@ class _Reader:
             if field.kind == "symbols":
                 params[field.name] = tuple(self.closed_jaxpr(v, transform.kind) for v in value)
             elif field.kind == "symbol":
+                if not self.functions[value].regions[0].blocks:
+                    continue  # a rule that raised when traced at the call: untraced, as jax's fwd thunk
                 default = "jaxpr" if field.name == "callee" else f"{field.name}_jaxpr"
                 param = _JAXPR_PARAMS.get((transform.kind, field.name), default)
                 params[param] = self.closed_jaxpr(value, transform.kind)
@@ -308,9 +389,10 @@ class _FunctionReader:
         attr = dense_attribute(op, "value")
         value = dense_to_numpy(attr)
         aval = _type_aval(result.type)
-        if attr.is_splat:
+        if attr.is_splat:  # its value of the literal's shape (a read-only view of the one value), which
+            # jax's printer shows as [...] but for a scalar, and rebinding the equation reads whole
             scalar = value.reshape(-1)[0] if value.size else np.zeros((), value.dtype)
-            self.atoms[result] = jex.Literal(np.asarray(scalar), aval)
+            self.atoms[result] = jex.Literal(np.broadcast_to(np.asarray(scalar), aval.shape), aval)
         else:
             var = jex.Var(aval)
             self.constvars.append(var)
@@ -336,7 +418,7 @@ class _FunctionReader:
         if _binary_elementwise(short) and not all(isinstance(v, jex.Literal) for v in invars):
             invars = [_scalar_literal(v) if isinstance(v, jex.Literal) else v for v in invars]
         name, params, invars = rename(read_attributes(op), invars, weak)
-        self._emit(op, name, params, invars, weak)
+        self._emit(op, name, {**lax_primitives.DEFAULTS.get(name, {}), **params}, invars, weak)
 
     def _call(self, op: ir.Operation) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value

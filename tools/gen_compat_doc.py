@@ -53,10 +53,12 @@ attribute from one table (`pyfront/jax_modules.py`):
 
 - **redirected** modules give mlax's object when mlax has the name; a short list of tracing-free
   names of the real module (enums, dtype objects, shape arithmetic, device queries, config
-  contexts mlax does not read) and jax's primitive objects (`lax.add_p`, which libraries use as
-  dictionary keys) pass through; anything else raises `AttributeError` saying that mlax does not
-  provide it. Nothing silently falls through to a jax function that would then meet an mlax
-  tracer.
+  contexts mlax does not read) pass through, and so do jax's primitive objects mlax does not
+  bind (`lax.while_p`, collectives: libraries use them as dictionary keys); jax's lax
+  primitives (`lax.add_p`, also under `jax.extend.core.primitives`) are mlax's objects, the
+  ones mlax's jaxprs carry, bound on mlax values (`pyfront/lax_primitives.py`); anything else
+  raises `AttributeError` saying that mlax does not provide it. Nothing silently falls through
+  to a jax function that would then meet an mlax tracer.
 - **passed-through** modules are the real jax module, whole: they carry no tracing (the pytree
   registry, typing, extend, interpreters, stages, errors, sharding specs, profiler annotations,
   experimental).

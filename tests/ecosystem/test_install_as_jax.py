@@ -24,7 +24,7 @@ def check(script: str) -> str:
 def test_jax_names_become_mlax_and_tracing_free_modules_pass_through() -> None:
     check("""
         import jax as real_jax, jax.tree_util as real_tree_util, jax.typing as real_typing
-        import mlax, mlax.numpy, mlax.lax, mlax.random
+        import mlax, mlax.numpy, mlax.lax, mlax.random, mlax.lax_primitives
         mlax.install_as_jax()
         import jax
         import jax.numpy as jnp
@@ -38,7 +38,9 @@ def test_jax_names_become_mlax_and_tracing_free_modules_pass_through() -> None:
         assert jax.tree.map is mlax.tree.map
         assert jax.flatten_util.ravel_pytree is mlax.flatten_util.ravel_pytree
         assert jax.Device is real_jax.Device and jax.lax.Precision is real_jax.lax.Precision
-        assert jax.lax.add_p is real_jax.lax.add_p  # primitives pass through as identities
+        assert jax.lax.add_p is mlax.lax_primitives.add_p  # lax's primitives bind on mlax values
+        assert jax.extend.core.primitives.add_p is jax.lax.add_p
+        assert jax.lax.while_p is real_jax.lax.while_p  # the others pass through as identities
         assert jax.__version__ == real_jax.__version__ and jax.make_mlir is mlax.make_mlir
         assert jax.core.Tracer is mlax.core.Tracer
         assert "sin" in dir(jnp) and "fft" in dir(jnp) and "no_such" not in dir(jnp)

@@ -170,12 +170,12 @@ def test_structure_and_params() -> None:
     assert dot.primitive.name == "dot_general" and dot.invars == jaxpr.invars
     # jax's params (dimension numbers as lists, precision None for the default, which its printer omits)
     assert dot.params == {"dimension_numbers": (([1], [0]), ([], [])), "precision": None,
-                          "preferred_element_type": np.dtype(F32)}
+                          "preferred_element_type": np.dtype(F32), "out_sharding": None}
     assert total.params == {"axes": (1,), "out_sharding": None} and total.invars == dot.outvars
     assert gt.params == {} and gt.outvars[0].aval == ShapedArray((2,), np.bool_)
     assert isinstance(gt.invars[1], jex.Literal) and gt.invars[1].val == 0
     assert gt.invars[1].aval.shape == ()  # a scalar operand, as jax's
-    assert convert.params == {"new_dtype": np.dtype(F32), "weak_type": False}
+    assert convert.params == {"new_dtype": np.dtype(F32), "weak_type": False, "sharding": None}
     assert jaxpr.outvars == convert.outvars
     assert all(isinstance(v.aval, ShapedArray) for e in jaxpr.eqns for v in e.invars + e.outvars)
 
@@ -275,9 +275,22 @@ def test_every_op_has_jax_name_or_is_documented() -> None:
             names = [_RENAMES[op]({"comparison_direction": d}, [], False)[0] for d in COMPARISONS]
         elif op == "dot_general":
             names = ["dot_general"]
-        elif op in _RENAMES:
-            params = {"new_dtype": F32, "dimensions": (0,), "axis": 0, "index_dtype": I32, "reverse": 0}
-            names = [_RENAMES[op](params, [0, 1, 2], False)[0]]
+        elif op in _RENAMES:  # the attributes of a rank-1 op, of every renamed kind
+            params = {"new_dtype": F32, "dimensions": (0,), "axis": 0, "index_dtype": I32, "reverse": 0,
+                      "shape": (2,), "edge_padding_low": (0,), "edge_padding_high": (0,),
+                      "interior_padding": (0,), "rounding_method": "away_from_zero", "strides": (1,), "k": 1,
+                      "fft_type": "FFT",
+                      "slice_sizes": (1,), "mode": "clip", "padding": (0, 0), "precision": ("DEFAULT",),
+                      **dict.fromkeys(("window_strides", "lhs_dilation", "rhs_dilation", "lhs_spec",
+                                       "rhs_spec", "out_spec"), (0,)),
+                      "feature_group_count": 1, "batch_group_count": 1, "index_vector_dim": 0,
+                      **dict.fromkeys(("offset_dims", "collapsed_slice_dims", "start_index_map",
+                                       "operand_batching_dims", "start_indices_batching_dims",
+                                       "update_window_dims", "inserted_window_dims",
+                                       "scatter_dims_to_operand_dims", "input_batching_dims",
+                                       "scatter_indices_batching_dims"), ())}
+            invars = [jex.Var(ShapedArray((2,), F32)) for _ in range(3)]
+            names = [_RENAMES[op](params, invars, False)[0]]
         else:
             names = [op]
         assert set(names) <= jax_names, op

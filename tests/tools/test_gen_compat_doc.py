@@ -28,7 +28,9 @@ def test_status_agrees_with_what_the_names_are() -> None:
 
     assert jax_modules.status("jax.numpy", "sin") == "mlax"
     assert jax_modules.status("jax.lax", "ConvDimensionNumbers") == "jax"
-    assert jax_modules.status("jax.lax", "add_p") == "jax"
+    assert jax_modules.status("jax.lax", "add_p") == "mlax"  # pyfront/lax_primitives.py
+    assert jax_modules.status("jax.lax", "while_p") == "jax"
+    assert jax_modules.status("jax.extend.core.primitives", "tanh_p") == "mlax"
     assert jax_modules.status("jax.numpy.fft", "fft") == "mlax"
     assert jax_modules.status("jax.lax", "rng_uniform") == "not yet"
     assert jax_modules.status("jax", "new_ref") == "mlax"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import numpy as np
 
 from mlax.array_methods import ArrayMethods, ArrayType
@@ -233,9 +234,7 @@ class Array(ArrayMethods, metaclass=ArrayType):
         """The device of a one-device array; the sharding of one over several (as jax's)."""
         if self._device is not None:
             return self._device.device
-        from mlax.device_info import devices
-
-        return devices()[0]
+        return jax.devices()[0]  # jax's default device, as mlax.devices()[0]
 
     @property
     def sharding(self) -> Any:

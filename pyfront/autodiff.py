@@ -33,6 +33,7 @@ from mlax.core import (
     held_tracer,
     is_array_like,
     known_of,
+    zeros,
 )
 from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
@@ -110,12 +111,6 @@ def _call(trace: Trace, symbol: str, function_type: ir.FunctionType, operands: S
     with get_context(), ir.InsertionPoint(trace.block), current_location():
         call = func.CallOp(list(function_type.results), symbol, values)
     return [Tracer(trace, v, a, origin) for v, a in zip(call.results, avals, strict=True)]
-
-
-def _zeros(aval: Aval) -> Any:
-    import mlax.numpy as mnp
-
-    return mnp.zeros(aval.shape, aval.dtype)
 
 
 def _traced(run: Callable[..., Any], fun: Callable[..., Any] | None = None,
@@ -270,7 +265,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
         offsets = _leaf_offsets(in_tree)
         positions = [p for i in nums for p in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
-        cotangents = [np.ones((), np.dtype(out_aval.dtype))] + [_zeros(a) for a in sub.out_avals[n_out:]]
+        cotangents = [np.ones((), np.dtype(out_aval.dtype))] + [zeros(a) for a in sub.out_avals[n_out:]]
         real_output = not mlir_dtypes.is_complex(np.dtype(out_aval.dtype))
         result_avals = [*sub.out_avals, *(cotangent_aval(trace, sub.name, p, leaves[p], holomorphic,
                                                          real_output) for p in positions)]
@@ -389,7 +384,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                                  f"tuple, but it returned {out_tree}", f"the output of {function_name(fun)}")
             out_tree, aux_tree = out_tree.children()
         tangent_leaves = tree_util.tree_leaves(tangents)
-        captured_zeros = [_zeros(abstractify(c)) for c in sub.captured]
+        captured_zeros = [zeros(abstractify(c)) for c in sub.captured]
         name, ftype = _declare(trace, "jvp", sub.name)
         avals = [*sub.out_avals, *sub.out_avals]
         results = _call(trace, name, ftype, [*leaves, *sub.captured, *tangent_leaves, *captured_zeros], avals,

@@ -598,9 +598,15 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     return outs[0] if single else tuple(outs)
 
 
+def zeros(aval: Aval) -> Any:
+    """Zeros of ``aval``'s shape and dtype, as jnp.zeros makes them, for the modules mlax.numpy
+    is built on (autodiff, custom derivative rules)."""
+    return bind("broadcast_in_dim", np.zeros((), aval.dtype), shape=aval.shape, broadcast_dimensions=())
+
+
 __all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "captures_logged",
            "concrete_mode", "current_trace", "is_array_like", "known_of", "mode_scope", "opaque",
-           "substituting", "suspended", "to_numpy", "trace_scope"]
+           "substituting", "suspended", "to_numpy", "trace_scope", "zeros"]
 
 
 def with_weak_type(x: Any, weak: bool) -> Any:

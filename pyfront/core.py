@@ -28,6 +28,8 @@ from mlax.prng import PRNGKeyArray
 from mlax.sharding import CONTEXT as _MESH_CONTEXT
 from mlax.sharding_types import result_avals as _typed_results
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
+from mlax.trace_stack import TRACES as _TRACES
+from mlax.trace_stack import concrete_mode, current_trace
 
 
 @dataclass(frozen=True)
@@ -141,27 +143,6 @@ class Trace:
         return value
 
 
-class _ThreadTraces(threading.local):
-    """Each thread's stack of traces, innermost last: tracing in one thread never changes
-    what mlax calls in another do (as JAX keeps its trace state per thread)."""
-
-    def __init__(self) -> None:
-        self.stack: list[Trace] = []
-        self.mode: str | None = None  # concrete mode: None, "deferred" or "concrete" (class Known)
-        self.capture_logs: list[list[Tracer]] = []  # class captures_logged
-        self.opaque = False  # class opaque: inside a nested jit, Python sees no value
-        self.substitutes: dict[ir.Value, np.ndarray] = {}  # class suspended: traced value -> its value
-
-
-_TRACES = _ThreadTraces()
-
-
-def current_trace() -> Trace | None:
-    """The innermost trace of this thread, or None outside any trace."""
-    stack = _TRACES.stack
-    return stack[-1] if stack else None
-
-
 class trace_scope:
     """Context manager that makes ``trace`` the current trace of this thread."""
 
@@ -235,12 +216,6 @@ class Known:
             known._array, known._inputs, known._compute = result, (), None
             pending.pop()
         return self._array  # type: ignore[return-value]
-
-
-def concrete_mode() -> str | None:
-    """This thread's concrete mode: None (values unknown, as in any jit), "deferred" (an
-    abstract first trace that may be retried) or "concrete"."""
-    return _TRACES.mode
 
 
 class mode_scope:

@@ -40,6 +40,7 @@ from mlir import ir
 from mlax.dialect import sharding as ir_sharding
 from mlax.dialect.attrs import Spec
 from mlax.errors import user_error
+from mlax.trace_stack import current_trace
 
 P = PartitionSpec
 
@@ -102,8 +103,6 @@ class set_mesh:  # noqa: N801 (jax's name: a setter that is also a context manag
     __slots__ = ("previous",)
 
     def __init__(self, mesh: Mesh | None) -> None:
-        from mlax.core import current_trace
-
         if mesh is not None and not isinstance(mesh, Mesh):
             raise user_error(ValueError, f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}",
                              "mesh of mlax.set_mesh")
@@ -169,8 +168,6 @@ def get_abstract_mesh() -> AbstractMesh:
 
 def get_mesh() -> Mesh:
     """The context mesh (an empty Mesh without one); only outside jit, as jax's."""
-    from mlax.core import current_trace
-
     if current_trace() is not None:
         raise user_error(ValueError, "`get_mesh` can only be used outside of `jax.jit`. Maybe you want "
                          "`jax.sharding.get_abstract_mesh()`?")
@@ -369,7 +366,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``jax.lax.with_sharding_constraint``: inside a traced program, the identity on every array
     of ``x`` that tells the partitioner each one's sharding (``shardings``: a Sharding or
     PartitionSpec, or a pytree of them that is a prefix of ``x``); outside one, a device_put."""
-    from mlax.core import abstractify, bind, current_trace
+    from mlax.core import abstractify, bind
 
     leaves, tree = tree_util.tree_flatten(x)
     try:

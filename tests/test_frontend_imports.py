@@ -100,7 +100,7 @@ DEFERRED = {
 }
 # Import statements inside functions, all pairs together: one more (a new call of a listed pair)
 # fails too; when one moves to the head, lower this.
-MOST_IN_FUNCTIONS = 50
+MOST_IN_FUNCTIONS = 49
 
 
 def _is_type_checking(node: ast.If) -> bool:

@@ -23,6 +23,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
+from mlax.callbacks import callback_jvp_error
 from mlax.core import (
     Aval,
     Known,
@@ -250,8 +251,6 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"but it returned {sub.out_tree}", output)
         n_out = sub.out_tree.children()[0].num_leaves if has_aux else sub.out_tree.num_leaves
         if n_out != 1 or sub.out_avals[0].shape != ():
-            from mlax.callbacks import callback_jvp_error
-
             offsets = _leaf_offsets(in_tree)
             error = callback_jvp_error(trace.block.owner.parent, sub.name,
                                        [p for i in nums for p in range(offsets[i], offsets[i + 1])])

@@ -60,8 +60,6 @@ DEFERRED = {
     ("mlax.lax.solvers", "mlax.autodiff"):
         "import cost: autodiff's vjp is served by mlax.vjp_object, which loads jit (mlax.api, ~40 ms)",
     ("mlax.lax.control_flow", "mlax.api"): _JIT_COST,
-    ("mlax.numpy.linalg_decompositions", "mlax.numpy.linalg_spectral"):
-        "a cycle: the spectral functions (svd-based) are built on the decompositions",
     ("mlax.numpy.math_extra", "mlax.numpy.sorting"):
         "a cycle: sorting is built on math_extra; one-argument where is sorting's nonzero",
     ("mlax.numpy.norms", "mlax.numpy.linalg_spectral"): "a cycle: the spectral functions take norms",
@@ -92,7 +90,7 @@ DEFERRED = {
 }
 # Import statements inside functions, all pairs together: one more (a new call of a listed pair)
 # fails too; when one moves to the head, lower this.
-MOST_IN_FUNCTIONS = 45
+MOST_IN_FUNCTIONS = 44
 
 
 def _is_type_checking(node: ast.If) -> bool:

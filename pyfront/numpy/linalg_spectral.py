@@ -30,7 +30,7 @@ from mlax.numpy import reductions as red
 from mlax.numpy.creation import empty, zeros
 from mlax.numpy.dtypes import finfo
 from mlax.numpy.indexing import take_along_axis
-from mlax.numpy.manipulation import diagonal, expand_dims, moveaxis, swapaxes
+from mlax.numpy.manipulation import expand_dims, moveaxis, swapaxes
 from mlax.numpy.math_extra import isnan, where
 from mlax.numpy.norms import norm
 from mlax.numpy.products import matmul
@@ -265,29 +265,6 @@ def spectral_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> An
     else:
         y = red.sum(s, axis=-1)
     return expand_dims(y, axes) if keepdims else y
-
-
-def slogdet_qr(a: Any) -> tuple[Any, Any]:
-    """slogdet by QR (jax's `_slogdet_qr`) under slogdet's custom JVP."""
-    if np.issubdtype(a.dtype, np.complexfloating):
-        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
-    return _slogdet_qr(a)
-
-
-@custom_jvp
-def _slogdet_qr(a: Any) -> tuple[Any, Any]:
-    q, r = lax_spectral.qr(a, full_matrices=False)
-    r_diag = diagonal(r, axis1=-2, axis2=-1)
-    log_abs_det = red.sum(ew.log(ew.abs(r_diag)), axis=-1)
-    sign_q = lu_based._slogdet_lu(q)[0] if a.shape[-1] > 0 else red.prod(r_diag, axis=-1)
-    return red.prod(ew.sign(r_diag), axis=-1) * sign_q, log_abs_det
-
-
-@_slogdet_qr.defjvp
-def _slogdet_qr_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    (x,), (g,) = primals, tangents
-    sign, ans = _slogdet_qr(x)
-    return (sign, ans), (ew.multiply(sign, 0), lu_based._slogdet_tangent(x, g))
 
 
 __all__ = ["cond", "eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd", "svdvals"]

@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from mlax.array_methods import ArrayMethods, ArrayType
+from mlax.avals import Aval
 from mlax.sharding_types import of_buffer
 
 
@@ -105,8 +106,6 @@ class Array(ArrayMethods, metaclass=ArrayType):
 
     @property
     def aval(self) -> Any:
-        from mlax.core import Aval
-
         if self._device is None:
             return Aval(self.shape, self.dtype, self._weak_type)
         return Aval(self.shape, self.dtype, self._weak_type, of_buffer(self._xla_buffer))

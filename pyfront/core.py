@@ -1,4 +1,5 @@
-"""The tracing core: abstract values, tracers, the trace stack and `bind`.
+"""The tracing core: tracers, traces and `bind` (abstract values are `mlax.avals.Aval`, the
+trace stack is `mlax.trace_stack`'s).
 
 `bind(op, *operands, **attrs)` is the one door through which every primitive passes.
 Inside a trace it emits the mlax op at the user's source line; outside it evaluates the
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import operator
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,9 +20,9 @@ from mlax import dtypes as front_dtypes
 from mlax import tracer_text
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods
+from mlax.avals import Aval
 from mlax.configuration import check_values, checks_enabled, compile_time_eval_state
 from mlax.dialect import build, get_context, get_op, infer
-from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import UnexpectedTracerError, concretization_error, user_error
 from mlax.prng import PRNGKeyArray
 from mlax.sharding import CONTEXT as _MESH_CONTEXT
@@ -30,31 +30,6 @@ from mlax.sharding_types import result_avals as _typed_results
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
 from mlax.trace_stack import TRACES as _TRACES
 from mlax.trace_stack import concrete_mode, current_trace
-
-
-@dataclass(frozen=True)
-class Aval:
-    """The abstract value of an array: static shape, dtype, JAX's weak-type flag and, under
-    explicit sharding, the sharding of its type."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    weak_type: bool = False
-    sharding: Any = None  # jax's type sharding (mlax.sharding_types); None: no mesh
-    # the manual mesh axes a shard_map body's value varies over (jax's vma; mlax.sharding_types)
-    vma: frozenset[str] = field(default=frozenset(), compare=False)
-
-    @property
-    def spec(self) -> TensorSpec:
-        return TensorSpec(self.shape, self.dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __str__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"{self.dtype.name}{list(self.shape)}{weak}"
 
 
 class Trace:

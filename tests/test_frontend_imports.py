@@ -14,6 +14,7 @@ submodule ``name`` where there is one, and a name a module serves through its PE
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from functools import cache
 
@@ -227,6 +228,15 @@ def test_the_imports_in_functions_do_not_grow() -> None:
     assert count <= MOST_IN_FUNCTIONS, (f"{count} imports inside functions, at most {MOST_IN_FUNCTIONS}: "
                                         "move the new one to the module's head")
     assert count == MOST_IN_FUNCTIONS, f"{count} imports inside functions now: lower MOST_IN_FUNCTIONS to it"
+
+
+def test_every_reason_is_a_cycle_or_a_measured_cost() -> None:
+    """An import waits for a call only to break a cycle (checked below) or to defer an import
+    cost, stated with its measured size."""
+    vague = sorted(f"{m} imports {t}: {reason}" for (m, t), reason in DEFERRED.items()
+                   if not reason.startswith("a cycle")
+                   and not (reason.startswith("import cost") and re.search(r"~?\d+ ms", reason)))
+    assert not vague, "reasons that are neither a cycle nor a measured cost:\n" + "\n".join(vague)
 
 
 def test_every_listed_import_still_waits() -> None:

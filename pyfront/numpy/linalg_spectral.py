@@ -30,7 +30,7 @@ from mlax.numpy import reductions as red
 from mlax.numpy.creation import empty, zeros
 from mlax.numpy.dtypes import finfo
 from mlax.numpy.indexing import take_along_axis
-from mlax.numpy.manipulation import expand_dims, moveaxis, swapaxes
+from mlax.numpy.manipulation import expand_dims, swapaxes
 from mlax.numpy.math_extra import isnan, where
 from mlax.numpy.norms import norm
 from mlax.numpy.products import matmul
@@ -252,19 +252,6 @@ def cond(x: Any, p: Any = None) -> Any:
         r = norm(arr, ord=p, axis=(-2, -1)) * norm(lu_based.inv(arr), ord=p, axis=(-2, -1))
     nan_free = ew.logical_not(red.any(isnan(arr), axis=(-2, -1)))
     return where(ew.logical_and(isnan(r), nan_free), np.inf, r)
-
-
-def spectral_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:  # noqa: A002
-    """The matrix norms of jnp.linalg.norm that need the singular values: 2 (the largest), -2 (the
-    smallest), 'nuc' (their sum), over the two ``axes``."""
-    s = svd(moveaxis(x, axes, (-2, -1)), compute_uv=False)
-    if ord == 2:
-        y = red.max(s, axis=-1, initial=0)
-    elif ord == -2:
-        y = red.min(s, axis=-1)
-    else:
-        y = red.sum(s, axis=-1)
-    return expand_dims(y, axes) if keepdims else y
 
 
 __all__ = ["cond", "eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd", "svdvals"]

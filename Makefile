@@ -33,8 +33,9 @@ bench-train: $(STAMP)
 # "Rewriting safely"). Measured on tests/passes and tests/backends files: 5% more time (52 s -> 54 s).
 MALLOC_GUARD := MALLOC_PERTURB_=165 GLIBC_TUNABLES=$${GLIBC_TUNABLES:+$$GLIBC_TUNABLES:}glibc.malloc.tcache_count=0
 
+# --durations: the slowest tests are named in every run's log, so that CI's time can be kept short.
 test: $(STAMP)
-	$(MALLOC_GUARD) $(VENV)/bin/python -m pytest -n auto tests
+	$(MALLOC_GUARD) $(VENV)/bin/python -m pytest -n auto --durations=40 tests
 	$(VENV)/bin/lit -v lit-tests
 
 lint: $(STAMP)

@@ -53,7 +53,14 @@ from mlax.jit_sharding import (
 from mlax.nested_jit import call_jitted
 from mlax.sharding import Placement, as_named, context_mesh, placement
 from mlax.staging import inlined
-from mlax.tracing import _describe_path, avals_of, flatten_arguments, function_name, trace_function
+from mlax.tracing import (
+    _describe_path,
+    abstract_argument,
+    avals_of,
+    flatten_arguments,
+    function_name,
+    trace_function,
+)
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -143,8 +150,6 @@ def _abstract_leaves(dynamic: Any, fun_name: str, arg_names: list[str]) -> tuple
     """``lower``/``trace``'s arguments: arrays and scalars as a call takes them, and anything with
     a ``shape`` and ``dtype`` (``jax.ShapeDtypeStruct``) for its type alone; jax's TypeError for
     any other leaf."""
-    from mlax.shape_eval import abstract_argument
-
     advice = ("This typically means that a jit-wrapped function was called with a non-array argument, and "
               "this argument was not marked as static using the static_argnums or static_argnames "
               "parameters of jax.jit.")
@@ -160,8 +165,6 @@ def _abstract_leaves(dynamic: Any, fun_name: str, arg_names: list[str]) -> tuple
 
 
 def _abstract_avals(leaves: list[Any], paths: list[str], fun_name: str) -> tuple[Aval, ...]:
-    from mlax.shape_eval import abstract_argument
-
     return tuple(abstractify(leaf) if is_array_like(leaf) else abstract_argument(leaf, path, fun_name, "jit")
                  for leaf, path in zip(leaves, paths, strict=True))
 

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import numpy as np
 
 from mlax.array_methods import ArrayMethods, ArrayType
+from mlax.avals import Aval
 from mlax.sharding_types import of_buffer
 
 
@@ -104,8 +106,6 @@ class Array(ArrayMethods, metaclass=ArrayType):
 
     @property
     def aval(self) -> Any:
-        from mlax.core import Aval
-
         if self._device is None:
             return Aval(self.shape, self.dtype, self._weak_type)
         return Aval(self.shape, self.dtype, self._weak_type, of_buffer(self._xla_buffer))
@@ -233,9 +233,7 @@ class Array(ArrayMethods, metaclass=ArrayType):
         """The device of a one-device array; the sharding of one over several (as jax's)."""
         if self._device is not None:
             return self._device.device
-        from mlax.device_info import devices
-
-        return devices()[0]
+        return jax.devices()[0]  # jax's default device, as mlax.devices()[0]
 
     @property
     def sharding(self) -> Any:

@@ -1,5 +1,6 @@
-"""mlax.jvp, grad, value_and_grad, jacfwd, jacrev, hessian: differentiation as IR (vjp and
-linearize, whose functions are pytrees, are in mlax.vjp_object and re-exported here).
+"""mlax.jvp, grad, value_and_grad: differentiation as IR (vjp and linearize, whose functions
+are pytrees, are in mlax.vjp_object and re-exported here; jacfwd, jacrev and hessian, built on
+them and vmap, in mlax.jacobians).
 
 Inside a traced program, a transformation of ``fun`` traces ``fun`` into a private function
 of the same module (values of the enclosing program it uses become extra arguments), declares
@@ -23,6 +24,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
+from mlax.callbacks import callback_jvp_error
 from mlax.core import (
     Aval,
     Known,
@@ -33,6 +35,7 @@ from mlax.core import (
     held_tracer,
     is_array_like,
     known_of,
+    zeros,
 )
 from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
@@ -117,12 +120,6 @@ def _call(trace: Trace, symbol: str, function_type: ir.FunctionType, operands: S
     with get_context(), ir.InsertionPoint(trace.block), current_location():
         call = func.CallOp(list(function_type.results), symbol, values)
     return [Tracer(trace, v, a, origin) for v, a in zip(call.results, avals, strict=True)]
-
-
-def _zeros(aval: Aval) -> Any:
-    import mlax.numpy as mnp
-
-    return mnp.zeros(aval.shape, aval.dtype)
 
 
 def _traced(run: Callable[..., Any], fun: Callable[..., Any] | None = None,
@@ -268,8 +265,6 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
                              f"but it returned {sub.out_tree}", output)
         n_out = sub.out_tree.children()[0].num_leaves if has_aux else sub.out_tree.num_leaves
         if n_out != 1 or sub.out_avals[0].shape != ():
-            from mlax.callbacks import callback_jvp_error
-
             offsets = _leaf_offsets(in_tree)
             error = callback_jvp_error(trace.block.owner.parent, sub.name,
                                        [p for i in nums for p in range(offsets[i], offsets[i + 1])])
@@ -283,7 +278,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: Any, has_aux: bool, holomo
         offsets = _leaf_offsets(in_tree)
         positions = [p for i in nums for p in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))
-        cotangents = [np.ones((), np.dtype(out_aval.dtype))] + [_zeros(a) for a in sub.out_avals[n_out:]]
+        cotangents = [np.ones((), np.dtype(out_aval.dtype))] + [zeros(a) for a in sub.out_avals[n_out:]]
         real_output = not mlir_dtypes.is_complex(np.dtype(out_aval.dtype))
         result_avals = [*sub.out_avals, *(cotangent_aval(trace, sub.name, p, leaves[p], holomorphic,
                                                          real_output) for p in positions)]
@@ -402,7 +397,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                                  f"tuple, but it returned {out_tree}", f"the output of {function_name(fun)}")
             out_tree, aux_tree = out_tree.children()
         tangent_leaves = tree_util.tree_leaves(tangents)
-        captured_zeros = [_zeros(abstractify(c)) for c in sub.captured]
+        captured_zeros = [zeros(abstractify(c)) for c in sub.captured]
         name, ftype = _declare(trace, "jvp", sub.name)
         avals = [*sub.out_avals, *sub.out_avals]
         results = _call(trace, name, ftype, [*leaves, *sub.captured, *tangent_leaves, *captured_zeros], avals,
@@ -422,112 +417,6 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     return _traced(run, static_outputs=True)(primals, tangents)
 
 
-def _stacked_basis(avals: Sequence[Aval], position: int) -> list[np.ndarray]:
-    """Batched (leading axis: the elements of leaf ``position``) one-hot values for a list of
-    leaves: the identity for that leaf, zeros for the others."""
-    size = int(np.prod(avals[position].shape, dtype=np.int64))
-    return [np.eye(size, dtype=np.dtype(a.dtype)).reshape((size, *a.shape)) if k == position
-            else np.zeros((size, *a.shape), np.dtype(a.dtype)) for k, a in enumerate(avals)]
-
-
-def _jacobian(fun: Callable[..., Any], argnums: int | Sequence[int], forward: bool,
-              holomorphic: bool = False, has_aux: bool = False) -> Callable[..., Any]:
-    """jacfwd (vmap of jvp over the input basis) or jacrev (vmap of the vjp over the output
-    basis), as jax: one batched program per input (or output) leaf, no loop over elements;
-    pytrees in and out: the result has the output's structure, each leaf holding the input's
-    structure (a tuple over argnums when argnums is a tuple). With ``has_aux``, ``fun`` returns
-    ``(output, aux)`` and the result is ``(jacobian, aux)``, aux as the primal call gives it."""
-    from mlax.batching import vmap
-    from mlax.numpy import asarray
-    from mlax.vjp_object import vjp
-
-    api = "jacfwd" if forward else "jacrev"
-    check_callable(fun, f"fun of mlax.{api}")
-
-    @functools.wraps(fun)
-    def jacobian(*args: Any) -> Any:
-        nums = _positions(argnums, args, f"mlax.{api}")
-        _check_float_inputs(fun, args, nums, api, holomorphic)
-        chosen = tuple(args[i] for i in nums)
-        in_leaves, in_tree = tree_util.tree_flatten(chosen)
-        # as jax's, fun sees arrays where it is handed Python scalars (``x.sum()`` works)
-        in_leaves = [asarray(leaf) if isinstance(leaf, (bool, int, float, complex)) else leaf
-                     for leaf in in_leaves]
-
-        def call(*leaves: Any) -> Any:
-            full = list(args)
-            for i, value in zip(nums, tree_util.tree_unflatten(in_tree, list(leaves)), strict=True):
-                full[i] = value
-            return fun(*full)
-
-        def partial(*leaves: Any) -> Any:
-            return _split_aux(call(*leaves), api)[0] if has_aux else call(*leaves)
-
-        in_avals = [abstractify(leaf) for leaf in in_leaves]
-        aux = None
-        if forward:
-            out = call(*in_leaves)
-            if has_aux:
-                out, aux = _split_aux(out, api)
-        elif has_aux:
-            out, pull, aux = vjp(lambda *leaves: _split_aux(call(*leaves), api), *in_leaves, has_aux=True)
-        else:
-            out, pull = vjp(partial, *in_leaves)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_avals = [abstractify(leaf) for leaf in out_leaves]
-        if not forward or holomorphic:
-            for aval in out_avals:
-                _check_float_output(aval, fun, api, holomorphic)
-        blocks: list[list[Any]] = [[None] * len(in_leaves) for _ in out_leaves]
-        if forward:
-            for j, in_aval in enumerate(in_avals):
-                tangents = _stacked_basis(in_avals, j)
-                columns = vmap(lambda *t: tree_util.tree_leaves(jvp(partial, in_leaves, t)[1]))(*tangents)
-                for o, out_aval in enumerate(out_avals):  # (in elements, *out shape) -> out shape + in shape
-                    column = columns[o].reshape((-1, *out_aval.shape))
-                    order = (*range(1, len(out_aval.shape) + 1), 0)
-                    blocks[o][j] = column.transpose(order).reshape((*out_aval.shape, *in_aval.shape))
-        else:
-            for o, out_aval in enumerate(out_avals):
-                cotangents = tree_util.tree_unflatten(out_tree, _stacked_basis(out_avals, o))
-                rows = vmap(lambda c: list(pull(c)))(cotangents)
-                for j, in_aval in enumerate(in_avals):
-                    blocks[o][j] = rows[j].reshape((*out_aval.shape, *in_aval.shape))
-        per_output = []
-        for row in blocks:
-            structured = tree_util.tree_unflatten(in_tree, row)
-            per_output.append(structured[0] if isinstance(argnums, int) else structured)
-        result = tree_util.tree_unflatten(out_tree, per_output)
-        return (result, aux) if has_aux else result
-
-    return jacobian
-
-
-def _split_aux(out: Any, api: str) -> tuple[Any, Any]:
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise user_error(TypeError, f"mlax.{api} with has_aux=True: the function must return a pair "
-                         f"(output, aux), got {type(out).__name__}",
-                         f"the output of the function of mlax.{api}")
-    return out
-
-
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by forward mode: vmap of jvp over the input basis (complex inputs and
-    outputs with ``holomorphic=True``; ``has_aux``: ``fun`` returns ``(output, aux)``, as jax)."""
-    return _jacobian(fun, argnums, forward=True, holomorphic=holomorphic, has_aux=has_aux)
-
-
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by reverse mode: vmap of the vjp over the output basis (complex
-    inputs allowed; complex outputs with ``holomorphic=True``; ``has_aux`` as jax)."""
-    return _jacobian(fun, argnums, forward=False, holomorphic=holomorphic, has_aux=has_aux)
-
-
-jacobian = jacrev  # jax's alias
-
-
 def __getattr__(name: str) -> Any:
     """vjp, linearize and fwd_and_bwd live in mlax.vjp_object (their functions are pytrees),
     which builds on this module: imported on first use."""
@@ -536,11 +425,3 @@ def __getattr__(name: str) -> Any:
 
         return getattr(mlax.vjp_object, name)
     raise AttributeError(f"module 'mlax.autodiff' has no attribute {name!r}")
-
-
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-            holomorphic: bool = False) -> Callable[..., Any]:
-    """The Hessian of a scalar ``fun``: jacfwd of jacrev, as jax.hessian (``has_aux`` too)."""
-    check_callable(fun, "fun of mlax.hessian")
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
-                  holomorphic=holomorphic)

@@ -1,4 +1,5 @@
-"""The tracing core: abstract values, tracers, the trace stack and `bind`.
+"""The tracing core: tracers, traces and `bind` (abstract values are `mlax.avals.Aval`, the
+trace stack is `mlax.trace_stack`'s).
 
 `bind(op, *operands, **attrs)` is the one door through which every primitive passes.
 Inside a trace it emits the mlax op at the user's source line; outside it evaluates the
@@ -11,7 +12,6 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,39 +21,16 @@ from mlax import dtypes as front_dtypes
 from mlax import tracer_text
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods
+from mlax.avals import Aval
 from mlax.configuration import check_values, checks_enabled, compile_time_eval_state
 from mlax.dialect import build, get_context, get_op, infer
-from mlax.dialect.tensor_spec import TensorSpec
 from mlax.errors import UnexpectedTracerError, concretization_error, user_error
 from mlax.prng import PRNGKeyArray
 from mlax.sharding import CONTEXT as _MESH_CONTEXT
 from mlax.sharding_types import result_avals as _typed_results
 from mlax.source_info import SourceInfo, current_location, user_frame_info, where
-
-
-@dataclass(frozen=True)
-class Aval:
-    """The abstract value of an array: static shape, dtype, JAX's weak-type flag and, under
-    explicit sharding, the sharding of its type."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    weak_type: bool = False
-    sharding: Any = None  # jax's type sharding (mlax.sharding_types); None: no mesh
-    # the manual mesh axes a shard_map body's value varies over (jax's vma; mlax.sharding_types)
-    vma: frozenset[str] = field(default=frozenset(), compare=False)
-
-    @property
-    def spec(self) -> TensorSpec:
-        return TensorSpec(self.shape, self.dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __str__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"{self.dtype.name}{list(self.shape)}{weak}"
+from mlax.trace_stack import TRACES as _TRACES
+from mlax.trace_stack import concrete_mode, current_trace
 
 
 class Trace:
@@ -142,21 +119,6 @@ class Trace:
         return value
 
 
-class _ThreadTraces(threading.local):
-    """Each thread's stack of traces, innermost last: tracing in one thread never changes
-    what mlax calls in another do (as JAX keeps its trace state per thread)."""
-
-    def __init__(self) -> None:
-        self.stack: list[Trace] = []
-        self.mode: str | None = None  # concrete mode: None, "deferred" or "concrete" (class Known)
-        self.capture_logs: list[list[Tracer]] = []  # class captures_logged
-        self.opaque = False  # class opaque: inside a nested jit, Python sees no value
-        self.substitutes: dict[ir.Value, np.ndarray] = {}  # class suspended: traced value -> its value
-        self.observer: BindObserver | None = None  # class observed_binds: checkify's instrumentation
-
-
-_TRACES = _ThreadTraces()
-
 # Called with (op name, operands, results, attributes, trace) after each op emitted into a trace.
 BindObserver = Callable[[str, tuple[Any, ...], list[Any], dict[str, Any], "Trace"], None]
 
@@ -180,12 +142,6 @@ def observing() -> bool:
     """Whether an observer sees the ops traced in this thread (nested jits then inline, so
     that it sees their ops too)."""
     return _TRACES.observer is not None
-
-
-def current_trace() -> Trace | None:
-    """The innermost trace of this thread, or None outside any trace."""
-    stack = _TRACES.stack
-    return stack[-1] if stack else None
 
 
 class trace_scope:
@@ -261,12 +217,6 @@ class Known:
             known._array, known._inputs, known._compute = result, (), None
             pending.pop()
         return self._array  # type: ignore[return-value]
-
-
-def concrete_mode() -> str | None:
-    """This thread's concrete mode: None (values unknown, as in any jit), "deferred" (an
-    abstract first trace that may be retried) or "concrete"."""
-    return _TRACES.mode
 
 
 class mode_scope:
@@ -626,10 +576,15 @@ def bind(op_name: str, *operands: Any, **attrs: Any) -> Any:
     return outs[0] if single else tuple(outs)
 
 
+def zeros(aval: Aval) -> Any:
+    """Zeros of ``aval``'s shape and dtype, as jnp.zeros makes them, for the modules mlax.numpy
+    is built on (autodiff, custom derivative rules)."""
+    return bind("broadcast_in_dim", np.zeros((), aval.dtype), shape=aval.shape, broadcast_dimensions=())
+
+
 __all__ = ["Aval", "Known", "SourceInfo", "Trace", "Tracer", "abstractify", "bind", "captures_logged",
            "concrete_mode", "current_trace", "is_array_like", "known_of", "mode_scope", "observed_binds",
-           "observing", "opaque",
-           "substituting", "suspended", "to_numpy", "trace_scope"]
+           "observing", "opaque", "substituting", "suspended", "to_numpy", "trace_scope", "zeros"]
 
 
 def with_weak_type(x: Any, weak: bool) -> Any:

@@ -27,7 +27,7 @@ from mlir.dialects import func
 from mlax.autodiff import _call, _trace_callee
 from mlax.callbacks import debug_effects_silenced
 from mlax.closure import closure_convert
-from mlax.core import Aval, Known, Tracer, abstractify, current_trace, is_array_like, known_of
+from mlax.core import Aval, Known, Tracer, abstractify, current_trace, is_array_like, known_of, zeros
 from mlax.dialect import get_context
 from mlax.dialect.transforms import declare_transform
 from mlax.errors import check_callable, index_tuple, user_error
@@ -477,10 +477,8 @@ def _failed_rule(into: TraceInto, in_avals: Sequence[Aval], out_avals: Sequence[
     rule: the pass then traces it for its pattern of zero tangents (``make``) or, with every
     tangent present, finds no body; ``raise_failed_rule`` gives the error back its own kind
     (equinox's ``nondifferentiable`` is a custom_jvp whose rule always raises)."""
-    import mlax.numpy as mnp
-
     def stand_in(*flat: Any) -> list[Any]:
-        return [mnp.zeros(a.shape, a.dtype) for a in out_avals]
+        return [zeros(a) for a in out_avals]
 
     stand_in.__name__ = name
     traced = into(stand_in, tuple(placeholder(a) for a in in_avals))

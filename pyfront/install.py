@@ -105,8 +105,3 @@ def install_as_jax() -> None:
         warnings.warn("mlax.install_as_jax(): these modules were imported before it and keep using the "
                       f"real jax: {', '.join(stale[:10])}{' ...' if len(stale) > 10 else ''}",
                       RuntimeWarning, stacklevel=2)
-
-
-def is_installed() -> bool:
-    """Whether install_as_jax has run in this process."""
-    return bool(_SHIMS)

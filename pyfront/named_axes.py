@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 AxisName = str | tuple[str, ...] | list[str]
@@ -65,8 +65,3 @@ def frame_of(name: str) -> Frame:
 def axis_size(names: AxisName) -> int:
     """The product of the sizes of ``names`` (a name or several)."""
     return math.prod(frame_of(name).sizes[name] for name in names_of(names))
-
-
-def bound_names() -> Sequence[str]:
-    """Every name in scope, innermost frame first (for messages)."""
-    return [name for frame in reversed(_FRAMES.stack) for name in frame.sizes]

@@ -27,6 +27,7 @@ from jax import ShapeDtypeStruct, tree_util
 
 from mlax.array import Array
 from mlax.array_methods import ArrayMethods, ArrayType
+from mlax.configuration import default_prng_impl
 from mlax.errors import user_error
 from mlax.jax_private import prng_impl
 from mlax.tracer_text import describe
@@ -63,8 +64,6 @@ def resolve_dtype(impl: Any, dtype: Any, api: str) -> Any:
 
 def default_dtype() -> Any:
     """The key dtype of ``jax_default_prng_impl`` (that of raw uint32 keys)."""
-    from mlax.configuration import default_prng_impl
-
     return jax.random.key_dtype(default_prng_impl.value)
 
 

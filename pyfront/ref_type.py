@@ -16,7 +16,17 @@ import numpy as np
 from jax.ref import AbstractRef
 
 from mlax.array import Array
-from mlax.core import Trace, Tracer, abstractify, current_trace, is_array_like, to_numpy, with_weak_type
+from mlax.core import (
+    Aval,
+    Trace,
+    Tracer,
+    abstractify,
+    current_trace,
+    is_array_like,
+    to_numpy,
+    with_weak_type,
+    zeros,
+)
 from mlax.errors import user_error
 from mlax.source_info import user_frame_info
 
@@ -194,9 +204,7 @@ def empty_ref(ty: Any, memory_space: Any = None) -> Ref:
     uninitialised; outside jit jax refuses it: 'Evaluation rule for empty_ref not implemented')."""
     if current_trace() is None:
         raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
-    import mlax.numpy as jnp
-
-    return new_ref(jnp.zeros(ty.shape, ty.dtype), memory_space=memory_space)
+    return new_ref(zeros(Aval(tuple(ty.shape), np.dtype(ty.dtype))), memory_space=memory_space)
 
 
 def _check_ref(ref: Any, api: str) -> Ref:

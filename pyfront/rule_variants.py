@@ -25,7 +25,7 @@ from mlir.dialects import func
 
 from mlax.array import Array
 from mlax.autodiff import _trace_callee
-from mlax.core import Aval, Known, Trace, abstractify
+from mlax.core import Aval, Known, Trace, abstractify, zeros
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.dialect import get_context
 from mlax.errors import user_error
@@ -65,14 +65,12 @@ def symbolic_zero(aval: Aval) -> SymbolicZero:
 def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
     """Zero tangents shaped like the pytree ``val``: SymbolicZeros, or arrays of zeros (float0
     for integer and boolean primals), as jax.custom_derivatives.zero_from_primal."""
-    import mlax.numpy as mnp
-
     def zero(x: Any) -> Any:
         aval = abstractify(x)
         if symbolic_zeros:
             return symbolic_zero(aval)
         dtype = _tangent_dtype(aval)
-        return mnp.zeros(aval.shape, dtype) if dtype != jax_dtypes.float0 else np.zeros(aval.shape, dtype)
+        return zeros(Aval(aval.shape, dtype)) if dtype != jax_dtypes.float0 else np.zeros(aval.shape, dtype)
 
     return tree_util.tree_map(zero, val)
 
@@ -89,10 +87,8 @@ def custom_vjp_primal_tree_values(tree: Any) -> Any:
 
 def dense(tangent: Any, aval: Aval) -> Any:
     """A rule's output tangent with a SymbolicZero (or None) made zeros of ``aval``."""
-    import mlax.numpy as mnp
-
     if tangent is None or isinstance(tangent, SymbolicZero):
-        return mnp.zeros(aval.shape, aval.dtype)
+        return zeros(aval)
     return tangent
 
 

@@ -14,18 +14,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from jax import ShapeDtypeStruct, tree_util
 
-from mlax import dtypes as front_dtypes
 from mlax import prng
 from mlax.api import JittedFunction
 from mlax.array import Array
-from mlax.core import Aval, Tracer, abstractify, current_trace, is_array_like
+from mlax.core import abstractify, current_trace, is_array_like
 from mlax.errors import check_callable, user_error
 from mlax.ref_type import refs_as_values
 from mlax.sharding_types import jax_type
-from mlax.tracing import _describe_path, function_name, trace_function
+from mlax.tracing import _describe_path, abstract_argument, function_name, trace_function
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "typeof"]
 
@@ -53,31 +51,6 @@ def _dynamic_part(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
         return fun(*full_args, **full_kwargs)  # inside the trace, jit inlines
 
     return dynamic, dyn_args, dyn_kwargs, dyn_names
-
-
-_EVAL_SHAPE_ADVICE = ("eval_shape treats every argument as an array: pass other values through a closure or "
-                      "functools.partial.")
-
-
-def abstract_argument(leaf: Any, path: str, fun_name: str, api: str = "eval_shape",
-                      advice: str = _EVAL_SHAPE_ADVICE) -> Aval:
-    """An argument leaf's abstract value, read from its ``shape``/``dtype``/``weak_type``
-    alone as JAX does (so no array is converted or copied): arrays, ShapeDtypeStructs and
-    duck-typed arrays alike; the dtype is canonicalised (float64 -> float32 without x64).
-    eval_shape and make_jaxpr read their arguments so; ``advice`` ends their error."""
-    if isinstance(leaf, Tracer) or front_dtypes.is_python_scalar(leaf):
-        return abstractify(leaf)
-    if not hasattr(leaf, "dtype"):
-        raise user_error(
-            TypeError, f"Error interpreting argument to {fun_name} as an abstract array. The problematic "
-            f"value is of type {type(leaf)} and was passed to the function at path {path}. {advice}",
-            f"argument {path} of mlax.{api}")
-    try:
-        dtype = front_dtypes.canonicalize(leaf.dtype)
-    except TypeError as err:
-        raise user_error(TypeError, str(err), f"argument {path} of mlax.{api}") from None
-    sharding = leaf.aval.sharding if type(leaf) is Array else None  # one on a mesh: its type's sharding
-    return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)), sharding)
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -11,8 +11,9 @@ only make ``isinstance`` checks of user code fail. What mlax owns:
   (axis names, sizes, device ids in row-major order) and a NamedSharding or PartitionSpec to a
   `Spec` with one entry per dimension, checked against the value's shape with jax's errors;
 - `use_program_mesh`: the one mesh of the program being traced, a module attribute, set by
-  whichever construct (jit shardings, shard_map, with_sharding_constraint) names one first;
-- ``with_sharding_constraint``.
+  whichever construct (jit shardings, shard_map, with_sharding_constraint) names one first.
+
+``with_sharding_constraint`` (a device_put, outside a trace) lives in mlax.transfer.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from jax import tree_util
-from jax.api_util import flatten_axes
 from jax.sharding import (
     AbstractMesh,
     AxisType,
@@ -40,6 +39,7 @@ from mlir import ir
 from mlax.dialect import sharding as ir_sharding
 from mlax.dialect.attrs import Spec
 from mlax.errors import user_error
+from mlax.trace_stack import current_trace
 
 P = PartitionSpec
 
@@ -102,8 +102,6 @@ class set_mesh:  # noqa: N801 (jax's name: a setter that is also a context manag
     __slots__ = ("previous",)
 
     def __init__(self, mesh: Mesh | None) -> None:
-        from mlax.core import current_trace
-
         if mesh is not None and not isinstance(mesh, Mesh):
             raise user_error(ValueError, f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}",
                              "mesh of mlax.set_mesh")
@@ -169,8 +167,6 @@ def get_abstract_mesh() -> AbstractMesh:
 
 def get_mesh() -> Mesh:
     """The context mesh (an empty Mesh without one); only outside jit, as jax's."""
-    from mlax.core import current_trace
-
     if current_trace() is not None:
         raise user_error(ValueError, "`get_mesh` can only be used outside of `jax.jit`. Maybe you want "
                          "`jax.sharding.get_abstract_mesh()`?")
@@ -362,40 +358,6 @@ def trace_module(trace: Any) -> ir.Operation:
     return trace.block.owner.parent
 
 
-# --- with_sharding_constraint --------------------------------------------------------------------
-
-
-def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """``jax.lax.with_sharding_constraint``: inside a traced program, the identity on every array
-    of ``x`` that tells the partitioner each one's sharding (``shardings``: a Sharding or
-    PartitionSpec, or a pytree of them that is a prefix of ``x``); outside one, a device_put."""
-    from mlax.core import abstractify, bind, current_trace
-
-    leaves, tree = tree_util.tree_flatten(x)
-    try:
-        flat = flatten_axes("with_sharding_constraint shardings", tree, shardings)
-    except ValueError as error:
-        raise user_error(ValueError, str(error), "shardings of mlax.lax.with_sharding_constraint") from None
-    trace = current_trace()
-    out = []
-    for i, (leaf, sharding) in enumerate(zip(leaves, flat, strict=True)):
-        argument = f"shardings of mlax.lax.with_sharding_constraint (for leaf {i} of x)"
-        named = as_named(sharding, "with_sharding_constraint", argument)
-        if named is None:
-            out.append(leaf)
-            continue
-        shape = abstractify(leaf).shape
-        where = placement(named, shape, "One of with_sharding_constraint arguments", argument)
-        if trace is None:
-            from mlax.transfer import device_put  # transfer places by these shardings
-
-            out.append(device_put(leaf, named))
-            continue
-        use_program_mesh(trace_module(trace), where.mesh, "with_sharding_constraint")
-        out.append(bind("sharding_constraint", leaf, sharding=where.spec))
-    return tree_util.tree_unflatten(tree, out)
-
-
 _EXPLICIT = ("reshard", "auto_axes", "explicit_axes")  # mlax.explicit_sharding (it imports this module)
 
 
@@ -409,4 +371,4 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "make_mesh", "set_mesh",
-           "use_abstract_mesh", "use_mesh", "with_sharding_constraint", *_EXPLICIT]
+           "use_abstract_mesh", "use_mesh", *_EXPLICIT]

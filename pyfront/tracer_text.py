@@ -20,6 +20,7 @@ from mlir import ir
 from mlax.array import Array
 from mlax.sharding_types import jax_type
 from mlax.source_info import where
+from mlax.trace_stack import concrete_mode
 
 # jax's tracer class for each transformation mlax traces for; every other trace (jit, control
 # flow bodies, make_jaxpr, eval_shape...) stages out a jaxpr in jax: a JitTracer.
@@ -64,8 +65,6 @@ def _tangent_dtype(dtype: np.dtype) -> np.dtype:
 def _outer(tracer: Any, text: str) -> str:
     """What the value is outside the transformation: its value where mlax knows it (jax, run
     eagerly, holds concrete arrays there), else a value traced by the jit around it."""
-    from mlax.core import concrete_mode
-
     if tracer.known is not None and concrete_mode() == "concrete":
         try:
             return str(Array._wrap(tracer.known.value(), tracer.aval.weak_type))

@@ -15,6 +15,7 @@ from mlir.dialects import func
 
 from mlax import dtypes as front_dtypes
 from mlax import prng
+from mlax.array import Array
 from mlax.core import Aval, Trace, Tracer, abstractify, is_array_like, observing, to_numpy, trace_scope
 from mlax.dialect import get_context
 from mlax.errors import user_error
@@ -239,3 +240,28 @@ def avals_of(leaves: Sequence[Any]) -> tuple[Aval, ...]:
 
 def numpy_leaves(leaves: Sequence[Any]) -> list[np.ndarray]:
     return [to_numpy(leaf) for leaf in leaves]
+
+
+_EVAL_SHAPE_ADVICE = ("eval_shape treats every argument as an array: pass other values through a closure or "
+                      "functools.partial.")
+
+
+def abstract_argument(leaf: Any, path: str, fun_name: str, api: str = "eval_shape",
+                      advice: str = _EVAL_SHAPE_ADVICE) -> Aval:
+    """An argument leaf's abstract value, read from its ``shape``/``dtype``/``weak_type``
+    alone as JAX does (so no array is converted or copied): arrays, ShapeDtypeStructs and
+    duck-typed arrays alike; the dtype is canonicalised (float64 -> float32 without x64).
+    eval_shape and make_jaxpr read their arguments so; ``advice`` ends their error."""
+    if isinstance(leaf, Tracer) or front_dtypes.is_python_scalar(leaf):
+        return abstractify(leaf)
+    if not hasattr(leaf, "dtype"):
+        raise user_error(
+            TypeError, f"Error interpreting argument to {fun_name} as an abstract array. The problematic "
+            f"value is of type {type(leaf)} and was passed to the function at path {path}. {advice}",
+            f"argument {path} of mlax.{api}")
+    try:
+        dtype = front_dtypes.canonicalize(leaf.dtype)
+    except TypeError as err:
+        raise user_error(TypeError, str(err), f"argument {path} of mlax.{api}") from None
+    sharding = leaf.aval.sharding if type(leaf) is Array else None  # one on a mesh: its type's sharding
+    return Aval(tuple(np.shape(leaf)), dtype, bool(getattr(leaf, "weak_type", False)), sharding)

@@ -1,4 +1,6 @@
-"""Putting data on devices: ``mlax.device_put`` and jax's ``make_array_from_*`` constructors.
+"""Putting data on devices: ``mlax.device_put``, jax's ``make_array_from_*`` constructors and
+``with_sharding_constraint``, each the other's case (device_put of a traced value; the
+constraint outside a trace).
 
 Each is jax's own function, given mlax Arrays' buffers (their jax Arrays, or host buffers) and
 PRNG keys' data, and its results wrapped as mlax Arrays, so the placements, the pytree-prefix
@@ -16,15 +18,17 @@ from typing import Any
 import jax
 import numpy as np
 from jax import tree_util
+from jax.api_util import flatten_axes
 from jax.sharding import NamedSharding, PartitionSpec, Sharding
 
 from mlax import prng
 from mlax.array import Array
-from mlax.core import Tracer
-from mlax.sharding import context_mesh, with_sharding_constraint
+from mlax.core import Tracer, abstractify, bind, current_trace
+from mlax.errors import user_error
+from mlax.sharding import as_named, context_mesh, placement, trace_module, use_program_mesh
 
 __all__ = ["device_put", "make_array_from_callback", "make_array_from_process_local_data",
-           "make_array_from_single_device_arrays"]
+           "make_array_from_single_device_arrays", "with_sharding_constraint"]
 
 
 def _is_leaf(x: Any) -> bool:
@@ -121,3 +125,33 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
     local = tree_util.tree_map(_host, local_data, is_leaf=_is_leaf)
     out = jax.make_array_from_process_local_data(sharding, local, global_shape)
     return tree_util.tree_map(lambda o: Array._wrap_device(o, committed=True), out)
+
+
+# --- with_sharding_constraint: a device_put inside a trace -------------------------------------
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """``jax.lax.with_sharding_constraint``: inside a traced program, the identity on every array
+    of ``x`` that tells the partitioner each one's sharding (``shardings``: a Sharding or
+    PartitionSpec, or a pytree of them that is a prefix of ``x``); outside one, a device_put."""
+    leaves, tree = tree_util.tree_flatten(x)
+    try:
+        flat = flatten_axes("with_sharding_constraint shardings", tree, shardings)
+    except ValueError as error:
+        raise user_error(ValueError, str(error), "shardings of mlax.lax.with_sharding_constraint") from None
+    trace = current_trace()
+    out = []
+    for i, (leaf, sharding) in enumerate(zip(leaves, flat, strict=True)):
+        argument = f"shardings of mlax.lax.with_sharding_constraint (for leaf {i} of x)"
+        named = as_named(sharding, "with_sharding_constraint", argument)
+        if named is None:
+            out.append(leaf)
+            continue
+        shape = abstractify(leaf).shape
+        where = placement(named, shape, "One of with_sharding_constraint arguments", argument)
+        if trace is None:
+            out.append(device_put(leaf, named))
+            continue
+        use_program_mesh(trace_module(trace), where.mesh, "with_sharding_constraint")
+        out.append(bind("sharding_constraint", leaf, sharding=where.spec))
+    return tree_util.tree_unflatten(tree, out)

@@ -26,8 +26,7 @@ from mlax.dialect.transforms import read_transform
 from mlax.errors import check_callable, user_error
 from mlax.passes.autodiff.transpose_rules import TRANSPOSE_RULES
 from mlax.rule_variants import placeholder
-from mlax.shape_eval import abstract_argument
-from mlax.tracing import function_name, trace_function
+from mlax.tracing import abstract_argument, function_name, trace_function
 
 # Ops whose result is linear in each operand separately (positions that may be linear; None: any one).
 _BILINEAR: dict[str, tuple[int, ...] | None] = {

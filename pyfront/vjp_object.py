@@ -30,11 +30,10 @@ from mlax.autodiff import (
     _trace_callee,
     _traced,
     _type_text,
-    _zeros,
     jvp,
 )
 from mlax.callbacks import debug_effects_silenced
-from mlax.core import Aval, Trace, abstractify, current_trace
+from mlax.core import Aval, Trace, abstractify, current_trace, zeros
 from mlax.cotangent_types import cotangent_aval
 from mlax.dialect import dtypes as mlir_dtypes
 from mlax.errors import check_callable, index_tuple, user_error
@@ -187,7 +186,7 @@ def _pullback(fun: Callable[..., Any], argnums: tuple[int, ...], has_aux: bool) 
             sub, leaves, in_tree = _trace_callee(fun, p, trace, argnums, "vjp")
         ct_leaves = tree_util.tree_leaves(cotangent)
         if has_aux:
-            ct_leaves = ct_leaves + [_zeros(a) for a in sub.out_avals[len(ct_leaves):]]
+            ct_leaves = ct_leaves + [zeros(a) for a in sub.out_avals[len(ct_leaves):]]
         offsets = _leaf_offsets(in_tree)
         positions = [k for i in argnums for k in range(offsets[i], offsets[i + 1])]
         name, ftype = _declare(trace, "vjp", sub.name, argnums=tuple(positions))

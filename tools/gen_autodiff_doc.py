@@ -29,8 +29,9 @@ dialect, not a tracing trick:
    become extra arguments of the traced function and the call passes them (closure
    conversion, as JAX does). Outside a trace the same code runs under a `jit` of its own, so
    eager and jitted derivatives share one path. `jacfwd`/`jacrev` (pytrees in and out, argnums
-   int or tuple) are `vmap` of `jvp` over the input basis / of the vjp over the output basis, as
-   in JAX: one batched program, no loop; `hessian` is `jacfwd(jacrev(f))`.
+   int or tuple, `pyfront/jacobians.py`) are `vmap` of `jvp` over the input basis / of the vjp
+   over the output basis, as in JAX: one batched program, no loop; `hessian` is
+   `jacfwd(jacrev(f))`.
 2. **Pass** `mlax-autodiff` (`passes/autodiff/`). Forward mode walks the callee's ops in order,
    re-emits each, then emits its tangent with the op's **JVP rule**. Zero tangents are symbolic
    (`None`): an op whose operands all have zero tangents gets no tangent code. Reverse mode is

@@ -46,7 +46,10 @@ differentiation it is an MLIR pass over the mlax dialect:
    batched declaration of the same kind (written once per flag set): its callee and rules are
    the batched ones, every result batched, so an enclosing `grad` still uses the user's rule
    (`grad(vmap(relu))` is 0 at 0, as in jax); a custom_vjp's bwd sums the cotangent of an
-   unbatched input over the batch.
+   unbatched input over the batch. A rule that raised when traced at its call (a body-less
+   stand-in, pyfront/custom_derivatives.py) is batched as a stand-in of the batched types
+   (`mlax.stand_in_of` names the original), so a plain vmap never runs it, as in jax, and a
+   derivative that needs it raises the rule's own error.
 
 `jacfwd`/`jacrev` are vmap of jvp/vjp, so `hessian` is vmap over jvp over vmap over vjp.
 Not done yet: `axis_name` collectives, memoized batched functions for called functions
@@ -62,7 +65,12 @@ Not done yet: `axis_name` collectives, memoized batched functions for called fun
 through the shared resolver, so their bodies are batched by the same walk and nested
 constructs, vmap of vmap and composition with grad need nothing more. Which loop carries
 are batched is a fixpoint over the body (a carry is batched if it enters batched or the
-body makes it batched); the others, such as a `fori_loop`'s counter, stay unbatched.
+body makes it batched); the others, such as a `fori_loop`'s counter, stay unbatched. The
+fixpoint reads nested constructs as their rules batch them (a counter advanced in a nested
+cond or scan next to batched values stays unbatched, as in jax's `_batch_jaxpr`), and a user
+primitive's results as its batching rule says (traced once per configuration: equinox's
+`unvmap_any` as a while's predicate keeps the loop's carries unbatched); callbacks and custom
+derivatives with a batched operand count as batched everywhere, as their calls are.
 
 | construct | case | batched form |
 |---|---|---|

@@ -17,8 +17,10 @@ Such an op (also what ``linalg.matmul``/``batch_matmul`` and reshaped N-d contra
 after elementwise fusion) is replaced by ``@mlax_sgemm`` / ``@mlax_dgemm`` / ``@mlax_cgemm`` /
 ``@mlax_zgemm`` calls, declared with the ``cblas_?gemm`` signature with 64-bit integers:
 row-major, a transpose flag per operand, alpha = 1 and beta = 1 (so the accumulator the op had
-is kept; for complex types, pointers to module-level constants), an scf.for over the flattened
-batch on offset pointers. Where the output was just filled with zeros and nothing reads or
+is kept; for complex types, pointers to module-level constants); products below
+`SERIAL_BELOW` multiply-adds and bigger batches call ``@mlax_?gemm_batch``
+(``cblas_?gemm_batch_strided``: on the calling thread for a count of one, else threaded over the
+gemms), serial batches as an scf.for over the flattened batch on offset pointers. Where the output was just filled with zeros and nothing reads or
 writes it between the fill and the gemm (every product's init, once `mlax-private-fills` gave
 each its own), the fill is erased and the gemm gets beta = 0: BLAS writes C without reading it,
 which saves a pass over the buffer (a 256x1024 f32 output: 1 MB written for nothing). The
@@ -34,12 +36,22 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, func, llvm, memref, scf
 
-from mlax.backends.native.blas import GEMM_SYMBOLS
+from mlax.backends.native.blas import BATCH_SYMBOLS, GEMM_SYMBOLS
 from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.symbols import declare_function
 from mlax.passes.walk import blocks_outside_linalg, nested_ops
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+# Below this many multiply-adds (batch x M x N x K) a product runs on one thread. OpenBLAS's
+# threads split one gemm and meet once per block of K; when a thread waits for a core (another
+# process on it) every meeting waits a time slice: on this 2-core machine under load a
+# 100x100x2560 gemm took 136 ms threaded (median of 30) against 0.50 ms on one thread, and quiet
+# threads save at most ~0.2 ms below this size (0.54 against 0.92 ms at 1024x256x256, 2**26).
+SERIAL_BELOW = 1 << 25
+# The batch routines run a gemm of at most this many multiply-adds through OpenBLAS's
+# small-matrix kernels, which crash when called so (NumPy 2.4's OpenBLAS 0.3.31): such gemms call
+# the plain routine, which runs them on one thread anyway below 2**18 (its threshold).
+_SMALL_MATRIX = 100 * 100 * 100
 
 
 @dataclass
@@ -214,13 +226,15 @@ def zero_fills(block: ir.Block, gemms: set[ir.Operation]) -> dict[ir.Operation, 
     return found
 
 
-def _gemm_type(element: ir.Type) -> ir.FunctionType:
+def _gemm_type(element: ir.Type, batched: bool) -> ir.FunctionType:
     """cblas_?gemm with 64-bit integers: order, trans a, trans b, M, N, K, alpha, A, lda, B, ldb,
-    beta, C, ldc; cgemm/zgemm take alpha and beta by pointer."""
+    beta, C, ldc (cgemm/zgemm take alpha and beta by pointer); cblas_?gemm_batch_strided adds each
+    matrix's stride after its leading dimension, and the count."""
     i32, i64, ptr = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), llvm.PointerType.get()
     scale = ptr if isinstance(element, ir.ComplexType) else element
-    return ir.FunctionType.get([i32, i32, i32, i64, i64, i64, scale, ptr, i64, ptr, i64, scale, ptr, i64],
-                               [])
+    strides = [i64] if batched else []
+    return ir.FunctionType.get([i32, i32, i32, i64, i64, i64, scale, ptr, i64, *strides, ptr, i64, *strides,
+                                scale, ptr, i64, *strides, *strides], [])
 
 
 def _element_bytes(element: ir.Type) -> int:
@@ -262,10 +276,16 @@ def _pointer(address: ir.Value) -> ir.Value:
 
 
 def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm, zero_fill: ir.Operation | None) -> str:
-    """Replace ``op`` by gemm calls; with ``zero_fill`` (a real type's), erase it and pass beta = 0."""
-    symbol = GEMM_SYMBOLS[str(gemm.element)]
+    """Replace ``op`` by gemm calls: one threaded gemm, one batch call threaded over its gemms,
+    or, below `SERIAL_BELOW`, batch calls of one gemm each (on this thread; small gemms call
+    the plain routine); with ``zero_fill`` (a real type's), erase it and pass beta = 0. Returns
+    the callee."""
     element_bytes = _element_bytes(gemm.element)
     i32 = ir.IntegerType.get_signless(32)
+    size = gemm.m * gemm.n * gemm.k
+    serial = gemm.batch * size < SERIAL_BELOW
+    batched = size > _SMALL_MATRIX and (serial or gemm.batch > 1)
+    symbol = (BATCH_SYMBOLS if batched else GEMM_SYMBOLS)[str(gemm.element)]
     with op.location, ir.InsertionPoint(op):
         one = _one(module, gemm.element)
         beta = one if zero_fill is None else zero_fill.operands[0]
@@ -278,22 +298,26 @@ def _rewrite(module: ir.Operation, op: ir.Operation, gemm: Gemm, zero_fill: ir.O
         ldb = size_k if gemm.transpose_b else size_n
         fixed = [arith.constant(i32, _ROW_MAJOR), trans_a, trans_b, size_m, size_n, size_k, one]
         bases = [_base_address(v, element_bytes) for v in op.operands]
+        strides = [gemm.m * gemm.k, gemm.k * gemm.n, gemm.m * gemm.n]
 
-        def call(addresses: list[ir.Value]) -> None:
+        def call(addresses: list[ir.Value], count: int) -> None:
             pa, pb, pc = (_pointer(x) for x in addresses)
-            func.CallOp([], symbol, [*fixed, pa, lda, pb, ldb, beta, pc, size_n])
+            if not batched:
+                func.CallOp([], symbol, [*fixed, pa, lda, pb, ldb, beta, pc, size_n])
+                return
+            sa, sb, sc = (_i64(s) for s in strides)
+            func.CallOp([], symbol, [*fixed, pa, lda, sa, pb, ldb, sb, beta, pc, size_n, sc, _i64(count)])
 
-        if gemm.batch == 1:
-            call(bases)
+        if gemm.batch == 1 or (batched and not serial):
+            call(bases, gemm.batch)
         else:
             index = ir.IndexType.get()
             loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, gemm.batch),
                              arith.constant(index, 1))
             with ir.InsertionPoint(loop.body):
                 batch = arith.index_cast(ir.IntegerType.get_signless(64), loop.induction_variable)
-                strides = [gemm.m * gemm.k, gemm.k * gemm.n, gemm.m * gemm.n]
                 offsets = [arith.muli(batch, _i64(s * element_bytes)) for s in strides]
-                call([arith.addi(base, offset) for base, offset in zip(bases, offsets, strict=True)])
+                call([arith.addi(base, offset) for base, offset in zip(bases, offsets, strict=True)], 1)
                 scf.YieldOp([])
     op.erase()
     if zero_fill is not None:
@@ -316,4 +340,5 @@ class LinalgToBlas(ModulePass):
         fills = {gemm: fill for block in blocks_outside_linalg(module)
                  for gemm, fill in zero_fills(block, set(candidates)).items()}
         for op, gemm in candidates.items():
-            declare_function(module, _rewrite(module, op, gemm, fills.get(op)), _gemm_type(gemm.element))
+            symbol = _rewrite(module, op, gemm, fills.get(op))
+            declare_function(module, symbol, _gemm_type(gemm.element, symbol in BATCH_SYMBOLS.values()))

@@ -1,13 +1,17 @@
-"""`mlax-outline-kernels`: a kernel that recurs becomes one function, which LLVM compiles once.
+"""`mlax-outline-kernels`: each kernel becomes a function; one that recurs, one function compiled once.
 
 A training step repeats its kernels: the same layer norm and GELU in every layer, the same
 AdamW update for every parameter of one shape (a 4-layer decoder's step has 682 linalg ops of
 about 107 kinds). After bufferization each is a loop nest of the entry function, and LLVM's O3,
 three quarters of a first call, optimizes and generates code for every copy. This pass, the
-last of the `buffers` stage, gives each linalg op whose buffers all have static shapes and
-identity layouts a private function of its operands, with the constants its body reads cloned
-in; ops whose functions print the same (and whose buffers alias alike) share the first one and
-become calls of it. A kernel that occurs once stays where it is.
+last of the `buffers` stage, gives each linalg op whose buffers have static shapes a private
+function of its operands, with the constants its body reads cloned in; ops whose functions
+print the same (and whose buffers alias alike) share the first one and become calls of it. An
+operand that is a static view of a buffer (a subview or reshape without dynamic operands: the
+bare-pointer convention passes identity layouts only) is passed as that buffer, the view rebuilt
+inside the function. A kernel that occurs once becomes a function too: LLVM's loop passes cost
+more than linearly in the loops of one function (IndVarSimplify took 14 s of O3 on the entry of
+a 6-layer MLP's gradient whose 235 once-only loops stayed inline; 0.1 s per kernel apart).
 
 The functions are ``noinline`` (LLVM would inline them back and compile every copy again), and
 each buffer argument that is a distinct buffer at the calls (its root, through reshaping
@@ -27,7 +31,8 @@ from mlax.passes.registry import ModulePass, register_pass
 from mlax.passes.walk import ops_outside_linalg
 
 KERNEL_PREFIX = "mlax_kernel"
-_VIEWS = ("memref.collapse_shape", "memref.expand_shape", "memref.reshape", "memref.cast")
+_VIEWS = ("memref.collapse_shape", "memref.expand_shape", "memref.reshape", "memref.cast", "memref.subview")
+_STATIC_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast")
 _DISTINCT_ROOTS = ("memref.alloc", "memref.alloca")
 
 
@@ -44,13 +49,32 @@ def _plain_buffer(value: ir.Value) -> bool:
     return _identity_buffer(value.type)
 
 
+def _static_view(value: ir.Value) -> tuple[ir.Value, list[ir.Operation]] | None:
+    """The plain buffer ``value`` is a view of through subviews and reshapes without dynamic
+    operands, and those view ops, root first (none for a plain buffer); None if there is none."""
+    chain: list[ir.Operation] = []
+    while not _plain_buffer(value):
+        if not isinstance(value, ir.OpResult) or value.owner.name not in _STATIC_VIEWS \
+                or len(value.owner.operands) != 1:
+            return None
+        chain.append(value.owner)
+        value = value.owner.operands[0]
+    return value, chain[::-1]
+
+
+def _passed(value: ir.Value) -> ir.Value:
+    """What a call passes for the operand ``value``: the plain buffer it views, or itself."""
+    return _static_view(value)[0] if isinstance(value.type, ir.MemRefType) else value
+
+
 def _outlinable(op: ir.Operation) -> bool:
-    """A linalg op on buffers whose buffers, the ones it reads inside its body included, can be
-    arguments of a function (the bare-pointer convention takes identity layouts only)."""
+    """A linalg op on buffers whose operands are plain buffers or static views of them (the view
+    is rebuilt inside the function: the bare-pointer convention passes identity layouts only),
+    and whose body reads only plain buffers."""
     if not (op.name.startswith("linalg.") and len(op.results) == 0 and op.regions):
         return False
-    used = [*op.operands, *_captured(op)]
-    return all(_plain_buffer(v) or not isinstance(v.type, ir.MemRefType) for v in used)
+    return all(not isinstance(v.type, ir.MemRefType) or _static_view(v) is not None for v in op.operands) \
+        and all(_plain_buffer(v) or not isinstance(v.type, ir.MemRefType) for v in _captured(op))
 
 
 def _root(value: ir.Value) -> ir.Value:
@@ -131,30 +155,37 @@ def _signature(op: ir.Operation) -> tuple[object, ...]:
         body.append((inner.name, operands, tuple(str(r.type) for r in inner.results), _attributes(inner)))
     read = tuple(str(v.owner.attributes["value"]) if _is_constant(v) else str(v.type) for v in outside)
     head = (op.name, _attributes(op), tuple(str(v.type) for v in op.operands))
-    return head, tuple(body), read, _aliasing(list(op.operands))
+    views = tuple(tuple((view.name, _attributes(view), str(view.operands[0].type))
+                        for view in _static_view(v)[1]) if isinstance(v.type, ir.MemRefType) else ()
+                  for v in op.operands)
+    return head, views, tuple(body), read, _aliasing(list(op.operands))
 
 
 @dataclass
 class _Kernel:
     op: ir.Operation
-    arguments: list[ir.Value]  # the op's operands, then the non-constant values its body reads
+    arguments: list[ir.Value]  # the operands (or the buffers they view), then what the body reads
     function: ir.Operation
     aliasing: tuple[bool, ...]
 
 
 def _build(op: ir.Operation, module_body: ir.Block, name: str) -> _Kernel:
     """A private function named ``name`` computing what ``op`` computes, on its arguments."""
-    captured = _captured(op)
-    constants = [v for v in captured if _is_constant(v)]
-    arguments = list(op.operands) + [v for v in captured if v not in constants]
+    arguments = _arguments(op)
     function_type = ir.FunctionType.get([v.type for v in arguments], [])
     with op.location, ir.InsertionPoint(module_body):
         function = func.FuncOp(name, function_type, visibility="private")
         block = function.add_entry_block()
     replacement = dict(zip(arguments, block.arguments, strict=True))
     with ir.InsertionPoint(block):
-        for constant in constants:
+        for constant in (v for v in _captured(op) if _is_constant(v)):
             replacement[constant] = constant.owner.clone().results[0]
+        for operand in op.operands:
+            for view in _static_view(operand)[1] if isinstance(operand.type, ir.MemRefType) else ():
+                if view.results[0] not in replacement:
+                    copy = view.clone()
+                    copy.operands[0] = replacement[view.operands[0]]
+                    replacement[view.results[0]] = copy.results[0]
         clone = op.clone()
         with op.location:
             func.ReturnOp([])
@@ -169,6 +200,12 @@ def _build(op: ir.Operation, module_body: ir.Block, name: str) -> _Kernel:
 
     clone.walk(rewire)
     return _Kernel(op, arguments, function.operation, _aliasing(list(op.operands)))
+
+
+def _arguments(op: ir.Operation) -> list[ir.Value]:
+    """The values a call of ``op``'s kernel passes: its operands (or the buffers they view), then the
+    non-constant values its body reads."""
+    return [_passed(v) for v in op.operands] + [v for v in _captured(op) if not _is_constant(v)]
 
 
 @register_pass
@@ -192,8 +229,6 @@ class OutlineKernels(ModulePass):
             if _outlinable(op):
                 groups[_signature(op)].append(op)
         for same in groups.values():
-            if len(same) < 2:
-                continue
             first = _build(same[0], body, next(names))
             first.function.attributes["passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
             noalias = [*first.aliasing, *[False] * (len(first.arguments) - len(first.aliasing))]
@@ -201,7 +236,11 @@ class OutlineKernels(ModulePass):
             first.function.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(m) for m in marked])
             name = ir.StringAttr(first.function.attributes["sym_name"]).value
             for op in same:
-                arguments = list(op.operands) + [v for v in _captured(op) if not _is_constant(v)]
                 with op.location:
-                    func.CallOp([], name, arguments, ip=ir.InsertionPoint(op))
+                    func.CallOp([], name, _arguments(op), ip=ir.InsertionPoint(op))
+                views = {view: None for v in op.operands if isinstance(v.type, ir.MemRefType)
+                         for view in _static_view(v)[1]}
                 op.erase()
+                for view in reversed(views):  # the views only the kernel read, now rebuilt inside it
+                    if not list(view.results[0].uses):
+                        view.erase()

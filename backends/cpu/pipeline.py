@@ -28,9 +28,9 @@ mlax-cpu-pipeline{to=buffers})'``):
   then folds loop results that are their init buffers, so they can become out-parameters, and
   ``inline`` inlines the deallocation's ``dealloc_helper``, whose dynamic memref arguments the
   bare-pointer convention cannot convert); each temporary is freed right after its last use
-  (`mlax-early-dealloc`; the deallocation pipeline frees them at the end of their block); a
-  kernel that recurs becomes one noinline function called where it occurs (`mlax-outline-kernels`:
-  LLVM compiles it once).
+  (`mlax-early-dealloc`; the deallocation pipeline frees them at the end of their block); each
+  kernel becomes a noinline function, one per kind called where each occurs (`mlax-outline-kernels`:
+  LLVM compiles it once, and no function holds many loops).
 - ``loops``: the remaining linalg ops become scf loops (LLVM's O3 loop vectorizer turns the
   innermost ones into SIMD code); the outermost loop of each big loop nest is split across
   OpenMP threads; buffers of i1 become buffers of bytes (NumPy's bools).
@@ -72,7 +72,7 @@ class CpuPipeline(PassPipeline):
     to: str = last_stage(CPU_STAGES)
     blas: bool = option(True, "call BLAS gemm for f32/f64 matmuls (mlax-linalg-to-blas)")
     openmp: bool = option(True, "run big outermost parallel loops on OpenMP threads")
-    outline: bool = option(True, "one function per recurring kernel, compiled once (mlax-outline-kernels)")
+    outline: bool = option(True, "one function per kind of kernel, compiled once (mlax-outline-kernels)")
     profile: bool = option(False, "time each kernel into mlax.profiler's event buffer (mlax-profile-kernels)")
 
     @property

@@ -24,11 +24,16 @@ from pathlib import Path
 import numpy as np
 
 # The symbols `mlax-linalg-to-blas` calls, by element type (defined here, where the CPU
-# runtime binds them, so that the runtime need not import the pass).
+# runtime binds them, so that the runtime need not import the pass): one gemm on OpenBLAS's
+# threads, and a strided batch of gemms whose threads each take whole gemms (a batch of one runs
+# on the calling thread alone).
 GEMM_SYMBOLS = {"f32": "mlax_sgemm", "f64": "mlax_dgemm", "complex<f32>": "mlax_cgemm",
                 "complex<f64>": "mlax_zgemm"}
+BATCH_SYMBOLS = {t: f"{symbol}_batch" for t, symbol in GEMM_SYMBOLS.items()}
 _EXPORTS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_",
             "complex<f32>": "scipy_cblas_cgemm64_", "complex<f64>": "scipy_cblas_zgemm64_"}
+_BATCH_EXPORTS = {t: f"cblas_{symbol.removeprefix('mlax_')}_batch_strided"
+                  for t, symbol in GEMM_SYMBOLS.items()}
 
 
 def load_openblas(libs: Path, pattern: str, exports: Iterable[str]) -> ctypes.CDLL | None:
@@ -55,13 +60,14 @@ def symbol_addresses(library: ctypes.CDLL | None, exports: dict[str, str]) -> di
 def openblas() -> ctypes.CDLL | None:
     """NumPy's OpenBLAS with the gemm routines, loaded once per process."""
     return load_openblas(Path(np.__file__).parent.parent / "numpy.libs", "libscipy_openblas64_*.so*",
-                         _EXPORTS.values())
+                         [*_EXPORTS.values(), *_BATCH_EXPORTS.values()])
 
 
 @functools.cache
 def gemm_symbols() -> dict[str, int]:
     """{IR symbol: address} of the gemm routines (empty without the library)."""
-    return symbol_addresses(openblas(), {GEMM_SYMBOLS[t]: name for t, name in _EXPORTS.items()})
+    return symbol_addresses(openblas(), {**{GEMM_SYMBOLS[t]: name for t, name in _EXPORTS.items()},
+                                         **{BATCH_SYMBOLS[t]: name for t, name in _BATCH_EXPORTS.items()}})
 
 
 THREAD_TIMEOUT = "4"

@@ -67,11 +67,6 @@ def module_text(module: ir.Module, debug_info: bool) -> str:
     return module.operation.get_asm(enable_debug_info=debug_info, assume_verified=True)
 
 
-def stablehlo_module(module: ir.Module, entry: str, donated: Sequence[int] = ()) -> ir.Module:
-    """`lower_for_xla`'s module: the program XLA compiles."""
-    return lower_for_xla(module, entry, donated)[0]
-
-
 def _functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
     return {ir.StringAttr(op.attributes["sym_name"]).value: op
             for op in module.operation.regions[0].blocks[0].operations if op.operation.name == "func.func"}

@@ -32,6 +32,6 @@ from mlax.lax.special_functions import *  # noqa: F403
 from mlax.lax.transforms import *  # noqa: F403
 from mlax.lax.windowed import *  # noqa: F403
 from mlax.out_sharding import accept_out_sharding as _accept_out_sharding  # noqa: E402
-from mlax.sharding import with_sharding_constraint  # noqa: E402, F401
+from mlax.transfer import with_sharding_constraint  # noqa: E402, F401
 
 _accept_out_sharding(globals(), _jax_lax, "mlax.lax")

@@ -61,15 +61,18 @@ def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1, recall_tar
     their int32 indices (the lower index first among ties; -0.0 and 0.0 tie except along the
     last dimension, as in jax)."""
     x, k, dimension = _checked("mlax.lax.approx_max_k", operand, k, reduction_dimension, aggregate_to_topk)
-    from mlax.numpy import take_along_axis
-
     perm = _moved_last(x, dimension)
-    # top_k ranks +0.0 above -0.0, as XLA's TopK does for the last dimension; along another
-    # one jax sorts, and they tie: adding zero makes them equal.
-    keys = transpose(x, perm) if dimension == x.ndim - 1 else add(transpose(x, perm), np.zeros((), x.dtype))
-    _, indices = top_k(keys, k)
-    indices = transpose(indices, _inverse(perm))
-    return [take_along_axis(x, indices, dimension), indices]  # a list, as jax's
+    rows = transpose(x, perm)
+    if dimension == x.ndim - 1:  # top_k ranks +0.0 above -0.0, as XLA's TopK does for the last dimension
+        values, indices = top_k(rows, k)
+    else:
+        # along another dimension jax sorts, and they tie: adding zero makes them equal; the
+        # whole order (a permutation) reads the operand's own values, as jax's sort does
+        _, order = top_k(add(rows, np.zeros((), x.dtype)), rows.shape[-1])
+        values = slice_in_dim(apply_permutation(rows, order), 0, k, axis=-1)
+        indices = slice_in_dim(order, 0, k, axis=-1)
+    back = _inverse(perm)
+    return [transpose(values, back), transpose(indices, back)]  # a list, as jax's
 
 
 def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,

@@ -16,6 +16,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 from jax import lax as jax_lax
 
@@ -128,16 +129,24 @@ reduce_window_max = _reduce_window_op("max")
 reduce_window_min = _reduce_window_op("min")
 
 
+# The computations reduce_window runs as its ops, known by identity: lax's, jax's and NumPy's add,
+# max and min; mlax.numpy, built on mlax.lax, adds its own (add_monoid).
+_MONOIDS: dict[str, list[Callable[..., Any]]] = {
+    "sum": [elementwise.add, jax_lax.add, jnp.add, operator.add, np.add],
+    "max": [elementwise.max, jax_lax.max, jnp.maximum, np.maximum],
+    "min": [elementwise.min, jax_lax.min, jnp.minimum, np.minimum],
+}
+
+
+def add_monoid(kind: str, computation: Callable[..., Any]) -> None:
+    """Know ``computation``, a function of a library above mlax.lax (mlax.numpy's add), as the
+    ``kind`` ("sum", "max" or "min") reduce_window has one op for."""
+    _MONOIDS[kind].append(computation)
+
+
 def _monoid(computation: Callable[..., Any]) -> str | None:
-    """"sum", "max" or "min" for the add/max/min of lax, jax.numpy, mlax.lax or mlax.numpy."""
-    import jax.numpy as jnp
-
-    import mlax.numpy as mnp
-
-    table = {"sum": (elementwise.add, jax_lax.add, jnp.add, mnp.add, operator.add, np.add),
-             "max": (elementwise.max, jax_lax.max, jnp.maximum, mnp.maximum, np.maximum),
-             "min": (elementwise.min, jax_lax.min, jnp.minimum, mnp.minimum, np.minimum)}
-    return next((kind for kind, fns in table.items() if any(computation is f for f in fns)), None)
+    """"sum", "max" or "min" for a computation reduce_window has one op for."""
+    return next((kind for kind, fns in _MONOIDS.items() if any(computation is f for f in fns)), None)
 
 
 def _is_identity(kind: str, init: np.ndarray) -> bool:

@@ -23,6 +23,7 @@ from mlax import lax
 from mlax.batching import vmap
 from mlax.custom_derivatives import custom_jvp
 from mlax.lax import decompositions as lax_linalg
+from mlax.lax import decompositions_spectral as lax_spectral
 from mlax.lax.transforms import stop_gradient
 from mlax.numpy import elementwise as ew
 from mlax.numpy import reductions as red
@@ -225,14 +226,35 @@ def _slogdet_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, 
     return (sign, ans), ((ans_dot - real_dot.astype(ans_dot.dtype)) * sign, real_dot)
 
 
+def _slogdet_by_qr(a: Any) -> tuple[Any, Any]:
+    """slogdet by QR (jax's `_slogdet_qr`) under slogdet's custom JVP."""
+    if np.issubdtype(a.dtype, np.complexfloating):
+        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
+    return _slogdet_qr(a)
+
+
+@custom_jvp
+def _slogdet_qr(a: Any) -> tuple[Any, Any]:
+    q, r = lax_spectral.qr(a, full_matrices=False)
+    r_diag = diagonal(r, axis1=-2, axis2=-1)
+    log_abs_det = red.sum(ew.log(ew.abs(r_diag)), axis=-1)
+    sign_q = _slogdet_lu(q)[0] if a.shape[-1] > 0 else red.prod(r_diag, axis=-1)
+    return red.prod(ew.sign(r_diag), axis=-1) * sign_q, log_abs_det
+
+
+@_slogdet_qr.defjvp
+def _slogdet_qr_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    (x,), (g,) = primals, tangents
+    sign, ans = _slogdet_qr(x)
+    return (sign, ans), (ew.multiply(sign, 0), _slogdet_tangent(x, g))
+
+
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """The sign and log |det| of each square matrix (through LU)."""
     (a,) = _inexact("jnp.linalg.slogdet", a)
     _square("slogdet()", a)
     if method == "qr":
-        from mlax.numpy.linalg_spectral import slogdet_qr
-
-        return SlogdetResult(*slogdet_qr(a))
+        return SlogdetResult(*_slogdet_by_qr(a))
     if method not in (None, "lu"):
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'.")
     return SlogdetResult(*_slogdet(a))

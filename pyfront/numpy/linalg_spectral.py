@@ -30,7 +30,7 @@ from mlax.numpy import reductions as red
 from mlax.numpy.creation import empty, zeros
 from mlax.numpy.dtypes import finfo
 from mlax.numpy.indexing import take_along_axis
-from mlax.numpy.manipulation import diagonal, expand_dims, moveaxis, swapaxes
+from mlax.numpy.manipulation import expand_dims, swapaxes
 from mlax.numpy.math_extra import isnan, where
 from mlax.numpy.norms import norm
 from mlax.numpy.products import matmul
@@ -252,42 +252,6 @@ def cond(x: Any, p: Any = None) -> Any:
         r = norm(arr, ord=p, axis=(-2, -1)) * norm(lu_based.inv(arr), ord=p, axis=(-2, -1))
     nan_free = ew.logical_not(red.any(isnan(arr), axis=(-2, -1)))
     return where(ew.logical_and(isnan(r), nan_free), np.inf, r)
-
-
-def spectral_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:  # noqa: A002
-    """The matrix norms of jnp.linalg.norm that need the singular values: 2 (the largest), -2 (the
-    smallest), 'nuc' (their sum), over the two ``axes``."""
-    s = svd(moveaxis(x, axes, (-2, -1)), compute_uv=False)
-    if ord == 2:
-        y = red.max(s, axis=-1, initial=0)
-    elif ord == -2:
-        y = red.min(s, axis=-1)
-    else:
-        y = red.sum(s, axis=-1)
-    return expand_dims(y, axes) if keepdims else y
-
-
-def slogdet_qr(a: Any) -> tuple[Any, Any]:
-    """slogdet by QR (jax's `_slogdet_qr`) under slogdet's custom JVP."""
-    if np.issubdtype(a.dtype, np.complexfloating):
-        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
-    return _slogdet_qr(a)
-
-
-@custom_jvp
-def _slogdet_qr(a: Any) -> tuple[Any, Any]:
-    q, r = lax_spectral.qr(a, full_matrices=False)
-    r_diag = diagonal(r, axis1=-2, axis2=-1)
-    log_abs_det = red.sum(ew.log(ew.abs(r_diag)), axis=-1)
-    sign_q = lu_based._slogdet_lu(q)[0] if a.shape[-1] > 0 else red.prod(r_diag, axis=-1)
-    return red.prod(ew.sign(r_diag), axis=-1) * sign_q, log_abs_det
-
-
-@_slogdet_qr.defjvp
-def _slogdet_qr_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    (x,), (g,) = primals, tangents
-    sign, ans = _slogdet_qr(x)
-    return (sign, ans), (ew.multiply(sign, 0), lu_based._slogdet_tangent(x, g))
 
 
 __all__ = ["cond", "eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd", "svdvals"]

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from mlax.lax import decompositions_spectral as lax_spectral
 from mlax.numpy import elementwise as ew
 from mlax.numpy import reductions as red
 from mlax.numpy.complex_numbers import conjugate, real
-from mlax.numpy.manipulation import squeeze
+from mlax.numpy.manipulation import expand_dims, moveaxis, squeeze
 from mlax.numpy.util import asarray, check_arraylike, normalize_axes, promote_args_inexact
 
 
@@ -68,7 +69,18 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, ...], keepdims: bool) -> Any
                else red.min(totals, axis=picked, keepdims=True))
         return out if keepdims else squeeze(out, axes)
     if ord in (2, -2, "nuc"):
-        from mlax.numpy.linalg_spectral import spectral_norm
-
-        return spectral_norm(x, ord, axes, keepdims)
+        return _spectral_norm(x, ord, axes, keepdims)
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+
+
+def _spectral_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:  # noqa: A002
+    """The matrix norms of jnp.linalg.norm that need the singular values: 2 (the largest), -2 (the
+    smallest), 'nuc' (their sum), over the two ``axes``."""
+    s = lax_spectral.svd(moveaxis(x, axes, (-2, -1)), compute_uv=False)
+    if ord == 2:
+        y = red.max(s, axis=-1, initial=0)
+    elif ord == -2:
+        y = red.min(s, axis=-1)
+    else:
+        y = red.sum(s, axis=-1)
+    return expand_dims(y, axes) if keepdims else y

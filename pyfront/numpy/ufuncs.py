@@ -20,6 +20,7 @@ import numpy as np
 import mlax.numpy as mnp
 from mlax import lax
 from mlax.batching import vmap
+from mlax.lax.windowed import add_monoid
 from mlax.numpy import reductions
 from mlax.numpy.util import asarray, check_arraylike, normalize_axis, promote_args_inexact
 from mlax.numpy.vectorize import vectorize
@@ -315,3 +316,5 @@ def as_ufuncs(namespace: dict[str, Any]) -> None:
         func = namespace[name]
         nin = 1 if name == "negative" else 2
         namespace[name] = ufunc(func, nin, 1, name=name, call=func, **methods)
+    for kind, name in (("sum", "add"), ("max", "maximum"), ("min", "minimum")):
+        add_monoid(kind, namespace[name])  # lax.reduce_window runs them as its ops

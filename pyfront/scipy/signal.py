@@ -20,7 +20,7 @@ import mlax.numpy as mnp
 from mlax import lax
 from mlax.batching import vmap
 from mlax.numpy.util import check_arraylike, normalize_axis, promote_dtypes_inexact
-from mlax.scipy.signal_spectral import csd, istft, stft, welch
+from mlax.scipy.signal_spectral import csd, detrend, istft, stft, welch
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft",
            "stft", "welch"]
@@ -139,40 +139,3 @@ def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill", 
         result = _convolve_nd(mnp.flip(in2), in1.conj(), mode, precision)
         return result.conj() if mode == "full" else result
     return mnp.flip(_convolve_nd(mnp.flip(in1), in2.conj(), mode, precision))
-
-
-def detrend(data: Any, axis: int = -1, type: str = "linear",  # noqa: A002  (SciPy's name)
-            bp: int | Sequence[int] | np.ndarray = 0, overwrite_data: None = None) -> Any:
-    """scipy.signal.detrend: remove the mean ("constant") or a least-squares line per segment
-    between the breakpoints ``bp`` ("linear")."""
-    if overwrite_data is not None:
-        raise NotImplementedError("overwrite_data argument not implemented.")
-    if type not in ("constant", "linear"):
-        raise ValueError("Trend type must be 'linear' or 'constant'.")
-    (x,) = promote_dtypes_inexact(mnp.asarray(data))
-    if type == "constant":
-        return x - x.mean(axis, keepdims=True)
-    n = x.shape[axis]
-    breaks = np.unique(np.concatenate([[0], np.atleast_1d(bp), [n]]))
-    if breaks[0] < 0 or breaks[-1] > n:
-        raise ValueError("Breakpoints must be non-negative and less than length of data along given axis.")
-    moved = mnp.moveaxis(x, axis, 0)
-    rows = moved.reshape(n, -1)
-    for start, stop in zip(breaks[:-1], breaks[1:], strict=True):
-        rows = rows.at[start:stop].add(-_line_fit(rows[start:stop]))
-    return mnp.moveaxis(rows.reshape(moved.shape), 0, axis)
-
-
-def _line_fit(y: Any) -> Any:
-    """The least-squares line through each column of ``y`` at t = 1/m, 2/m, ..., 1 (jax's design
-    matrix), from the 2x2 normal equations: exact arithmetic for a two-column fit."""
-    m = y.shape[0]
-    if m == 1:  # one point: the minimum-norm fit passes through it
-        return y
-    t = mnp.arange(1, m + 1, dtype=y.dtype) / y.dtype.type(m)
-    st, stt = t.sum(), (t * t).sum()
-    sy, sty = y.sum(0), (t[:, None] * y).sum(0)
-    det = m * stt - st * st
-    slope = (m * sty - st * sy) / det
-    intercept = (stt * sy - st * sty) / det
-    return intercept[None, :] + t[:, None] * slope[None, :]

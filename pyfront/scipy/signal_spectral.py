@@ -1,4 +1,5 @@
-"""mlax.scipy.signal's spectral analysis: stft, istft, csd and welch, as jax.scipy.signal.
+"""mlax.scipy.signal's spectral analysis: stft, istft, csd and welch, as jax.scipy.signal, and
+the detrend they apply to each segment.
 
 Every estimate moves the time axis last, cuts the signal into segments of ``nperseg`` samples
 every ``nperseg - noverlap`` (one gather with an index table built on the host; its gradient is
@@ -17,7 +18,7 @@ disagrees with its own documentation: a callable ``detrend`` is applied within e
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ import mlax.numpy as mnp
 from mlax import lax
 from mlax.numpy.util import check_arraylike, normalize_axis, promote_dtypes_inexact, to_inexact_dtype
 
-__all__ = ["csd", "istft", "stft", "welch"]
+__all__ = ["csd", "detrend", "istft", "stft", "welch"]
 
 Detrend = bool | str | Callable[[Any], Any]
 _BOUNDARIES = ("even", "odd", "constant", "zeros", None)
@@ -90,8 +91,6 @@ def _detrend_func(detrend_type: Detrend, axis: int) -> Callable[[Any], Any]:
     """The per-segment detrending, on segments shaped (..., nseg, nperseg). A callable sees the
     segment samples on ``axis`` (the caller's time axis), as in SciPy."""
     if isinstance(detrend_type, str):
-        from mlax.scipy.signal import detrend  # here, not at the top: signal.py re-exports this module
-
         return lambda d: detrend(d, axis=-1, type=detrend_type)
     if callable(detrend_type):
         if axis == -1:
@@ -304,3 +303,40 @@ def istft(Zxx: Any, fs: Any = 1.0, window: Any = "hann", nperseg: int | None = N
         x = mnp.moveaxis(x, -1, time_axis - 1 if freq_axis < time_axis else time_axis)
     times = mnp.arange(x.shape[0], dtype=np.finfo(x.dtype).dtype) / fs
     return times, x
+
+
+def detrend(data: Any, axis: int = -1, type: str = "linear",  # noqa: A002  (SciPy's name)
+            bp: int | Sequence[int] | np.ndarray = 0, overwrite_data: None = None) -> Any:
+    """scipy.signal.detrend: remove the mean ("constant") or a least-squares line per segment
+    between the breakpoints ``bp`` ("linear")."""
+    if overwrite_data is not None:
+        raise NotImplementedError("overwrite_data argument not implemented.")
+    if type not in ("constant", "linear"):
+        raise ValueError("Trend type must be 'linear' or 'constant'.")
+    (x,) = promote_dtypes_inexact(mnp.asarray(data))
+    if type == "constant":
+        return x - x.mean(axis, keepdims=True)
+    n = x.shape[axis]
+    breaks = np.unique(np.concatenate([[0], np.atleast_1d(bp), [n]]))
+    if breaks[0] < 0 or breaks[-1] > n:
+        raise ValueError("Breakpoints must be non-negative and less than length of data along given axis.")
+    moved = mnp.moveaxis(x, axis, 0)
+    rows = moved.reshape(n, -1)
+    for start, stop in zip(breaks[:-1], breaks[1:], strict=True):
+        rows = rows.at[start:stop].add(-_line_fit(rows[start:stop]))
+    return mnp.moveaxis(rows.reshape(moved.shape), 0, axis)
+
+
+def _line_fit(y: Any) -> Any:
+    """The least-squares line through each column of ``y`` at t = 1/m, 2/m, ..., 1 (jax's design
+    matrix), from the 2x2 normal equations: exact arithmetic for a two-column fit."""
+    m = y.shape[0]
+    if m == 1:  # one point: the minimum-norm fit passes through it
+        return y
+    t = mnp.arange(1, m + 1, dtype=y.dtype) / y.dtype.type(m)
+    st, stt = t.sum(), (t * t).sum()
+    sy, sty = y.sum(0), (t[:, None] * y).sum(0)
+    det = m * stt - st * st
+    slope = (m * sty - st * sy) / det
+    intercept = (stt * sy - st * sty) / det
+    return intercept[None, :] + t[:, None] * slope[None, :]

@@ -224,3 +224,23 @@ def test_not_supported_is_explicit() -> None:
     with pytest.raises(NotImplementedError, match="group_offset"):
         mlx.ragged_dot(arr((2, 2)), arr((1, 2, 2)), np.array([2], np.int32),
                        group_offset=np.zeros(1, np.int32))
+
+
+@pytest.mark.parametrize("dimension", [0, 1, 2])
+def test_approx_max_k_values_are_the_operands(dimension: int) -> None:
+    """Along any dimension the values are the operand's own (its -0.0 stays -0.0, though the
+    ranking adds zero off the last dimension), ties the lower index first, as jax's; eagerly,
+    under jit, and the gradient."""
+    x = RNG.integers(-3, 3, (4, 5, 6)).astype(np.float32)
+    x[x == 0] = -0.0
+    want = jax.lax.approx_max_k(x, 3, dimension)
+    for run in (lambda f: f, mlax.jit):
+        got = run(lambda v: mlx.approx_max_k(v, 3, dimension))(x)
+        np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
+        np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+        np.testing.assert_array_equal(np.signbit(np.asarray(got[0])), np.signbit(np.asarray(want[0])))
+    finite = arr((4, 5, 6))
+    weights = arr(tuple(2 if i == dimension else n for i, n in enumerate(finite.shape)))
+    grad = mlax.grad(lambda v: (mlx.approx_max_k(v, 2, dimension)[0] * weights).sum())(finite)
+    want_grad = jax.grad(lambda v: (jax.lax.approx_max_k(v, 2, dimension)[0] * weights).sum())(finite)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(want_grad))

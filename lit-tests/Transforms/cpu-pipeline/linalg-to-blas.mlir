@@ -6,6 +6,7 @@
 // CHECK-DAG:   func.func private @mlax_sgemm(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 // CHECK-DAG:   func.func private @mlax_dgemm(i32, i32, i32, i64, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64)
 // CHECK-DAG:   func.func private @mlax_cgemm(i32, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64)
+// CHECK-DAG:   func.func private @mlax_sgemm_batch(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64)
 // CHECK-DAG:   memref.global "private" constant @mlax_complex_one_f32 : memref<2xf32> = dense<[1.000000e+00, 0.000000e+00]>
 // CHECK-LABEL: func.func @test_matmul
 // CHECK-DAG:     %[[M:.*]] = arith.constant 8 : i64
@@ -213,5 +214,32 @@ func.func @test_slice_at_offset(%stack: memref<5x2x3xf32>, %i: index, %b: memref
 // CHECK-NOT:     complex.mul
 func.func @test_complex(%a: memref<8x4xcomplex<f32>>, %b: memref<4x16xcomplex<f32>>, %c: memref<8x16xcomplex<f32>>) {
   linalg.matmul ins(%a, %b : memref<8x4xcomplex<f32>>, memref<4x16xcomplex<f32>>) outs(%c : memref<8x16xcomplex<f32>>)
+  return
+}
+
+// Threads by size: a product of fewer than 2**25 multiply-adds runs on the calling thread (a
+// strided batch of one gemm: OpenBLAS's batch routine gives each of its threads whole gemms),
+// a bigger batch is one batch call threaded over its gemms, a bigger single gemm the plain
+// (threaded) routine. Gemms of at most 100x100x100 keep the plain routine (module docstring).
+// CHECK-LABEL: func.func @test_threads_by_size
+// CHECK:         call @mlax_sgemm_batch(%c101_i32, %c112_i32, %c111_i32, %c100_i64, %c100_i64{{.*}}, %c2560_i64, %cst, %{{.*}}, %c100_i64, %c256000_i64, {{.*}}, %c10000_i64, %c1_i64)
+// CHECK-NOT:     scf.for
+// CHECK:         call @mlax_sgemm_batch({{.*}}, %c128_i64{{.*}}, %c512_i64, {{.*}}, %c16384_i64, %c4_i64)
+// CHECK-NOT:     scf.for
+// CHECK:         call @mlax_sgemm(%c101_i32{{.*}}, %c1024_i64, %c256_i64
+func.func @test_threads_by_size(%x: memref<2560x100xf32>, %g: memref<2560x100xf32>, %dw: memref<100x100xf32>,
+                                %q: memref<4x128x512xf32>, %k: memref<4x512x128xf32>, %s: memref<4x128x128xf32>,
+                                %h: memref<1024x256xf32>, %w: memref<256x256xf32>, %y: memref<1024x256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
+                                   affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %g : memref<2560x100xf32>, memref<2560x100xf32>) outs(%dw : memref<100x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.batch_matmul ins(%q, %k : memref<4x128x512xf32>, memref<4x512x128xf32>) outs(%s : memref<4x128x128xf32>)
+  linalg.matmul ins(%h, %w : memref<1024x256xf32>, memref<256x256xf32>) outs(%y : memref<1024x256xf32>)
   return
 }

@@ -21,15 +21,17 @@
 // LINALG:         arith.cmpf ogt
 // LINALG-NOT:     mlax.
 
-// Results are out-parameters written in place; the matmul is a BLAS call; the
-// temporary of the reduction is freed.
+// Results are out-parameters written in place; the matmul is a BLAS call; each kernel is a
+// function (mlax-outline-kernels); the temporary of the reduction is freed.
 // BUFFERS-LABEL: func.func @jit.f(%arg0: memref<4x8xf32> {llvm.noalias}, %arg1: memref<8x16xf32> {llvm.noalias}, %arg2: memref<4x16xf32> {llvm.noalias}, %arg3: memref<4xi1> {llvm.noalias})
 // BUFFERS:         call @mlax_sgemm(
-// BUFFERS:         linalg.generic {{.*}} ins(%arg2 : memref<4x16xf32>) outs(%arg2 : memref<4x16xf32>)
-// BUFFERS:         %[[TMP:.*]] = memref.alloc() {{.*}} : memref<4xf32>
-// BUFFERS:         outs(%arg3 : memref<4xi1>)
-// BUFFERS:         memref.dealloc %[[TMP]]
+// BUFFERS-NEXT:    call @[[EPILOGUE:mlax_kernel_[0-9]+]](%arg2, %arg2) : (memref<4x16xf32>, memref<4x16xf32>) -> ()
+// BUFFERS-NEXT:    %[[TMP:.*]] = memref.alloc() {{.*}} : memref<4xf32>
+// BUFFERS:         call @{{.*}}(%[[TMP]], %arg3) : (memref<4xf32>, memref<4xi1>) -> ()
+// BUFFERS-NEXT:    memref.dealloc %[[TMP]]
 // BUFFERS-NEXT:    return
+// BUFFERS:       func.func private @[[EPILOGUE]](
+// BUFFERS:         linalg.generic {{.*}} ins(%arg1 : memref<4x16xf32>) outs(%arg1 : memref<4x16xf32>)
 
 // NOBLAS-NOT:    call @mlax_sgemm
 // NOBLAS:        linalg.generic {{.*}} ins(%arg0, %arg1 : memref<4x8xf32>, memref<8x16xf32>) outs(%arg2 : memref<4x16xf32>)
@@ -39,9 +41,10 @@
 // LOOPS-LABEL: func.func @jit.f({{.*}}, %arg3: memref<4xi8> {llvm.noalias})
 // LOOPS:         scf.for
 // LOOPS:           arith.mulf
+// LOOPS:         func.func private @{{.*}}(%arg0: memref<4xf32> {llvm.noalias}, %arg1: memref<4xi8> {llvm.noalias})
 // LOOPS:         %[[C:.*]] = arith.cmpf ogt
 // LOOPS-NEXT:    %[[B:.*]] = arith.extui %[[C]] : i1 to i8
-// LOOPS-NEXT:    memref.store %[[B]], %arg3
+// LOOPS-NEXT:    memref.store %[[B]], %arg1
 // LOOPS-NOT:     linalg.
 
 // The LLVM dialect: every buffer is one bare pointer.

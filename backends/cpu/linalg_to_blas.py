@@ -20,11 +20,12 @@ row-major, a transpose flag per operand, alpha = 1 and beta = 1 (so the accumula
 is kept; for complex types, pointers to module-level constants); products below
 `SERIAL_BELOW` multiply-adds and bigger batches call ``@mlax_?gemm_batch``
 (``cblas_?gemm_batch_strided``: on the calling thread for a count of one, else threaded over the
-gemms), serial batches as an scf.for over the flattened batch on offset pointers. Where the output was just filled with zeros and nothing reads or
-writes it between the fill and the gemm (every product's init, once `mlax-private-fills` gave
-each its own), the fill is erased and the gemm gets beta = 0: BLAS writes C without reading it,
-which saves a pass over the buffer (a 256x1024 f32 output: 1 MB written for nothing). The
-runtime binds the symbols to the BLAS (mlax.backends.native.blas). Ops with empty dimensions,
+gemms), serial batches as an scf.for over the flattened batch on offset pointers. Where the
+output was just filled with zeros and nothing reads or writes it between the fill and the gemm
+(every product's init, once `mlax-private-fills` gave each its own), the fill is erased and the
+gemm gets beta = 0: BLAS writes C without reading it, which saves a pass over the buffer (a
+256x1024 f32 output: 1 MB written for nothing). The runtime binds the symbols to the BLAS
+(mlax.backends.native.blas). Ops with empty dimensions,
 other types or layouts are left for loops.
 """
 

@@ -258,14 +258,19 @@ def _pipelined(call: Callable[[], Any], count: int) -> None:
 
 
 def run(folder: Path, out: Path | None = None, repeats: int = 50) -> dict[str, Any]:
-    """Compile, check and time every prepared program on the default jax device."""
+    """Compile, check and time every program prepared in ``folder`` on the default jax device."""
     import jax
+
+    prepared = [name for name in PROGRAMS if (folder / f"{name}.mlir").exists()]
+    if not prepared:
+        raise FileNotFoundError(f"no prepared program in {folder} (run `prepare` first)")
 
     device = jax.devices()[0]
     m = SimpleNamespace(numpy=jax.numpy, lax=jax.lax, nn=jax.nn, grad=jax.grad)
     report: dict[str, Any] = {"device": str(device), "platform": device.platform,
                               "jax": jax.__version__, "programs": {}}
-    for name, (program, _, rtol_cpu, rtol_jax) in PROGRAMS.items():
+    for name in prepared:
+        program, _, rtol_cpu, rtol_jax = PROGRAMS[name]
         try:
             row = _run_one(folder, name, program, m, device, rtol_cpu, rtol_jax, repeats)
         except Exception as error:  # one program's failure must not hide the others' figures
